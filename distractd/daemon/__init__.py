@@ -1,0 +1,1 @@
+"""The long-running service: sockets, sessions, publishing, metrics, configuration, lifecycle."""

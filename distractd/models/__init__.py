@@ -1,0 +1,1 @@
+"""Learning: ELM family, SS-ELM, LapSVM, graphs, ACA/HACA, clustering, artifacts, evaluation."""

@@ -1,0 +1,137 @@
+"""The canonical sample: field names, units, ranges, and conversions between its three forms.
+
+A sample is one eye/head-tracker frame (DESIGN §2). Inside distractd a run of samples is a *block*: a
+C-contiguous ``float64`` array of shape ``(n_samples, N_FIELDS)`` whose columns are :data:`FIELDS`
+in order, with NaN for every field a tracker did not supply. On the wire a sample is a *map*
+(``{"t": 12.3, "gaze_r_yaw": 0.01, ...}``) or a block with its own field order; in files it is a CSV
+row with canonical column names. The functions here convert between these forms and reject what does
+not fit with a :class:`~distractd.SchemaError` naming the field and the value.
+"""
+
+import math
+import numbers
+
+import numpy as np
+
+from .._errors import SchemaError
+
+__all__ = [
+    "FIELDS", "FIELD_INDEX", "N_FIELDS", "UNITS", "RANGES", "OPTIONAL_FIELDS", "SPATIAL_FIELDS",
+    "empty_block", "block_from_maps", "block_from_columns", "maps_from_block",
+]
+
+FIELDS = (
+    "t",
+    "head_x", "head_y", "head_z",
+    "head_yaw", "head_pitch", "head_roll",
+    "gaze_r_yaw", "gaze_r_pitch", "gaze_l_yaw", "gaze_l_pitch",
+    "eyelid_r", "eyelid_l",
+    "pupil_r", "pupil_l",
+    "confidence",
+    "saccade", "blink",
+)
+"""Canonical field names, in block column order."""
+
+N_FIELDS = len(FIELDS)
+FIELD_INDEX = {name: i for i, name in enumerate(FIELDS)}
+
+UNITS = {
+    "t": "s",
+    "head_x": "m", "head_y": "m", "head_z": "m",
+    "head_yaw": "rad", "head_pitch": "rad", "head_roll": "rad",
+    "gaze_r_yaw": "rad", "gaze_r_pitch": "rad", "gaze_l_yaw": "rad", "gaze_l_pitch": "rad",
+    "eyelid_r": "1", "eyelid_l": "1",
+    "pupil_r": "mm", "pupil_l": "mm",
+    "confidence": "1",
+    "saccade": "1", "blink": "1",
+}
+
+RANGES = {
+    "t": (-math.inf, math.inf),
+    "head_x": (-2.0, 2.0), "head_y": (-2.0, 2.0), "head_z": (-2.0, 2.0),
+    "head_yaw": (-math.pi, math.pi), "head_pitch": (-math.pi / 2, math.pi / 2),
+    "head_roll": (-math.pi, math.pi),
+    "gaze_r_yaw": (-math.pi / 2, math.pi / 2), "gaze_r_pitch": (-math.pi / 2, math.pi / 2),
+    "gaze_l_yaw": (-math.pi / 2, math.pi / 2), "gaze_l_pitch": (-math.pi / 2, math.pi / 2),
+    "eyelid_r": (0.0, 1.5), "eyelid_l": (0.0, 1.5),
+    "pupil_r": (0.5, 12.0), "pupil_l": (0.5, 12.0),
+    "confidence": (0.0, 1.0),
+    "saccade": (0.0, 1.0), "blink": (0.0, 1.0),
+}
+"""Physically plausible closed range of each field. Head position is metres from the tracker origin
+(a head box is well under a metre); eyelid opening may exceed 1 (eyes wider than the open baseline);
+pupils are 0.5-12 mm. Values outside are rejected by the pipeline's validation, not here."""
+
+OPTIONAL_FIELDS = frozenset(("eyelid_r", "eyelid_l", "pupil_r", "pupil_l", "saccade", "blink"))
+"""Fields a tracker commonly lacks (DESIGN §2). Every field but ``t`` may be missing in practice
+(a Pupil Core stream has no head pose); missing fields are NaN."""
+
+SPATIAL_FIELDS = FIELDS[1:11]
+"""The 10 spatial measures of Table 5.1 (head position, head rotation, gaze rotation)."""
+
+_IGNORED_MAP_KEYS = frozenset(("v", "seq"))
+
+
+def empty_block(n_samples):
+    """Return an all-NaN block of ``n_samples`` rows."""
+    return np.full((n_samples, N_FIELDS), np.nan)
+
+
+def block_from_maps(samples):
+    """Convert an iterable of sample maps to a block.
+
+    Keys are canonical field names; ``"v"`` and ``"seq"`` are envelope keys and ignored, as are
+    unknown keys (so a newer sender's extra fields do not break an older receiver). ``t`` is required.
+    Values must be real numbers (``None`` means missing).
+
+    >>> block_from_maps([{"t": 0.5, "gaze_r_yaw": 0.01}])[0, :2]
+    array([0.5, nan])
+    """
+    samples = list(samples)
+    block = empty_block(len(samples))
+    for row, sample in enumerate(samples):
+        if not hasattr(sample, "items"):
+            raise SchemaError(f"samples[{row}] must be a map of field names to numbers, "
+                              f"got {type(sample).__name__}")
+        if sample.get("t") is None:
+            raise SchemaError(f"samples[{row}].t is required, got {sample.get('t')!r}")
+        for name, value in sample.items():
+            column = FIELD_INDEX.get(name)
+            if column is None or value is None:
+                continue
+            if isinstance(value, bool) or not isinstance(value, numbers.Real):
+                raise SchemaError(f"samples[{row}].{name} must be a number, got {value!r}")
+            block[row, column] = value
+    return block
+
+
+def block_from_columns(fields, data):
+    """Reorder a 2-D array whose columns are ``fields`` into a canonical block.
+
+    Used for the wire's block form and for CSV files, whose field order is the sender's.
+    Unknown or repeated field names and a missing ``t`` are errors.
+    """
+    fields = list(fields)
+    data = np.asarray(data, dtype=np.float64)
+    if data.ndim != 2 or data.shape[1] != len(fields):
+        raise SchemaError(f"data must have shape (n_samples, {len(fields)}) for fields {fields}, "
+                          f"got {data.shape}")
+    if "t" not in fields:
+        raise SchemaError(f"fields must include 't', got {fields}")
+    columns = []
+    for name in fields:
+        if name not in FIELD_INDEX:
+            raise SchemaError(f"fields has unknown field {name!r}; canonical fields are {FIELDS}")
+        columns.append(FIELD_INDEX[name])
+    if len(set(columns)) != len(columns):
+        raise SchemaError(f"fields has a repeated name: {fields}")
+    block = empty_block(len(data))
+    block[:, columns] = data
+    return block
+
+
+def maps_from_block(block):
+    """Convert a block to a list of sample maps, leaving out NaN fields."""
+    block = np.asarray(block, dtype=np.float64)
+    return [{name: float(value) for name, value in zip(FIELDS, row) if not math.isnan(value)}
+            for row in block]

@@ -1,0 +1,1 @@
+"""Synthetic drives, replay and the Pupil Core-compatible emulator."""
