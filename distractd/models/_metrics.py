@@ -281,7 +281,7 @@ def _check_binary(values, name):
     bad = (values != 0) & (values != 1)
     if bad.any():
         row = int(np.argmax(bad))
-        raise SchemaError(f"{name}[{row}] must be 1 or 0, got {values[row]!r}")
+        raise SchemaError(f"{name}[{row}] must be 1 or 0, got {values[row].item()!r}")
 
 
 def _deployment(t, y_true, y_state):
@@ -292,9 +292,9 @@ def _deployment(t, y_true, y_state):
     bad = ~np.isin(y_true, (-1, 0, 1))
     if bad.any():
         row = int(np.argmax(bad))
-        raise SchemaError(f"y_true[{row}] must be 1, 0 or -1, got {y_true[row]!r}")
+        raise SchemaError(f"y_true[{row}] must be 1, 0 or -1, got {y_true[row].item()!r}")
     _check_binary(y_state, "y_state")
     if np.any(np.diff(t) < 0):
         row = int(np.argmax(np.diff(t) < 0)) + 1
-        raise SchemaError(f"t must not decrease, got t[{row}] = {t[row]!r} after {t[row - 1]!r}")
+        raise SchemaError(f"t must not decrease, got t[{row}] = {t[row].item()!r} after {t[row - 1].item()!r}")
     return t, y_true.astype(np.int8), y_state.astype(np.int8)
