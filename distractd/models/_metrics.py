@@ -296,5 +296,6 @@ def _deployment(t, y_true, y_state):
     _check_binary(y_state, "y_state")
     if np.any(np.diff(t) < 0):
         row = int(np.argmax(np.diff(t) < 0)) + 1
-        raise SchemaError(f"t must not decrease, got t[{row}] = {t[row].item()!r} after {t[row - 1].item()!r}")
+        raise SchemaError(f"t must not decrease, got t[{row}] = {t[row].item()!r} after "
+                          f"{t[row - 1].item()!r}")
     return t, y_true.astype(np.int8), y_state.astype(np.int8)
