@@ -1,0 +1,181 @@
+"""The wire format (DESIGN §3): pure encode/decode functions for every message distractd speaks.
+
+Messages are multipart ``[topic, payload, *ignored]`` with a msgpack payload. Input topics are
+``samples.<stream_id>``; the payload is a *map* (one sample, canonical names) or a *block* (``seq``,
+``fields``, ``dtype``, ``data`` = n × len(fields) row-major bytes). Output topics are
+``state.<stream_id>`` and ``event.<stream_id>``. Decoding is bounded (message size, block rows,
+msgpack container lengths) and every rejection raises :class:`Rejected` carrying one reason of
+:data:`REJECTION_REASONS`, which the daemon counts.
+"""
+
+import re
+
+import msgpack
+import numpy as np
+
+from .._errors import DistractdError, SchemaError
+from ..pipeline import FIELDS, block_from_columns, block_from_maps
+
+__all__ = [
+    "VERSION", "REJECTION_REASONS", "Rejected", "Limits", "decode_samples", "encode_map",
+    "encode_block", "encode_state", "encode_event", "decode_output",
+]
+
+VERSION = 1
+REJECTION_REASONS = (
+    "oversized", "bad_topic", "undecodable", "not_a_map", "unknown_version", "missing_t",
+    "wrong_type", "bad_block", "time_backwards", "too_many_streams",
+)
+"""Why a message was dropped: size over the bound, topic not ``<prefix><stream_id>``, not msgpack,
+payload not a map, ``v`` not 1, no ``t`` (map form), a field of the wrong type, a malformed block,
+every timestamp at or before the stream's last one, or the session table full."""
+
+_STREAM_ID = re.compile(rb"[A-Za-z0-9_.:\-]{1,128}")
+_DTYPES = {"<f8": np.dtype("<f8"), "<f4": np.dtype("<f4")}
+_CANONICAL = list(FIELDS)
+
+
+class Rejected(DistractdError):
+    """A message the daemon drops; ``reason`` is one of :data:`REJECTION_REASONS`."""
+
+    def __init__(self, reason, detail):
+        super().__init__(f"{reason}: {detail}")
+        self.reason = reason
+
+
+class Limits:
+    """Decoding bounds.
+
+    Parameters
+    ----------
+    topic : str, default="samples."
+        Topic prefix of input messages; the rest of the topic is the stream id.
+    max_message_bytes : int, default=1048576
+        Largest accepted payload in bytes.
+    max_block_samples : int, default=8192
+        Most samples accepted in one block message.
+    """
+
+    def __init__(self, topic="samples.", max_message_bytes=1048576, max_block_samples=8192):
+        self.topic = topic.encode("ascii")
+        self.max_message_bytes = max_message_bytes
+        self.max_block_samples = max_block_samples
+
+
+def decode_samples(frames, limits):
+    """Decode one input message.
+
+    Parameters
+    ----------
+    frames : list of bytes
+        The multipart message; frames after the second are ignored.
+    limits : Limits
+
+    Returns
+    -------
+    stream_id : str
+    block : ndarray of shape (n_samples, N_FIELDS)
+        Canonical block (read-only when it is a view of the message's bytes).
+    seq : int or None
+        The block's sequence number (None for the map form unless the sender gave one).
+
+    Raises
+    ------
+    Rejected
+    """
+    if len(frames) < 2:
+        raise Rejected("bad_topic", f"expected [topic, payload], got {len(frames)} frame(s)")
+    topic, payload = frames[0], frames[1]
+    if not topic.startswith(limits.topic) or not _STREAM_ID.fullmatch(topic, len(limits.topic)):
+        raise Rejected("bad_topic", f"topic must be {limits.topic!r} + a stream id of 1-128 "
+                                    f"[A-Za-z0-9_.:-], got {bytes(topic[:160])!r}")
+    stream = topic[len(limits.topic):].decode("ascii")
+    if len(payload) > limits.max_message_bytes:
+        raise Rejected("oversized", f"stream {stream}: payload of {len(payload)} bytes exceeds "
+                                    f"input.max_message_bytes={limits.max_message_bytes}")
+    try:
+        message = msgpack.unpackb(payload, raw=False, strict_map_key=False, max_array_len=4096,
+                                  max_map_len=256, max_str_len=4096, max_ext_len=0)
+    except Exception as exc:  # msgpack raises many unrelated types on garbage
+        raise Rejected("undecodable", f"stream {stream}: {type(exc).__name__}: {exc}") from None
+    if not isinstance(message, dict):
+        raise Rejected("not_a_map", f"stream {stream}: payload must be a map, "
+                                    f"got {type(message).__name__}")
+    if message.get("v") != VERSION:
+        raise Rejected("unknown_version", f"stream {stream}: v must be {VERSION}, "
+                                          f"got {message.get('v')!r}")
+    seq = message.get("seq")
+    if seq is not None and (isinstance(seq, bool) or not isinstance(seq, int)):
+        raise Rejected("wrong_type", f"stream {stream}: seq must be an integer, got {seq!r}")
+    if "data" in message:
+        return stream, _decode_block(stream, message, limits), seq
+    if message.get("t") is None:
+        raise Rejected("missing_t", f"stream {stream}: a sample map must have t")
+    try:
+        return stream, block_from_maps((message,)), seq
+    except SchemaError as exc:
+        raise Rejected("wrong_type", f"stream {stream}: {exc}") from None
+
+
+def _decode_block(stream, message, limits):
+    fields, dtype, data = message.get("fields"), message.get("dtype"), message.get("data")
+    if message.get("seq") is None:
+        raise Rejected("bad_block", f"stream {stream}: a block must have seq")
+    if not isinstance(data, bytes):
+        raise Rejected("wrong_type", f"stream {stream}: data must be bin, got {type(data).__name__}")
+    if dtype not in _DTYPES:
+        raise Rejected("bad_block", f"stream {stream}: dtype must be one of {list(_DTYPES)}, "
+                                    f"got {dtype!r}")
+    if not isinstance(fields, list) or not fields or not all(isinstance(f, str) for f in fields):
+        raise Rejected("bad_block", f"stream {stream}: fields must be a list of names, "
+                                    f"got {fields!r}")
+    row_bytes = _DTYPES[dtype].itemsize * len(fields)
+    if len(data) % row_bytes:
+        raise Rejected("bad_block", f"stream {stream}: {len(data)} data bytes are not a whole "
+                                    f"number of {len(fields)}-field {dtype} rows")
+    n_samples = len(data) // row_bytes
+    if n_samples > limits.max_block_samples:
+        raise Rejected("oversized", f"stream {stream}: block of {n_samples} samples exceeds "
+                                    f"input.max_block_samples={limits.max_block_samples}")
+    values = np.frombuffer(data, dtype=_DTYPES[dtype]).reshape(n_samples, len(fields))
+    if fields == _CANONICAL and dtype == "<f8":
+        return values
+    try:
+        return block_from_columns(fields, values)
+    except SchemaError as exc:
+        raise Rejected("bad_block", f"stream {stream}: {exc}") from None
+
+
+def encode_map(stream, sample, seq=None):
+    """Frames of a map-form sample message; ``sample`` maps canonical names to numbers."""
+    message = {"v": VERSION, **sample}
+    if seq is not None:
+        message["seq"] = seq
+    return [b"samples." + stream.encode("ascii"), msgpack.packb(message)]
+
+
+def encode_block(stream, block, seq, fields=FIELDS):
+    """Frames of a block-form message of the canonical ``block`` (or its ``fields`` columns)."""
+    block = np.asarray(block, dtype="<f8")
+    if block.ndim != 2 or block.shape[1] != len(fields):
+        raise SchemaError(f"block must have shape (n_samples, {len(fields)}), got {block.shape}")
+    message = {"v": VERSION, "seq": seq, "fields": list(fields), "dtype": "<f8",
+               "data": np.ascontiguousarray(block).tobytes()}
+    return [b"samples." + stream.encode("ascii"), msgpack.packb(message)]
+
+
+def encode_state(message):
+    """Frames ``[b"state.<stream>", payload]`` of a state message (see docs/daemon.md)."""
+    return [b"state." + message["stream"].encode("ascii"), msgpack.packb(message)]
+
+
+def encode_event(message):
+    """Frames ``[b"event.<stream>", payload]`` of an event message (see docs/daemon.md)."""
+    return [b"event." + message["stream"].encode("ascii"), msgpack.packb(message)]
+
+
+def decode_output(frames):
+    """Decode a ``state.`` or ``event.`` message into ``(kind, stream_id, message)``."""
+    kind, _, stream = bytes(frames[0]).decode("ascii").partition(".")
+    return kind, stream, msgpack.unpackb(frames[1], raw=False, strict_map_key=False)
+
