@@ -1,0 +1,218 @@
+"""The random sigmoid hidden layer of the ELM family, and the supervised ELM classifier.
+
+ALGORITHMS §1.1 (S0 §2.2): hidden weights drawn once from U[-1, 1] and fixed; only the output
+weights β are learned, in closed form. :func:`hidden_weights` and :func:`hidden_output` are shared by
+every ELM-family model of the package (ELM, SS-ELM, US-ELM, ELM-JEC, ELM-CLR).
+"""
+
+import numpy as np
+import scipy.linalg as la
+from scipy.special import expit
+from sklearn.base import BaseEstimator, ClassifierMixin
+from sklearn.utils.multiclass import check_classification_targets
+from sklearn.utils.validation import check_is_fitted, validate_data
+
+from .._errors import ModelError
+from .._validation import Interval, check_params
+
+__all__ = ["hidden_weights", "hidden_output", "ELMClassifier"]
+
+
+def hidden_weights(n_features, n_hidden, rng, bias=True):
+    """Draw the random input weights and biases of a sigmoid hidden layer.
+
+    Parameters
+    ----------
+    n_features : int
+        Input dimension.
+    n_hidden : int
+        Number of hidden neurons, n_H.
+    rng : int, numpy.random.Generator or None
+        Seed or generator; the weights are drawn first, then the biases.
+    bias : bool, default=True
+        Draw biases from U[-1, 1]; False gives zero biases (the SS-ELM/US-ELM reference).
+
+    Returns
+    -------
+    W : ndarray of shape (n_features, n_hidden)
+        Input weights, U[-1, 1].
+    b : ndarray of shape (n_hidden,)
+        Biases, U[-1, 1] or zeros.
+    """
+    rng = np.random.default_rng(rng)
+    W = rng.uniform(-1.0, 1.0, size=(n_features, n_hidden))
+    b = rng.uniform(-1.0, 1.0, size=n_hidden) if bias else np.zeros(n_hidden)
+    return W, b
+
+
+def hidden_output(X, W, b):
+    """Sigmoid hidden-layer output ``H = 1 / (1 + exp(-(X W + b)))``.
+
+    Parameters
+    ----------
+    X : ndarray of shape (n_samples, n_features)
+    W : ndarray of shape (n_features, n_hidden)
+    b : ndarray of shape (n_hidden,)
+
+    Returns
+    -------
+    H : ndarray of shape (n_samples, n_hidden)
+        Values in (0, 1).
+    """
+    Z = X @ W
+    Z += b
+    return expit(Z, out=Z)
+
+
+def _solve_output_weights(H, T, c, L=None, lam=0.0):
+    """Minimise ``½‖c^½(T − Hβ)‖² + ½‖β‖² + (λ/2) tr(βᵀHᵀLHβ)`` in closed form.
+
+    Primal ``(I + HᵀCH + λHᵀLH)⁻¹HᵀCT`` when ``n_hidden <= n_samples``, else the dual
+    ``Hᵀ(I + (C + λL)HHᵀ)⁻¹CT`` (ALGORITHMS §1.3, eq 5.6); ``c`` is the diagonal of C.
+    """
+    n_samples, n_hidden = H.shape
+    CT = c[:, None] * T
+    if n_hidden <= n_samples:
+        A = H.T @ (c[:, None] * H)
+        if L is not None and lam != 0.0:
+            A += lam * (H.T @ (L @ H))
+        A[np.diag_indices_from(A)] += 1.0
+        return la.solve(A, H.T @ CT, assume_a="pos", overwrite_a=True)
+    G = H @ H.T
+    A = c[:, None] * G
+    if L is not None and lam != 0.0:
+        A += lam * (L @ G)
+    A[np.diag_indices_from(A)] += 1.0
+    return H.T @ la.solve(A, CT, overwrite_a=True)
+
+
+def _encode_targets(y, classes):
+    """±1 targets: one column (positive = ``classes[1]``) for two classes, else one per class."""
+    if len(classes) == 2:
+        return np.where(y == classes[1], 1.0, -1.0)[:, None]
+    return np.where(y[:, None] == classes[None, :], 1.0, -1.0)
+
+
+class _ELMBase(ClassifierMixin, BaseEstimator):
+    """Prediction, validation and serialisation shared by the ELM-family classifiers."""
+
+    _constraints = {
+        "n_hidden": Interval(1, None, closed="left", integer=True),
+        "C": Interval(0, None, closed="neither"),
+        "bias": bool,
+    }
+
+    def _check_fit_input(self, X, y):
+        """Validate once; return X, y, the labelled mask and set ``classes_``."""
+        check_params(self.get_params(), self._constraints, owner=type(self).__name__,
+                     error=ModelError)
+        X, y = validate_data(self, X, y, dtype=np.float64)
+        check_classification_targets(y)
+        labelled = y != -1 if y.dtype.kind in "iuf" else np.ones(len(y), dtype=bool)
+        self.classes_ = np.unique(y[labelled])
+        if len(self.classes_) < 2:
+            raise ValueError(f"{type(self).__name__}: y must hold at least two labelled "
+                             f"classes, got {self.classes_.tolist()}")
+        return X, y, labelled
+
+    def _draw_hidden(self, n_features):
+        self.hidden_weights_, self.hidden_bias_ = hidden_weights(
+            n_features, self.n_hidden, self.random_state, bias=self.bias)
+
+    def _decision(self, X):
+        """Decision values of validated float rows (the lean path used by the daemon)."""
+        out = hidden_output(X, self.hidden_weights_, self.hidden_bias_) @ self.beta_
+        return out[:, 0] if out.shape[1] == 1 else out
+
+    def decision_function(self, X):
+        """Output of the network, ``h(x)β``.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+
+        Returns
+        -------
+        scores : ndarray of shape (n_samples,) or (n_samples, n_classes)
+            For two classes, positive favours ``classes_[1]``; else one column per class.
+        """
+        check_is_fitted(self)
+        X = validate_data(self, X, dtype=np.float64, reset=False)
+        return self._decision(X)
+
+    def predict(self, X):
+        """Class labels: the sign of the output for two classes, else its argmax."""
+        scores = self.decision_function(X)
+        if scores.ndim == 1:
+            return self.classes_[(scores > 0).astype(np.intp)]
+        return self.classes_[np.argmax(scores, axis=1)]
+
+    def _to_arrays(self):
+        """The fitted model as (JSON-able hyper-parameters, arrays) for the artifact."""
+        check_is_fitted(self)
+        arrays = {"hidden_weights": self.hidden_weights_, "hidden_bias": self.hidden_bias_,
+                  "beta": self.beta_, "classes": self.classes_}
+        return self.get_params(), arrays
+
+    @classmethod
+    def _from_arrays(cls, params, arrays):
+        """Rebuild a fitted estimator from :meth:`_to_arrays` output."""
+        model = cls(**params)
+        model.hidden_weights_ = np.asarray(arrays["hidden_weights"], dtype=np.float64)
+        model.hidden_bias_ = np.asarray(arrays["hidden_bias"], dtype=np.float64)
+        model.beta_ = np.asarray(arrays["beta"], dtype=np.float64)
+        model.classes_ = np.asarray(arrays["classes"])
+        model.n_features_in_ = model.hidden_weights_.shape[0]
+        return model
+
+
+class ELMClassifier(_ELMBase):
+    """Extreme learning machine: random sigmoid hidden layer, ridge output weights.
+
+    Minimises ``½‖β‖² + (C/2)‖T − Hβ‖²`` over the labelled rows (S0 eq 2.11–2.12 with I/C): the
+    primal ``(HᵀH + I/C)⁻¹HᵀT`` when ``n_hidden <= n_labelled``, else ``Hᵀ(HHᵀ + I/C)⁻¹T``.
+    Targets are ±1: one output for two classes, one per class otherwise. Rows labelled -1 are
+    ignored (it is the supervised baseline of the semi-supervised models).
+
+    Parameters
+    ----------
+    n_hidden : int, default=1000
+        Hidden neurons, n_H.
+    C : float, default=1.0
+        Weight of the squared error against the ridge term.
+    bias : bool, default=True
+        Random hidden biases in U[-1, 1]; False for the reference's bias-free layer.
+    random_state : int, numpy.random.Generator or None, default=None
+        Seed of the hidden layer.
+
+    Attributes
+    ----------
+    classes_ : ndarray of shape (n_classes,)
+    hidden_weights_ : ndarray of shape (n_features, n_hidden)
+    hidden_bias_ : ndarray of shape (n_hidden,)
+    beta_ : ndarray of shape (n_hidden, n_outputs)
+        Output weights; n_outputs is 1 for two classes.
+    n_features_in_ : int
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> X = np.array([[0.0], [0.1], [0.9], [1.0]])
+    >>> ELMClassifier(n_hidden=20, C=100.0, random_state=0).fit(X, [0, 0, 1, 1]).predict(X)
+    array([0, 0, 1, 1])
+    """
+
+    def __init__(self, n_hidden=1000, C=1.0, bias=True, random_state=None):
+        self.n_hidden = n_hidden
+        self.C = C
+        self.bias = bias
+        self.random_state = random_state
+
+    def fit(self, X, y):
+        """Fit the output weights on the labelled rows of ``X`` (rows with y = -1 are ignored)."""
+        X, y, labelled = self._check_fit_input(X, y)
+        self._draw_hidden(X.shape[1])
+        H = hidden_output(X[labelled], self.hidden_weights_, self.hidden_bias_)
+        T = _encode_targets(y[labelled], self.classes_)
+        self.beta_ = _solve_output_weights(H, T, np.full(len(T), float(self.C)))
+        return self
