@@ -1,0 +1,463 @@
+"""The source evaluation protocol: per-driver splits, selection, training, scoring, sweeps, tests.
+
+ALGORITHMS §1.11 (S0 §5.4.1, §5.4.3). Per driver, 4-fold cross-validation repeated 3 times gives 12
+train/test splits. In each split the z-score is fitted on the training fold, ``n_labelled`` labelled
+windows are drawn from it and the rest (or ``n_unlabelled`` of the rest) is unlabelled; the splits
+and the draws are made once and shared by every model. Hyper-parameters are chosen by 3×4-fold
+cross-validation on the labelled windows only (unlabelled windows join every inner training fold of
+a semi-supervised model), then the model is refitted and scored on the test fold.
+
+Choices the source leaves open, made here (see ``docs/evaluation.md``):
+
+- folds are stratified on the distracted class; windows of unknown truth (-1) are spread over the
+  folds, never labelled or scored, but are unlabelled training data and are predicted out of fold;
+- the labelled draw is stratified, so the inner 4-fold selection always sees both classes;
+- selection maximises the mean inner G-mean (the primary metric), ties going to the first grid point;
+- randomised models (the ELM family) are refitted with ``n_draws`` hidden layers and their metrics
+  averaged over the draws (S0: 5);
+- detection delay and false alarms per hour are computed, per repeat, on the out-of-fold decision
+  scores of the whole drive in time order, smoothed as the daemon would.
+"""
+
+import time
+from dataclasses import dataclass, field
+from typing import Callable
+
+import numpy as np
+from scipy import stats
+from sklearn.base import clone
+from sklearn.metrics import make_scorer
+from sklearn.model_selection import GridSearchCV, RepeatedStratifiedKFold, train_test_split
+from sklearn.preprocessing import StandardScaler
+from tqdm import tqdm
+
+from .._errors import ConfigError, SchemaError
+from .._validation import Interval, check_params
+from ._metrics import binary_scores, detection_delays, false_alarms_per_hour, g_mean
+
+__all__ = [
+    "ModelSpec", "Split", "make_splits", "select_params", "evaluate_driver", "evaluate_cohort",
+    "summarise", "paired_tests", "sweep", "WINDOW_METRICS",
+]
+
+WINDOW_METRICS = ("accuracy", "sensitivity", "specificity", "g_mean")
+TIMINGS = ("select_ms", "fit_ms", "predict_ms")
+UNLABELLED = -1
+
+_constraints = {
+    "n_labelled": Interval(2, None, integer=True),
+    "n_unlabelled": [None, Interval(0, None, integer=True)],
+    "n_folds": Interval(2, None, integer=True),
+    "n_repeats": Interval(1, None, integer=True),
+    "n_draws": Interval(1, None, integer=True),
+}
+
+
+@dataclass(frozen=True)
+class ModelSpec:
+    """How the protocol tunes and trains one kind of model.
+
+    Parameters
+    ----------
+    name : str
+        Model id (``"sselm"``, ``"svm"``, ...).
+    estimator : estimator
+        Unfitted scikit-learn classifier; cloned for every fit. ``decision_function`` must be
+        positive for class 1 (distracted).
+    grid : dict of str to sequence
+        Hyper-parameter grid searched by the inner cross-validation.
+    semi_supervised : bool, default=False
+        Fit on labelled and unlabelled rows (unlabelled ``y = -1``); else on labelled rows only.
+    randomised : bool, default=False
+        The estimator takes ``random_state`` and its result depends on it (ELM hidden layers):
+        refitted ``n_draws`` times.
+    select : callable or None, default=None
+        Fast selection ``select(estimator, grid, X, y, cv, random_state) -> params`` with ``X, y``
+        the labelled then unlabelled rows and ``cv`` a list of (train, test) index pairs; None uses
+        :class:`~sklearn.model_selection.GridSearchCV` with the G-mean scorer.
+    """
+
+    name: str
+    estimator: object
+    grid: dict
+    semi_supervised: bool = False
+    randomised: bool = False
+    select: Callable | None = None
+
+
+@dataclass(frozen=True)
+class Split:
+    """One train/test split of one driver's windows (indices into the driver's windows).
+
+    Attributes
+    ----------
+    repeat, fold : int
+        Which repetition and which fold is held out.
+    train : ndarray
+        All windows of the training fold (the z-score is fitted on them).
+    test : ndarray
+        Windows of the test fold with known truth (scored).
+    held_out : ndarray
+        All windows of the test fold, unknown truth included (predicted out of fold).
+    labelled : ndarray
+        Labelled training windows, stratified draw.
+    unlabelled : ndarray
+        Unlabelled training windows, in random order (smaller sizes are prefixes).
+    """
+
+    repeat: int
+    fold: int
+    train: np.ndarray
+    test: np.ndarray
+    held_out: np.ndarray
+    labelled: np.ndarray
+    unlabelled: np.ndarray = field(repr=False)
+
+
+def make_splits(y, n_labelled=60, n_unlabelled=None, n_folds=4, n_repeats=3, seed=0):
+    """The shared splits of one driver: ``n_folds`` × ``n_repeats`` stratified folds and draws.
+
+    Parameters
+    ----------
+    y : array-like of shape (n_windows,)
+        Window truth: 1 distracted, 0 attentive, -1 unknown.
+    n_labelled : int, default=60
+        Labelled windows drawn (stratified, without replacement) from each training fold.
+    n_unlabelled : int or None, default=None
+        Unlabelled windows kept from the rest of the training fold; None keeps all of them.
+    n_folds, n_repeats : int, default=4, 3
+        The outer cross-validation.
+    seed : int, default=0
+        Seed of the folds and draws; the same seed gives the same splits, and the labelled draw
+        and unlabelled order of a split do not depend on ``n_unlabelled``.
+
+    Returns
+    -------
+    list of Split
+    """
+    check_params(locals(), _constraints, owner="protocol")
+    y = np.asarray(y)
+    known = np.flatnonzero(y != UNLABELLED)
+    counts = np.bincount(y[known], minlength=2)
+    if counts.min() < n_folds:
+        raise SchemaError(f"y must hold at least n_folds={n_folds} windows of each class, "
+                          f"got {counts[1]} distracted and {counts[0]} attentive")
+    outer = RepeatedStratifiedKFold(n_splits=n_folds, n_repeats=n_repeats, random_state=seed)
+    draw_seeds = np.random.SeedSequence(seed).generate_state(n_folds * n_repeats)
+    splits = []
+    for k, (train, held_out) in enumerate(outer.split(y, y == 1)):
+        candidates = train[y[train] != UNLABELLED]
+        if n_labelled >= len(candidates):
+            raise ConfigError(f"protocol.n_labelled must be below the {len(candidates)} labelled "
+                              f"windows of a training fold, got {n_labelled}")
+        rng = np.random.default_rng(draw_seeds[k])
+        labelled, _ = train_test_split(candidates, train_size=n_labelled, stratify=y[candidates],
+                                       random_state=int(rng.integers(2**31)))
+        rest = rng.permutation(np.setdiff1d(train, labelled))
+        if n_unlabelled is not None:
+            if n_unlabelled > len(rest):
+                raise ConfigError(f"protocol.n_unlabelled must be at most the {len(rest)} "
+                                  f"windows left in a training fold, got {n_unlabelled}")
+            rest = rest[:n_unlabelled]
+        splits.append(Split(repeat=k // n_folds, fold=k % n_folds, train=train,
+                            test=held_out[y[held_out] != UNLABELLED], held_out=held_out,
+                            labelled=np.sort(labelled), unlabelled=rest))
+    return splits
+
+
+def select_params(spec, X_labelled, y_labelled, X_unlabelled, n_folds=4, n_repeats=3,
+                  random_state=0):
+    """Choose hyper-parameters by ``n_repeats`` × ``n_folds`` CV on the labelled rows only.
+
+    Parameters
+    ----------
+    spec : ModelSpec
+    X_labelled, y_labelled : ndarray
+        Labelled rows (z-scored) and their 0/1 labels.
+    X_unlabelled : ndarray
+        Unlabelled rows, added to every inner training fold of a semi-supervised model.
+    n_folds, n_repeats : int, default=4, 3
+        The inner cross-validation (stratified).
+    random_state : int, default=0
+        Seed of the inner folds and of randomised estimators.
+
+    Returns
+    -------
+    dict
+        The chosen hyper-parameters.
+    """
+    n_lab = len(y_labelled)
+    inner = RepeatedStratifiedKFold(n_splits=n_folds, n_repeats=n_repeats,
+                                    random_state=random_state)
+    folds = list(inner.split(X_labelled, y_labelled))
+    if spec.semi_supervised:
+        X = np.vstack([X_labelled, X_unlabelled])
+        y = np.r_[y_labelled, np.full(len(X_unlabelled), UNLABELLED)]
+        extra = np.arange(n_lab, len(y))
+        folds = [(np.r_[train, extra], test) for train, test in folds]
+    else:
+        X, y = X_labelled, y_labelled
+    estimator = _seeded(spec, random_state)
+    if spec.select is not None:
+        return spec.select(estimator, spec.grid, X, y, folds, random_state)
+    search = GridSearchCV(estimator, spec.grid, scoring=make_scorer(g_mean), cv=folds,
+                          refit=False)
+    search.fit(X, y)
+    return search.best_params_
+
+
+def evaluate_driver(X, y, t, specs, *, n_labelled=60, n_unlabelled=None, n_folds=4, n_repeats=3,
+                    n_draws=1, seed=0, make_smoother=None, deployment=True, progress=False):
+    """Run the protocol for one driver and every model on the same splits.
+
+    Parameters
+    ----------
+    X : array-like of shape (n_windows, n_features)
+        Raw window features; windows with a non-finite feature are left out.
+    y : array-like of shape (n_windows,)
+        Window truth: 1 distracted, 0 attentive, -1 unknown.
+    t : array-like of shape (n_windows,)
+        Window end times in seconds, increasing.
+    specs : sequence of ModelSpec
+    n_labelled, n_unlabelled, n_folds, n_repeats :
+        See :func:`make_splits`.
+    n_draws : int, default=1
+        Refits of randomised models per split (different hidden layers), metrics averaged.
+    seed : int, default=0
+        Seed of the splits, inner folds and hidden layers.
+    make_smoother : callable or None, default=None
+        Factory of a fresh smoother with ``update(t_end, scores) -> states``; None thresholds
+        the score at 0.
+    deployment : bool, default=True
+        Also compute detection delays and false alarms per hour on out-of-fold scores.
+    progress : bool, default=False
+        Show a tqdm bar on standard error.
+
+    Returns
+    -------
+    dict
+        Per model name: ``splits`` (one dict of window metrics, timings in ms and ``params`` per
+        split) and, with ``deployment``, ``delays_s`` (per repeat, per episode; NaN = missed) and
+        ``false_alarms_per_hour`` (per repeat).
+    """
+    check_params({"n_draws": n_draws}, _constraints, owner="protocol")
+    X, y, t = _driver_arrays(X, y, t)
+    splits = make_splits(y, n_labelled, n_unlabelled, n_folds, n_repeats, seed)
+    results = {spec.name: {"splits": []} for spec in specs}
+    scores = {spec.name: np.full((n_repeats, len(y)), np.nan) for spec in specs}
+    bar = tqdm(total=len(splits) * len(specs), disable=not progress, leave=False,
+               desc="splits x models")
+    for k, split in enumerate(splits):
+        scaler = StandardScaler().fit(X[split.train])
+        XL, XU = scaler.transform(X[split.labelled]), scaler.transform(X[split.unlabelled])
+        X_held = scaler.transform(X[split.held_out])
+        test_rows = np.isin(split.held_out, split.test)
+        for spec in specs:
+            record, held_scores = _run_split(spec, XL, y[split.labelled], XU, X_held,
+                                             y[split.test], test_rows, n_folds, n_repeats,
+                                             n_draws, seed + k)
+            results[spec.name]["splits"].append(record)
+            scores[spec.name][split.repeat, split.held_out] = held_scores
+            bar.update()
+    bar.close()
+    if deployment:
+        for spec in specs:
+            delays, alarms = [], []
+            for repeat_scores in scores[spec.name]:
+                states = _states(t, repeat_scores, make_smoother)
+                delays.append(detection_delays(t, y, states).tolist())
+                alarms.append(false_alarms_per_hour(t, y, states))
+            results[spec.name].update(delays_s=delays, false_alarms_per_hour=alarms)
+    return results
+
+
+def evaluate_cohort(drivers, specs, *, seed=0, progress=False, **options):
+    """Run :func:`evaluate_driver` for every driver (driver ``i`` gets seed ``seed + 1000 i``).
+
+    Parameters
+    ----------
+    drivers : sequence of (X, y, t)
+        Each driver's raw features, window truth and window end times.
+    specs : sequence of ModelSpec
+    seed : int, default=0
+    progress : bool, default=False
+        Show a tqdm bar over drivers on standard error.
+    **options
+        Passed to :func:`evaluate_driver`.
+
+    Returns
+    -------
+    list of dict
+        One :func:`evaluate_driver` result per driver.
+    """
+    return [evaluate_driver(X, y, t, specs, seed=seed + 1000 * i, progress=False, **options)
+            for i, (X, y, t) in enumerate(tqdm(drivers, disable=not progress, desc="drivers"))]
+
+
+def summarise(cohort):
+    """Per-driver means over splits, then mean and sd over drivers, for every model.
+
+    Parameters
+    ----------
+    cohort : list of dict
+        :func:`evaluate_cohort` output.
+
+    Returns
+    -------
+    dict
+        Per model: ``per_driver`` (metric -> list over drivers) and, per metric, ``{"mean", "sd"}``
+        over drivers (sd with ddof=1, NaN for one driver). Deployment metrics: ``detection_delay_s``
+        (per driver, the mean delay of detected episodes), ``missed_fraction`` (missed episodes)
+        and ``false_alarms_per_hour``, each averaged over repeats first.
+    """
+    summary = {}
+    for name in cohort[0]:
+        per_driver = {key: [] for key in WINDOW_METRICS + TIMINGS}
+        for driver in cohort:
+            splits = driver[name]["splits"]
+            for key in WINDOW_METRICS + TIMINGS:
+                per_driver[key].append(float(np.nanmean([s[key] for s in splits])))
+            if "delays_s" in driver[name]:
+                delays = np.concatenate([np.asarray(d, float) for d in driver[name]["delays_s"]])
+                missed = np.isnan(delays)
+                per_driver.setdefault("detection_delay_s", []).append(
+                    float(np.mean(delays[~missed])) if (~missed).any() else float("nan"))
+                per_driver.setdefault("missed_fraction", []).append(
+                    float(missed.mean()) if delays.size else float("nan"))
+                per_driver.setdefault("false_alarms_per_hour", []).append(
+                    float(np.nanmean(driver[name]["false_alarms_per_hour"])))
+        summary[name] = {key: _mean_sd(values) for key, values in per_driver.items()}
+        summary[name]["per_driver"] = per_driver
+    return summary
+
+
+def paired_tests(summary, pairs, metric="g_mean"):
+    """Right-tailed paired t-tests over drivers: is ``better`` above ``worse`` on ``metric``?
+
+    Parameters
+    ----------
+    summary : dict
+        :func:`summarise` output.
+    pairs : sequence of (str, str)
+        (better, worse) model names; pairs with a model missing from ``summary`` are skipped.
+    metric : str, default="g_mean"
+
+    Returns
+    -------
+    list of dict
+        ``better``, ``worse``, ``metric``, ``mean_difference``, ``t``, ``df``, ``p``.
+    """
+    tests = []
+    for better, worse in pairs:
+        if better not in summary or worse not in summary:
+            continue
+        a = np.asarray(summary[better]["per_driver"][metric])
+        b = np.asarray(summary[worse]["per_driver"][metric])
+        result = stats.ttest_rel(a, b, alternative="greater")
+        tests.append({"better": better, "worse": worse, "metric": metric,
+                      "mean_difference": float(np.mean(a - b)), "t": float(result.statistic),
+                      "df": len(a) - 1, "p": float(result.pvalue)})
+    return tests
+
+
+def sweep(drivers, specs, parameter, sizes, *, seed=0, progress=False, **options):
+    """Mean and sd over drivers of the test G-mean as one split size varies.
+
+    Parameters
+    ----------
+    drivers : sequence of (X, y, t)
+    specs : sequence of ModelSpec
+    parameter : {"n_unlabelled", "n_labelled"}
+        The size that varies; the other is taken from ``options`` (S0: l = 60 for the unlabelled
+        sweep over {0, 120, 240, 360, 480}, u = 45 for the labelled sweep over 16–80).
+    sizes : sequence of int
+    seed : int, default=0
+    progress : bool, default=False
+    **options
+        Passed to :func:`evaluate_driver` (deployment metrics are not computed).
+
+    Returns
+    -------
+    dict
+        ``parameter``, ``sizes`` and per model ``{"mean": [...], "sd": [...], "per_driver":
+        [[...] per size]}`` of the G-mean.
+    """
+    if parameter not in ("n_unlabelled", "n_labelled"):
+        raise ConfigError(f"sweep.parameter must be 'n_unlabelled' or 'n_labelled', "
+                          f"got {parameter!r}")
+    curves = {spec.name: {"mean": [], "sd": [], "per_driver": []} for spec in specs}
+    for size in tqdm(sizes, disable=not progress, desc=parameter):
+        cohort = evaluate_cohort(drivers, specs, seed=seed, deployment=False,
+                                 **{**options, parameter: int(size)})
+        for name, values in summarise(cohort).items():
+            curves[name]["mean"].append(values["g_mean"]["mean"])
+            curves[name]["sd"].append(values["g_mean"]["sd"])
+            curves[name]["per_driver"].append(values["per_driver"]["g_mean"])
+    return {"parameter": parameter, "sizes": [int(s) for s in sizes], "models": curves}
+
+
+def _run_split(spec, XL, yL, XU, X_held, y_test, test_rows, n_folds, n_repeats, n_draws, seed):
+    """Select, fit (``n_draws`` times if randomised) and score one model on one split."""
+    start = time.perf_counter()
+    params = select_params(spec, XL, yL, XU, n_folds, n_repeats, random_state=seed)
+    select_ms = 1e3 * (time.perf_counter() - start)
+    if spec.semi_supervised:
+        X_fit, y_fit = np.vstack([XL, XU]), np.r_[yL, np.full(len(XU), UNLABELLED)]
+    else:
+        X_fit, y_fit = XL, yL
+    draws = n_draws if spec.randomised else 1
+    fit_ms, predict_ms, metrics, held = [], [], [], np.zeros(len(X_held))
+    for draw in range(draws):
+        estimator = _seeded(spec, seed + draw).set_params(**params)
+        start = time.perf_counter()
+        estimator.fit(X_fit, y_fit)
+        fit_ms.append(1e3 * (time.perf_counter() - start))
+        start = time.perf_counter()
+        scores = estimator.decision_function(X_held)
+        predict_ms.append(1e3 * (time.perf_counter() - start))
+        metrics.append(binary_scores(y_test, (scores[test_rows] > 0).astype(np.int8)))
+        held += scores / draws
+    record = {key: float(np.mean([m[key] for m in metrics])) for key in WINDOW_METRICS}
+    record.update(select_ms=select_ms, fit_ms=float(np.mean(fit_ms)),
+                  predict_ms=float(np.mean(predict_ms)), params=_jsonable(params))
+    return record, held
+
+
+def _seeded(spec, random_state):
+    estimator = clone(spec.estimator)
+    if spec.randomised:
+        estimator.set_params(random_state=random_state)
+    return estimator
+
+
+def _states(t, scores, make_smoother):
+    if make_smoother is None:
+        return (scores > 0).astype(np.int8)
+    return np.asarray(make_smoother().update(t, scores), dtype=np.int8)
+
+
+def _driver_arrays(X, y, t):
+    X = np.asarray(X, dtype=np.float64)
+    y = np.asarray(y).astype(np.int8)
+    t = np.asarray(t, dtype=np.float64)
+    if X.ndim != 2 or len(X) != len(y) or len(t) != len(y):
+        raise SchemaError(f"X, y and t must describe the same windows, got shapes {X.shape}, "
+                          f"{y.shape} and {t.shape}")
+    finite = np.isfinite(X).all(axis=1)
+    if not finite.any():
+        column = int(np.argmax(~np.isfinite(X).any(axis=0)))
+        raise SchemaError(f"X has no window with every feature finite (feature column {column} "
+                          f"is never finite)")
+    return X[finite], y[finite], t[finite]
+
+
+def _mean_sd(values):
+    values = np.asarray(values, dtype=np.float64)
+    sd = float(np.nanstd(values, ddof=1)) if np.isfinite(values).sum() > 1 else float("nan")
+    return {"mean": float(np.nanmean(values)) if np.isfinite(values).any() else float("nan"),
+            "sd": sd}
+
+
+def _jsonable(params):
+    return {key: value.item() if isinstance(value, np.generic) else value
+            for key, value in params.items()}
