@@ -2,13 +2,14 @@
 
 from ._elm import ELMClassifier, hidden_output, hidden_weights
 from ._graph import knn_graph, laplacian
+from ._sselm import SSELMClassifier
 from ._metrics import (
     accuracy, binary_scores, clustering_accuracy, clustering_g_mean, detection_delays,
     false_alarms_per_hour, g_mean, sensitivity, specificity,
 )
 
 __all__ = [
-    "knn_graph", "laplacian", "hidden_weights", "hidden_output", "ELMClassifier",
+    "knn_graph", "laplacian", "hidden_weights", "hidden_output", "ELMClassifier", "SSELMClassifier",
     "accuracy", "sensitivity", "specificity", "g_mean", "binary_scores", "clustering_accuracy",
     "clustering_g_mean", "detection_delays", "false_alarms_per_hour",
 ]

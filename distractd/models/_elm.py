@@ -111,8 +111,8 @@ class _ELMBase(ClassifierMixin, BaseEstimator):
         labelled = y != -1 if y.dtype.kind in "iuf" else np.ones(len(y), dtype=bool)
         self.classes_ = np.unique(y[labelled])
         if len(self.classes_) < 2:
-            raise ValueError(f"{type(self).__name__}: y must hold at least two labelled "
-                             f"classes, got {self.classes_.tolist()}")
+            raise ModelError(f"{type(self).__name__}: y must hold at least two labelled "
+                             f"classes, got {len(self.classes_)} class {self.classes_.tolist()}")
         return X, y, labelled
 
     def _draw_hidden(self, n_features):

@@ -51,5 +51,5 @@ def test_elm_multiclass_argmax():
 
 
 def test_elm_refuses_a_single_labelled_class():
-    with pytest.raises(ValueError, match="two labelled classes"):
+    with pytest.raises(ValueError, match="two labelled"):
         ELMClassifier(n_hidden=5).fit(np.zeros((4, 2)), [1, 1, -1, -1])
