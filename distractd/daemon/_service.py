@@ -1,0 +1,458 @@
+"""The daemon's loop: one thread owns every socket, polls input, classifies, publishes.
+
+Per iteration: wait on the input sockets (at most ``service.poll_interval_s``), drain up to
+``service.max_batch_messages`` messages, decode each (:mod:`._wire`), feed its session, classify the
+windows completed by *all* sessions in one batched ``decision_function`` call, publish state and
+event messages, then do the periodic work (republish latest states, expire idle sessions, systemd
+STATUS and WATCHDOG, metric snapshots). Signals only set flags: SIGHUP reloads configuration and
+model between iterations, SIGTERM/SIGINT drain the input queue and stop.
+"""
+
+import logging
+import signal
+import time
+from pathlib import Path
+
+import numpy as np
+import zmq
+import zmq.auth
+from prometheus_client import CollectorRegistry, start_http_server
+
+from .._errors import ConfigError, DistractdError
+from ..models import OnlineSegmenter, SegmentPrototypes, load_model
+from ..pipeline import PipelineConfig
+from ._config import load_config
+from ._metrics import Metrics
+from ._pupil import PupilAdapter, pupil_sub_endpoint
+from ._session import Session
+from ._systemd import Notifier
+from ._wire import Limits, Rejected, decode_samples, encode_event, encode_state
+
+__all__ = ["Service", "run", "default_model_path"]
+
+log = logging.getLogger("distractd.daemon")
+
+
+def default_model_path():
+    """The model shipped in the package (``distractd/data/default_model.npz``)."""
+    return Path(__file__).resolve().parents[1] / "data" / "default_model.npz"
+
+
+class _Model:
+    """A loaded detector with everything a session needs from it."""
+
+    def __init__(self, path):
+        self.path = str(path or default_model_path())
+        self.detector = load_model(self.path)
+        self.pipeline_config = PipelineConfig.from_dict(self.detector.pipeline_config)
+        segmenter = self.detector.extras.get("segmenter")
+        self.prototypes = SegmentPrototypes.from_artifact(*segmenter) if segmenter else None
+
+    def segmenter(self, enabled):
+        if not enabled or self.prototypes is None:
+            return None
+        return OnlineSegmenter(self.prototypes)
+
+
+class _RateLimitedLog:
+    """At most one log line per reason per interval, reporting how many were suppressed."""
+
+    def __init__(self, interval_s):
+        self.interval_s = interval_s
+        self.last_s = {}
+        self.suppressed = {}
+
+    def warning(self, reason, message, now_s):
+        if now_s - self.last_s.get(reason, -np.inf) < self.interval_s:
+            self.suppressed[reason] = self.suppressed.get(reason, 0) + 1
+            return
+        more = self.suppressed.pop(reason, 0)
+        log.warning("rejected %s%s", message,
+                    f" ({more} more {reason} since the last line)" if more else "")
+        self.last_s[reason] = now_s
+
+
+class Service:
+    """The running daemon.
+
+    Parameters
+    ----------
+    config : dict
+        A validated configuration (:func:`~distractd.daemon.load_config`).
+    config_path : str, optional
+        The TOML file re-read on SIGHUP (with the same ``overrides``).
+    overrides : sequence of str
+        ``section.key=value`` overrides re-applied on reload.
+    registry : CollectorRegistry, optional
+        Metrics registry (a fresh one by default).
+    notifier : Notifier, optional
+        systemd notification (from the environment by default).
+    """
+
+    def __init__(self, config, config_path=None, overrides=(), registry=None, notifier=None):
+        self.config = config
+        self.config_path = config_path
+        self.overrides = tuple(overrides)
+        self.metrics = Metrics(registry or CollectorRegistry(),
+                               per_stream=config["metrics"]["per_stream"])
+        self.notifier = notifier or Notifier()
+        self.model = _Model(config["model"]["path"])
+        self.metrics.set_model(self.model.detector.model_id, self.model.detector.kind)
+        self.sessions = {}
+        self.pupil = None
+        self._apply(config)
+        self._stop = False
+        self._reload = False
+        self.http_server = None
+
+    def _apply(self, config):
+        self.config = config
+        self.limits = Limits(config["input"]["topic"], config["input"]["max_message_bytes"],
+                             config["input"]["max_block_samples"])
+        self.rejection_log = _RateLimitedLog(config["service"]["rejection_log_interval_s"])
+        logging.getLogger("distractd").setLevel(config["service"]["log_level"].upper())
+
+    # -- lifecycle -------------------------------------------------------------------------
+
+    def request_stop(self, *_):
+        """Ask the loop to drain and stop (signal-safe)."""
+        self._stop = True
+
+    def request_reload(self, *_):
+        """Ask the loop to reload configuration and model (signal-safe)."""
+        self._reload = True
+
+    def run(self, install_signals=True):
+        """Run until asked to stop; return the exit status (0 after a clean drain)."""
+        if install_signals:
+            signal.signal(signal.SIGTERM, self.request_stop)
+            signal.signal(signal.SIGINT, self.request_stop)
+            signal.signal(signal.SIGHUP, self.request_reload)
+        metrics = self.config["metrics"]
+        if metrics["enabled"]:
+            self.http_server, _ = start_http_server(metrics["port"], addr=metrics["address"],
+                                                    registry=self.metrics.registry)
+            log.info("metrics on http://%s:%d/metrics", metrics["address"],
+                     self.http_server.server_port)
+        context = zmq.Context()
+        authenticator = None
+        try:
+            if self.config["security"]["curve"]:
+                authenticator = self._start_curve(context)
+            with self._sockets(context) as sockets:
+                self._loop(*sockets)
+        finally:
+            if authenticator is not None:
+                authenticator.stop()
+            context.term()
+            if self.http_server is not None:
+                self.http_server.shutdown()
+                self.http_server.server_close()
+        return 0
+
+    def _start_curve(self, context):
+        from zmq.auth.thread import ThreadAuthenticator
+
+        security = self.config["security"]
+        authenticator = ThreadAuthenticator(context)
+        authenticator.start()
+        if security["authorized_keys_dir"]:
+            authenticator.configure_curve(domain="*", location=security["authorized_keys_dir"])
+        else:
+            authenticator.configure_curve(domain="*", location=zmq.auth.CURVE_ALLOW_ANY)
+        return authenticator
+
+    def _secure(self, sock):
+        security = self.config["security"]
+        if not security["curve"]:
+            return
+        try:
+            public, secret = zmq.auth.load_certificate(security["secret_key_file"])
+        except (OSError, ValueError) as exc:
+            raise ConfigError(f"security.secret_key_file {security['secret_key_file']!r}: "
+                              f"{exc}") from None
+        if secret is None:
+            raise ConfigError(f"security.secret_key_file {security['secret_key_file']!r} holds "
+                              f"no secret key")
+        sock.curve_secretkey = secret
+        sock.curve_publickey = public
+        sock.curve_server = True
+
+    def _sockets(self, context):
+        return _Sockets(self, context)
+
+    # -- the loop ------------------------------------------------------------------------
+
+    def _loop(self, sub, pub, pupil_sub):
+        poller = zmq.Poller()
+        poller.register(sub, zmq.POLLIN)
+        if pupil_sub is not None:
+            poller.register(pupil_sub, zmq.POLLIN)
+        service = self.config["service"]
+        timeout_ms = service["poll_interval_s"] * 1e3
+        now = time.monotonic()
+        next_status = next_republish = now
+        watchdog_every = (self.notifier.watchdog_s or 0) / 3
+        next_watchdog = now
+        counts = _RateCounter(now)
+        self.notifier.ready(self._status_text(counts, now))
+        log.info("ready: model %s (%s), output %s", self.model.detector.model_id,
+                 self.model.detector.kind, self.config["output"]["bind"])
+        while True:
+            stopping = self._stop
+            ready = dict(poller.poll(0 if stopping else timeout_ms))
+            now = time.monotonic()
+            pending = []
+            n_read = 0
+            if sub in ready or stopping:
+                n_read += self._drain(sub, pending, counts, service["max_batch_messages"])
+            if pupil_sub is not None and (pupil_sub in ready or stopping):
+                n_read += self._drain_pupil(pupil_sub, pending, counts,
+                                            service["max_batch_messages"])
+            if pending:
+                self._classify_and_publish(pending, pub, counts)
+            now = time.monotonic()
+            if stopping and n_read == 0:
+                break
+            if now >= next_republish:
+                self._republish(pub)
+                self._expire(now)
+                next_republish = now + self.config["output"]["republish_s"]
+            if watchdog_every and now >= next_watchdog:
+                self.notifier.watchdog()
+                next_watchdog = now + watchdog_every
+            if now >= next_status:
+                self.metrics.streams = tuple((s.stream, s.processor.rate_hz)
+                                             for s in self.sessions.values())
+                self.metrics.active_streams.set(len(self.sessions))
+                self.notifier.status(self._status_text(counts, now))
+                counts.restart(now)
+                next_status = now + service["status_interval_s"]
+            if self._reload and not stopping:
+                self._reload = False
+                self.reload()
+        status = f"stopping: drained, {len(self.sessions)} streams"
+        self.notifier.stopping(status)
+        log.info(status)
+
+    def _drain(self, sock, pending, counts, budget):
+        n = 0
+        metrics = self.metrics
+        while n < budget:
+            try:
+                frames = sock.recv_multipart(zmq.NOBLOCK, copy=True)
+            except zmq.Again:
+                break
+            n += 1
+            now = time.monotonic()
+            metrics.messages_received.inc()
+            try:
+                stream, block, seq = decode_samples(frames, self.limits)
+                self._ingest(stream, block, seq, now, pending, counts)
+            except Rejected as exc:
+                self._reject(exc, now)
+        return n
+
+    def _drain_pupil(self, sock, pending, counts, budget):
+        n = 0
+        while n < budget:
+            try:
+                frames = sock.recv_multipart(zmq.NOBLOCK)
+            except zmq.Again:
+                break
+            n += 1
+            now = time.monotonic()
+            self.metrics.messages_received.inc()
+            try:
+                block = self.pupil.update(frames)
+                if block is not None:
+                    self._ingest(self.config["pupil"]["stream"], block, None, now, pending, counts)
+            except Rejected as exc:
+                self._reject(exc, now)
+        return n
+
+    def _reject(self, exc, now):
+        self.metrics.messages_rejected[exc.reason].inc()
+        self.rejection_log.warning(exc.reason, str(exc), now)
+
+    def _ingest(self, stream, block, seq, now, pending, counts):
+        session = self.sessions.get(stream)
+        if session is None:
+            if len(self.sessions) >= self.config["sessions"]["max_streams"]:
+                raise Rejected("too_many_streams", f"stream {stream}: sessions.max_streams="
+                                                   f"{self.config['sessions']['max_streams']} "
+                                                   f"streams are active")
+            session = self._new_session(stream, now)
+        windows, n_lost = session.ingest(block, seq, now)
+        self.metrics.samples_received.inc(len(block))
+        counts.samples += len(block)
+        if n_lost:
+            self.metrics.messages_lost.inc(n_lost)
+        for reason, count in session.new_rejections().items():
+            self.metrics.sample_rejections(reason).inc(count)
+        if len(windows):
+            pending.append((session, windows, now))
+
+    def _new_session(self, stream, now):
+        config = self.config
+        session = Session(stream, self.model.pipeline_config, config["smoothing"],
+                          self.model.segmenter(config["sessions"]["segmentation"]),
+                          config["sessions"]["min_quality"], now)
+        self.sessions[stream] = session
+        self.metrics.active_streams.set(len(self.sessions))
+        log.info("stream %s: new session (%d active)", stream, len(self.sessions))
+        return session
+
+    def _classify_and_publish(self, pending, pub, counts):
+        X = np.concatenate([windows.X for _, windows, _ in pending])
+        scores = np.full(len(X), np.nan)
+        finite = np.isfinite(X).all(axis=1)
+        if finite.any():
+            scores[finite] = self.model.detector.decision_function(X[finite])
+        model_id = self.model.detector.model_id
+        metrics = self.metrics
+        start = 0
+        for session, windows, arrival in pending:
+            stop = start + len(windows)
+            states, events = session.publish(windows, scores[start:stop], model_id)
+            start = stop
+            for message in states:
+                pub.send_multipart(encode_state(message))
+                metrics.windows[message["state"]].inc()
+            for message in events:
+                pub.send_multipart(encode_event(message))
+                if message["type"] == "transition":
+                    metrics.transitions.inc()
+                else:
+                    metrics.segments.inc()
+            counts.states += len(states)
+            latency_s = time.monotonic() - arrival
+            for _ in states:
+                metrics.latency.observe(latency_s)
+
+    def _republish(self, pub):
+        for session in self.sessions.values():
+            if session.latest is not None:
+                pub.send_multipart(encode_state(session.latest))
+
+    def _expire(self, now):
+        idle_s = self.config["sessions"]["idle_timeout_s"]
+        expired = [s for s, session in self.sessions.items() if now - session.last_seen_s > idle_s]
+        for stream in expired:
+            del self.sessions[stream]
+            log.info("stream %s: expired after %.0f s without input", stream, idle_s)
+        if expired:
+            self.metrics.streams_expired.inc(len(expired))
+            self.metrics.active_streams.set(len(self.sessions))
+
+    def _status_text(self, counts, now):
+        elapsed = max(now - counts.since_s, 1e-9)
+        return (f"{len(self.sessions)} streams, {counts.samples / elapsed:.0f} samples/s in, "
+                f"{counts.states / elapsed:.1f} states/s out, model {self.model.detector.model_id}")
+
+    # -- reload --------------------------------------------------------------------------
+
+    def reload(self):
+        """Re-read configuration and model; on any error keep both old ones and count a failure.
+
+        Socket endpoints, metrics address and security settings take effect only at restart.
+        Sessions restart when the model's window settings or the smoothing change.
+        """
+        self.notifier.reloading()
+        try:
+            config = load_config(self.config_path, self.overrides) if self.config_path \
+                else load_config(overrides=self.overrides)
+            model = _Model(config["model"]["path"])
+        except DistractdError as exc:
+            self.metrics.reload_failed.inc()
+            log.error("reload rejected, keeping model %s: %s", self.model.detector.model_id, exc)
+            self.notifier.ready(f"reload rejected: {exc}")
+            return False
+        restart = (model.pipeline_config != self.model.pipeline_config
+                   or config["smoothing"] != self.config["smoothing"]
+                   or config["sessions"] != self.config["sessions"])
+        self.model = model
+        self._apply(config)
+        if restart:
+            self.sessions.clear()
+            self.metrics.active_streams.set(0)
+        self.metrics.set_model(model.detector.model_id, model.detector.kind)
+        self.metrics.reload_ok.inc()
+        log.info("reloaded: model %s (%s)%s", model.detector.model_id, model.detector.kind,
+                 ", sessions restarted" if restart else "")
+        self.notifier.ready(f"reloaded model {model.detector.model_id}")
+        return True
+
+
+class _RateCounter:
+    def __init__(self, now_s):
+        self.restart(now_s)
+
+    def restart(self, now_s):
+        self.since_s = now_s
+        self.samples = 0
+        self.states = 0
+
+
+class _Sockets:
+    """Context manager building the input, output and Pupil sockets in the loop's thread."""
+
+    def __init__(self, service, context):
+        self.service = service
+        self.context = context
+        self.sockets = []
+
+    def _socket(self, kind):
+        sock = self.context.socket(kind)
+        sock.linger = 0
+        self.sockets.append(sock)
+        return sock
+
+    def __enter__(self):
+        service, config = self.service, self.service.config
+        try:
+            sub = self._socket(zmq.SUB)
+            sub.rcvhwm = config["input"]["rcvhwm"]
+            sub.maxmsgsize = 4 * config["input"]["max_message_bytes"]
+            service._secure(sub)
+            sub.subscribe(config["input"]["topic"])
+            for endpoint in config["input"]["bind"]:
+                _bind(sub, endpoint, "input.bind")
+            for endpoint in config["input"]["connect"]:
+                sub.connect(endpoint)
+            pub = self._socket(zmq.PUB)
+            pub.sndhwm = config["output"]["sndhwm"]
+            service._secure(pub)
+            _bind(pub, config["output"]["bind"], "output.bind")
+            pupil_sub = None
+            if config["pupil"]["remote"]:
+                endpoint = pupil_sub_endpoint(self.context, config["pupil"]["remote"],
+                                              config["pupil"]["timeout_s"])
+                pupil_sub = self._socket(zmq.SUB)
+                for topic in PupilAdapter.TOPICS:
+                    pupil_sub.subscribe(topic)
+                pupil_sub.connect(endpoint)
+                service.pupil = PupilAdapter()
+                log.info("pupil: subscribed to %s", endpoint)
+        except BaseException:
+            self.__exit__()
+            raise
+        return sub, pub, pupil_sub
+
+    def __exit__(self, *_):
+        for sock in self.sockets:
+            sock.close(linger=0)
+
+
+def _bind(sock, endpoint, field):
+    try:
+        sock.bind(endpoint)
+    except zmq.ZMQError as exc:
+        raise ConfigError(f"{field} cannot bind {endpoint!r}: {exc}") from None
+
+
+def run(config_path=None, overrides=()):
+    """Load the configuration, run the daemon until SIGTERM, return the exit status."""
+    logging.basicConfig(format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    config = load_config(config_path, overrides)
+    return Service(config, config_path, overrides).run()

@@ -1,0 +1,145 @@
+"""One input stream's state inside the daemon: pipeline, smoother, online segmenter, bookkeeping.
+
+A :class:`Session` is created on a stream's first accepted message. :meth:`Session.ingest` checks the
+message against the stream's history (sequence gaps, time going backwards) and feeds the block to the
+stream's :class:`~distractd.pipeline.StreamProcessor`, returning the windows it completes. The
+service classifies the windows of all sessions in one batch, then :meth:`Session.publish` turns each
+session's scores into state and event messages through its smoother and segmenter.
+"""
+
+import math
+
+import numpy as np
+
+from ..models import DecisionSmoother
+from ..pipeline import StreamProcessor
+from ._wire import VERSION, Rejected
+
+__all__ = ["Session", "STATE_NAMES"]
+
+STATE_NAMES = ("attentive", "distracted")
+"""Published state of a smoothed decision 0 and 1."""
+
+
+class Session:
+    """The per-stream state of the daemon.
+
+    Parameters
+    ----------
+    stream : str
+        The stream id (the topic after ``samples.``).
+    pipeline_config : PipelineConfig
+        Window settings of the loaded model.
+    smoothing : dict
+        Keyword arguments of :class:`~distractd.models.DecisionSmoother`.
+    segmenter : OnlineSegmenter or None
+        This stream's online segmenter, or None when segmentation is off.
+    min_quality : float
+        Windows whose valid-sample fraction is below this are published as ``unknown``.
+    now_s : float
+        Monotonic time of creation, in seconds.
+    """
+
+    def __init__(self, stream, pipeline_config, smoothing, segmenter, min_quality, now_s):
+        self.stream = stream
+        self.processor = StreamProcessor(pipeline_config)
+        self.smoother = DecisionSmoother(**smoothing)
+        self.segmenter = segmenter
+        self.min_quality = min_quality
+        self.last_seen_s = now_s
+        self.last_t = -math.inf
+        self.next_seq = None
+        self.state = "unknown"
+        self.latest = None
+        self.segment = None
+        self.rejected_seen = {}
+
+    def ingest(self, block, seq, now_s):
+        """Check one decoded message against the stream's history and run the pipeline on it.
+
+        Returns
+        -------
+        windows : Windows
+            The windows this block completes.
+        n_lost : int
+            Block messages missing before this one by its sequence number.
+
+        Raises
+        ------
+        Rejected
+            ``time_backwards`` when every timestamp is at or before the stream's latest one.
+        """
+        t = block[:, 0]
+        t_max = float(np.nanmax(t)) if len(t) and not np.isnan(t).all() else -math.inf
+        if t_max <= self.last_t:
+            raise Rejected("time_backwards", f"stream {self.stream}: newest t {t_max!r} is not "
+                                             f"after the stream's latest t {self.last_t!r}")
+        n_lost = 0
+        if seq is not None:
+            if self.next_seq is not None and seq > self.next_seq:
+                n_lost = seq - self.next_seq
+            self.next_seq = seq + 1
+        self.last_t = t_max
+        self.last_seen_s = now_s
+        return self.processor.update(block), n_lost
+
+    def new_rejections(self):
+        """Sample rejections by reason since the previous call (from the pipeline's counters)."""
+        delta = {}
+        for reason, count in self.processor.rejected.items():
+            seen = self.rejected_seen.get(reason, 0)
+            if count != seen:
+                delta[reason] = count - seen
+                self.rejected_seen[reason] = count
+        return delta
+
+    def publish(self, windows, scores, model_id):
+        """State and event messages for the windows, in time order.
+
+        Parameters
+        ----------
+        windows : Windows
+        scores : ndarray of shape (len(windows),)
+            Decision values (positive = distracted); NaN where the features were not finite.
+        model_id : str
+
+        Returns
+        -------
+        states : list of dict
+            One state message per window (DESIGN §3).
+        events : list of dict
+            ``transition`` and ``segment`` events.
+        """
+        usable = np.isfinite(scores) & (windows.quality >= self.min_quality)
+        decided = self.smoother.update(windows.t_end[usable], scores[usable])
+        committed = provisional = None
+        if self.segmenter is not None:
+            committed, provisional = self.segmenter.update(windows.X[usable])
+        states, events = [], []
+        k = 0
+        for i in range(len(windows)):
+            t_end = float(windows.t_end[i])
+            if usable[i]:
+                state = STATE_NAMES[decided[k]]
+                k += 1
+            else:
+                state = "unknown"
+            if state != self.state:
+                events.append({"v": VERSION, "stream": self.stream, "t": t_end,
+                               "type": "transition", "from": self.state, "to": state,
+                               "score": float(scores[i]), "model": model_id})
+                self.state = state
+            states.append({"v": VERSION, "stream": self.stream, "t": t_end,
+                           "window": [float(windows.t_start[i]), t_end], "state": state,
+                           "score": float(scores[i]), "model": model_id,
+                           "quality": float(windows.quality[i]), "segment": self.segment})
+        if self.segmenter is not None:
+            events.extend(self._segment_events(committed, provisional, windows.t_end[usable]))
+            if states:
+                states[-1]["segment"] = self.segment
+        if states:
+            self.latest = states[-1]
+        return states, events
+
+    def _segment_events(self, committed, provisional, t_end):
+        raise NotImplementedError
