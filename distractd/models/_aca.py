@@ -1,0 +1,516 @@
+"""Aligned Cluster Analysis (ACA): kernel k-means over variable-length segments of a sequence.
+
+ACA (S2 §3.2; Zhou, De la Torre & Hodgins) splits a frame sequence into contiguous segments of at
+most ``max_length`` frames and clusters them with the DTAK segment kernel. Coordinate descent
+alternates a forward dynamic programme (the best segmentation and labels given the previous
+segmentation's clusters, S2 eq 3.9) and its backtrack, until the segmentation stops changing.
+
+The forward step is the compiled :func:`_dp_advance`. It keeps, per candidate length, one DTAK row
+against every reference frame for the current and the previous end frame (the incremental DTAK
+table ``Q`` of the reference, cut to 2 × max_length × n floats instead of max_length² × n), and the
+frame kernel is evaluated one row at a time, so memory is O(n · max_length), never O(n²).
+The same function drives the online segmenter (:mod:`._online_segmenter`) against fixed prototypes.
+"""
+
+import warnings
+from typing import NamedTuple
+
+import numpy as np
+from numba import njit
+from scipy.linalg import eigh
+from sklearn.base import BaseEstimator, ClusterMixin
+from sklearn.cluster import KMeans
+from sklearn.exceptions import ConvergenceWarning
+from sklearn.utils import check_random_state
+from sklearn.utils.validation import check_is_fitted, validate_data
+
+from .._errors import ModelError
+from .._validation import Interval, Options, check_params
+from ._dtak import _segment_matrix
+from ._kernels import KERNELS, _kernel_diag, _kernel_row, frame_kernel, gaussian_bandwidth
+
+__all__ = ["ACA", "Segmentation"]
+
+_INF = np.inf
+_MAX_RANDOM_TRIES = 100
+
+
+class Segmentation(NamedTuple):
+    """Contiguous segments of a sequence and their clusters.
+
+    Attributes
+    ----------
+    starts : ndarray of shape (n_segments + 1,)
+        0-based first frame of each segment, with the number of frames appended.
+    labels : ndarray of shape (n_segments,)
+        Cluster of each segment.
+    """
+
+    starts: np.ndarray
+    labels: np.ndarray
+
+    def frame_labels(self):
+        """Cluster of every frame, shape (n_frames,)."""
+        return np.repeat(self.labels, np.diff(self.starts))
+
+    def equals(self, other):
+        return np.array_equal(self.starts, other.starts) and np.array_equal(self.labels, other.labels)
+
+
+class _Problem(NamedTuple):
+    """A sequence to segment, as the compiled code sees it."""
+
+    code: int
+    sigma: float
+    X: np.ndarray
+    weights: np.ndarray
+    shift: float
+
+    @property
+    def n(self):
+        return self.X.shape[0]
+
+    def diag(self):
+        return _kernel_diag(self.code, self.sigma, self.X) + self.shift
+
+    def segment_matrix(self, starts):
+        return _segment_matrix(self.code, self.sigma, self.X, starts, self.weights, self.shift)
+
+
+@njit(cache=True)
+def _dp_advance(code, sigma, Xq, wq, dq, Xr, wr, r_starts, r_labels, r_wsum, inv_count, t3,
+                shift, offset, min_len, max_len, Q, krow, obj, head, lab, v0, v1):
+    """Forward DP (``acaFordSlow.m``) over local frames [v0, v1) against reference segments.
+
+    Local frame u is absolute frame ``offset + u``. ``Xq``, ``wq``, ``dq`` hold the candidate frames,
+    their weights and kernel diagonal (at least ``max_len - 1`` frames before v0 unless the buffer
+    starts the stream). ``obj[u + 1]`` is the best cost of frames up to u (``obj[0]`` the cost before
+    the buffer, inf where unreachable); ``head`` (absolute first frame) and ``lab`` (cluster) of the
+    best last segment ending at u are written for u in [v0, v1). ``Q[(offset + u) % 2, l - 1]`` is
+    the last DTAK row of the candidate [u - l + 1, u] against every reference frame.
+    """
+    k = t3.shape[0]
+    m = r_labels.shape[0]
+    t2 = np.empty(k)
+    for v in range(v0, v1):
+        cur = (offset + v) % 2
+        prev = 1 - cur
+        _kernel_row(code, sigma, Xq, v, Xr, krow)
+        if shift != 0.0 and 0 <= offset + v < krow.shape[0]:
+            krow[offset + v] += shift
+        wv_frame = wq[v]
+        best = _INF
+        best_head = -1
+        best_lab = -1
+        wsum = 0.0
+        t1a = 0.0
+        for nv in range(1, min(max_len, v + 1) + 1):
+            i = v - nv + 1
+            wsum += wq[i]
+            t1a += wq[i] * dq[i]
+            t1 = t1a / wsum
+            for c in range(k):
+                t2[c] = 0.0
+            row = Q[cur, nv - 1]
+            above = Q[prev, nv - 2]
+            for j in range(m):
+                s0 = r_starts[j]
+                s1 = r_starts[j + 1]
+                for s in range(s0, s1):
+                    kk = krow[s]
+                    if nv == 1 and s == s0:
+                        row[s] = (wv_frame + wr[s]) * kk
+                    elif nv == 1:
+                        row[s] = row[s - 1] + wr[s] * kk
+                    elif s == s0:
+                        row[s] = above[s] + wv_frame * kk
+                    else:
+                        a = above[s - 1] + (wv_frame + wr[s]) * kk
+                        b = row[s - 1] + wr[s] * kk
+                        cc = above[s] + wv_frame * kk
+                        row[s] = max(a, b, cc)
+                t2[r_labels[j]] += row[s1 - 1] / (wsum + r_wsum[j])
+            if nv < min_len or obj[i] == _INF:
+                continue
+            dist_min = _INF
+            c_min = -1
+            for c in range(k):
+                if inv_count[c] == 0.0:
+                    continue
+                dist = t1 - 2.0 * inv_count[c] * t2[c] + t3[c]
+                if dist < dist_min:
+                    dist_min = dist
+                    c_min = c
+            total = obj[i] + dist_min
+            if total < best:
+                best = total
+                best_head = offset + i
+                best_lab = c_min
+        obj[v + 1] = best
+        head[v] = best_head
+        lab[v] = best_lab
+
+
+@njit(cache=True)
+def _backtrack(head, lab, offset, stop, end):
+    """Segments of the best chain ending at absolute frame ``end``, back to (not into) frame ``stop``.
+
+    Returns absolute starts (with ``end + 1`` appended) and labels, in time order.
+    """
+    count = 0
+    u = end
+    while u > stop:
+        count += 1
+        u = head[u - offset] - 1
+    starts = np.empty(count + 1, dtype=np.int64)
+    labels = np.empty(count, dtype=np.int64)
+    starts[count] = end + 1
+    u = end
+    for c in range(count - 1, -1, -1):
+        starts[c] = head[u - offset]
+        labels[c] = lab[u - offset]
+        u = starts[c] - 1
+    return starts, labels
+
+
+def _cluster_terms(T, labels, k):
+    """1/m_c and t3_c = (1/m_c²) Σ_{j1, j2 ∈ c} T[j1, j2] (zero where a cluster is empty)."""
+    G = np.zeros((k, labels.shape[0]))
+    G[labels, np.arange(labels.shape[0])] = 1.0
+    counts = G.sum(axis=1)
+    inv = np.divide(1.0, counts, out=np.zeros(k), where=counts > 0)
+    t3 = np.einsum("cj,jl,cl->c", G, T, G) * inv**2
+    return inv, t3
+
+
+def _dp_search(problem, seg, k, min_len, max_len, diag):
+    """One forward DP and backtrack given the segmentation ``seg`` (``dpSearch.m``)."""
+    n = problem.n
+    T = problem.segment_matrix(seg.starts)
+    inv, t3 = _cluster_terms(T, seg.labels, k)
+    wsum = np.add.reduceat(problem.weights, seg.starts[:-1])
+    obj = np.empty(n + 1)
+    obj[0] = 0.0
+    head = np.empty(n, dtype=np.int64)
+    lab = np.empty(n, dtype=np.int64)
+    Q = np.empty((2, max_len, n))
+    _dp_advance(problem.code, problem.sigma, problem.X, problem.weights, diag, problem.X,
+                problem.weights, seg.starts, seg.labels, wsum, inv, t3, problem.shift, 0,
+                min_len, max_len, Q, np.empty(n), obj, head, lab, 0, n)
+    if obj[n] == _INF:
+        raise ModelError(f"ACA: no segmentation of {n} frames has every length in "
+                         f"[min_length={min_len}, max_length={max_len}]")
+    starts, labels = _backtrack(head, lab, 0, -1, n - 1)
+    return Segmentation(starts, labels), float(obj[n])
+
+
+def _coordinate_descent(problem, seg, k, min_len, max_len, max_iter):
+    """``segAca.m``: DP steps until (s, G) repeats, a cluster empties (objective inf) or max_iter."""
+    diag = problem.diag()
+    obj = _INF
+    for n_iter in range(1, max_iter + 1):
+        new, obj = _dp_search(problem, seg, k, min_len, max_len, diag)
+        if np.unique(new.labels).shape[0] < k:
+            return new, _INF, n_iter
+        if new.equals(seg):
+            return new, obj, n_iter
+        seg = new
+    return seg, obj, max_iter
+
+
+def _psd_shift(problem, seg):
+    """σ = |λ_min(T)| when the segment kernel matrix of ``seg`` is not PSD (S2 §3.2), else 0."""
+    lam = np.linalg.eigvalsh(problem.segment_matrix(seg.starts))[0]
+    return float(-lam) if lam < 0 else 0.0
+
+
+def _spectral_labels(S, k, rng):
+    """``cluSc.m``: normalised spectral clustering of a similarity matrix into k groups."""
+    d = np.sqrt(np.maximum(S.sum(axis=1), np.finfo(float).tiny))
+    L = S / d[:, None] / d[None, :]
+    _, V = eigh((L + L.T) / 2, subset_by_index=[S.shape[0] - k, S.shape[0] - 1])
+    norms = np.linalg.norm(V, axis=1)
+    norms[norms < np.finfo(float).eps] = 1.0
+    km = KMeans(n_clusters=k, n_init=10, random_state=rng.integers(2**31 - 1))
+    return km.fit_predict(V / norms[:, None]).astype(np.int64)
+
+
+@njit(cache=True)
+def _propagated_similarity(K, max_len):
+    """``conPropSim.m``: κ'(i, j) = max over shifts w ≤ max_len of min(κ(i, j), κ(i+w, j+w))."""
+    n = K.shape[0]
+    P = np.zeros((n, n))
+    for i1 in range(n):
+        for j1 in range(i1 + 1, n):
+            for w in range(1, max_len + 1):
+                i2 = i1 + w
+                j2 = j1 + w
+                if j2 >= n:
+                    break
+                v = min(K[i1, j1], K[i2, j2])
+                P[i1, j1] = max(P[i1, j1], v)
+                P[i2, j2] = max(P[i2, j2], v)
+                P[i1, j2] = max(P[i1, j2], v)
+                P[i2, j1] = max(P[i2, j1], v)
+    out = np.eye(n)
+    for i in range(n):
+        for j in range(i + 1, n):
+            out[i, j] = P[i, j]
+            out[j, i] = P[i, j]
+    return out
+
+
+@njit(cache=True)
+def _merge_frames(frame_labels, k, min_len, max_len):
+    """``mergeDP.m`` (with its comparison bug fixed): merge frame labels into segments whose
+    lengths lie in [min_len, max_len], minimising the number of frames relabelled."""
+    n = frame_labels.shape[0]
+    cum = np.zeros((n + 1, k), dtype=np.int64)
+    for u in range(n):
+        cum[u + 1] = cum[u]
+        cum[u + 1, frame_labels[u]] += 1
+    obj = np.full(n + 1, _INF)
+    obj[0] = 0.0
+    head = np.full(n, -1, dtype=np.int64)
+    lab = np.full(n, -1, dtype=np.int64)
+    for v in range(n):
+        for nv in range(min_len, min(max_len, v + 1) + 1):
+            i = v - nv + 1
+            if obj[i] == _INF:
+                continue
+            c_best = 0
+            for c in range(1, k):
+                if cum[v + 1, c] - cum[i, c] > cum[v + 1, c_best] - cum[i, c_best]:
+                    c_best = c
+            total = obj[i] + nv - (cum[v + 1, c_best] - cum[i, c_best])
+            if total < obj[v + 1]:
+                obj[v + 1] = total
+                head[v] = i
+                lab[v] = c_best
+    return head, lab, obj[n]
+
+
+def _random_segmentation(problem, k, min_len, max_len, rng):
+    """``segIniR.m``: random lengths in [min_len, max_len], spectral clustering of their DTAK matrix."""
+    n = problem.n
+    for _ in range(_MAX_RANDOM_TRIES):
+        lengths = rng.integers(min_len, max_len + 1, size=n // min_len + 1)
+        ends = np.cumsum(lengths)
+        m = int(np.searchsorted(ends, n)) + 1
+        starts = np.concatenate([[0], ends[:m - 1], [n]]).astype(np.int64)
+        if not min_len <= starts[-1] - starts[-2] <= max_len:
+            continue
+        labels = _spectral_labels(problem.segment_matrix(starts), k, rng)
+        if np.unique(labels).shape[0] == k:
+            return Segmentation(starts, labels)
+    raise ModelError(f"ACA: no random initial segmentation with {k} non-empty clusters in "
+                     f"{_MAX_RANDOM_TRIES} tries; lower n_clusters={k}")
+
+
+def _frame_merge_segmentation(problem, frame_labels, k, min_len, max_len, rng):
+    head, lab, obj = _merge_frames(frame_labels, k, min_len, max_len)
+    if obj == _INF:
+        raise ModelError(f"ACA: {problem.n} frames cannot be cut into segments of "
+                         f"[min_length={min_len}, max_length={max_len}] frames")
+    seg = Segmentation(*_backtrack(head, lab, 0, -1, problem.n - 1))
+    if np.unique(seg.labels).shape[0] < k:
+        return _random_segmentation(problem, k, min_len, max_len, rng)
+    return seg
+
+
+def _initial_segmentation(problem, init, k, min_len, max_len, rng):
+    """One initial segmentation: "random", "propagative" (``segIniP.m``) or "kmeans"."""
+    if init == "random":
+        return _random_segmentation(problem, k, min_len, max_len, rng)
+    if init == "kmeans":
+        km = KMeans(n_clusters=k, n_init=10, random_state=rng.integers(2**31 - 1))
+        frame_labels = km.fit_predict(problem.X).astype(np.int64)
+    else:
+        K = problem.X if problem.code == KERNELS["precomputed"] else frame_kernel(
+            problem.X, kernel=_kernel_name(problem.code), sigma=problem.sigma)
+        frame_labels = _spectral_labels(_propagated_similarity(K, max_len), k, rng)
+    return _frame_merge_segmentation(problem, frame_labels, k, min_len, max_len, rng)
+
+
+def _kernel_name(code):
+    return next(name for name, value in KERNELS.items() if value == code)
+
+
+def _segment_problem(problem, init, init_segmentation, k, min_len, min_dp, max_len, n_init,
+                     max_iter, psd_shift, rng):
+    """Restarts of coordinate descent; the result with the lowest objective (``segAlg.m``).
+
+    ``min_len`` bounds the initial segments, ``min_dp`` the DP's segments.
+    """
+    if init_segmentation is not None:
+        seeds = [init_segmentation]
+    else:
+        seeds = [_initial_segmentation(problem, init, k, min_len, max_len, rng)
+                 for _ in range(n_init)]
+    best = None
+    for seg0 in seeds:
+        run = problem._replace(shift=_psd_shift(problem, seg0)) if psd_shift else problem
+        seg, obj, n_iter = _coordinate_descent(run, seg0, k, min_dp, max_len, max_iter)
+        if best is None or obj < best[1]:
+            best = (seg, obj, n_iter, run.shift)
+    if best[1] == _INF:
+        warnings.warn(f"ACA: every restart emptied a cluster (n_clusters={k}); the result has "
+                      "fewer clusters and an infinite objective", ConvergenceWarning, stacklevel=3)
+    return best
+
+
+class ACA(ClusterMixin, BaseEstimator):
+    """Aligned Cluster Analysis: segment a frame sequence and cluster the segments.
+
+    Parameters
+    ----------
+    n_clusters : int, default=2
+        Number of segment clusters k.
+    min_length : int, default=1
+        Shortest segment, in frames: used by the initialisation, and by the DP when
+        ``enforce_min_length``.
+    max_length : int, default=10
+        Longest segment, in frames (n_max).
+    enforce_min_length : bool, default=False
+        Also forbid segments shorter than ``min_length`` in the DP. The reference code does not,
+        and the objective already charges every segment its own distance.
+    kernel : {"gaussian", "binary", "linear", "precomputed"}, default="gaussian"
+        Frame kernel; with "precomputed", ``X`` is the (n_frames, n_frames) kernel matrix.
+    sigma : float or None, default=None
+        Gaussian width in feature units; None sets it by the reference rule with ``nei``.
+    nei : float, default=0.1
+        Neighbourhood fraction of the bandwidth rule (:func:`gaussian_bandwidth`).
+    init : {"random", "propagative", "kmeans"}, default="random"
+        Initial segmentation: random lengths and spectral labels, propagative similarity (dense,
+        O(n²) memory), or k-means frame labels merged into segments (O(n) memory).
+    n_init : int, default=5
+        Restarts; the lowest objective wins.
+    max_iter : int, default=20
+        Coordinate-descent iterations per restart (the reference's nIterMa).
+    psd_shift : bool, default=False
+        Add |λ_min(T)| of the initial segment kernel matrix to the frame kernel's diagonal when T is
+        not positive semi-definite (S2 §3.2); the reference code does not.
+    random_state : int, Generator or None, default=None
+        Seed of the initialisation.
+
+    Attributes
+    ----------
+    segments_ : Segmentation
+        Segment starts (0-based, n appended) and clusters.
+    labels_ : ndarray of shape (n_frames,)
+        Cluster of every frame.
+    objective_ : float
+        ACA energy J of ``segments_`` (inf if a cluster emptied).
+    n_iter_ : int
+        Coordinate-descent iterations of the kept restart.
+    sigma_ : float
+        Gaussian width used, in feature units.
+    shift_ : float
+        Diagonal shift applied by ``psd_shift`` (0 when none).
+
+    References
+    ----------
+    S2 §3.2; F. Zhou, F. De la Torre, J. Hodgins, "Aligned Cluster Analysis for temporal
+    segmentation of human motion", FG 2008.
+    """
+
+    _parameter_constraints = {
+        "n_clusters": Interval(1, None, integer=True),
+        "min_length": Interval(1, None, integer=True),
+        "max_length": Interval(1, None, integer=True),
+        "enforce_min_length": bool,
+        "kernel": Options(tuple(KERNELS)),
+        "sigma": [None, Interval(0, None)],
+        "nei": Interval(0, 1),
+        "init": Options(("random", "propagative", "kmeans")),
+        "n_init": Interval(1, None, integer=True),
+        "max_iter": Interval(1, None, integer=True),
+        "psd_shift": bool,
+    }
+
+    def __init__(self, n_clusters=2, min_length=1, max_length=10, enforce_min_length=False,
+                 kernel="gaussian", sigma=None, nei=0.1, init="random", n_init=5, max_iter=20,
+                 psd_shift=False, random_state=None):
+        self.n_clusters = n_clusters
+        self.min_length = min_length
+        self.max_length = max_length
+        self.enforce_min_length = enforce_min_length
+        self.kernel = kernel
+        self.sigma = sigma
+        self.nei = nei
+        self.init = init
+        self.n_init = n_init
+        self.max_iter = max_iter
+        self.psd_shift = psd_shift
+        self.random_state = random_state
+
+    def fit(self, X, y=None, init_segmentation=None, sample_weight=None):
+        """Segment and cluster the sequence ``X``.
+
+        Parameters
+        ----------
+        X : ndarray of shape (n_frames, n_features) or (n_frames, n_frames) when precomputed
+            Frames in time order.
+        y : ignored
+        init_segmentation : Segmentation, default=None
+            Start from this segmentation instead of ``n_init`` initialisations.
+        sample_weight : ndarray of shape (n_frames,), default=None
+            Frame weights (unit when None).
+
+        Returns
+        -------
+        self : ACA
+        """
+        check_params(self.get_params(), self._parameter_constraints, owner="ACA")
+        _check_lengths(self.min_length, self.max_length, "ACA")
+        X = validate_data(self, X, dtype=np.float64, order="C")
+        problem = _make_problem(X, self.kernel, self.sigma, self.nei, sample_weight, "ACA")
+        rng = np.random.default_rng(check_random_state(self.random_state).randint(2**31 - 1))
+        min_dp = self.min_length if self.enforce_min_length else 1
+        seg, obj, n_iter, shift = _segment_problem(
+            problem, self.init, _as_segmentation(init_segmentation), self.n_clusters,
+            self.min_length, min_dp, self.max_length, self.n_init, self.max_iter, self.psd_shift,
+            rng)
+        self.segments_ = seg
+        self.labels_ = seg.frame_labels()
+        self.objective_ = obj
+        self.n_iter_ = n_iter
+        self.sigma_ = problem.sigma
+        self.shift_ = shift
+        return self
+
+    def fit_predict(self, X, y=None, **fit_params):
+        """Fit and return the cluster of every frame, shape (n_frames,)."""
+        return self.fit(X, **fit_params).labels_
+
+    def segment_table(self):
+        """Rows (start, end, cluster) of the fitted segments, frames 0-based, end exclusive."""
+        check_is_fitted(self)
+        s = self.segments_
+        return np.column_stack([s.starts[:-1], s.starts[1:], s.labels])
+
+
+def _check_lengths(min_length, max_length, owner):
+    if min_length > max_length:
+        raise ModelError(f"{owner}.min_length={min_length} must not exceed "
+                         f"max_length={max_length}")
+
+
+def _as_segmentation(seg):
+    if seg is None:
+        return None
+    return Segmentation(np.asarray(seg.starts, dtype=np.int64), np.asarray(seg.labels, dtype=np.int64))
+
+
+def _make_problem(X, kernel, sigma, nei, sample_weight, owner):
+    """Resolve the kernel width and weights of a sequence (validated at the estimator boundary)."""
+    n = X.shape[0]
+    if kernel == "precomputed" and X.shape[1] != n:
+        raise ModelError(f"{owner}: a precomputed kernel must be square, got shape {X.shape}")
+    if sigma is None:
+        sigma = gaussian_bandwidth(X, nei) if kernel == "gaussian" else 0.0
+    weights = np.ones(n) if sample_weight is None else np.asarray(sample_weight, dtype=np.float64)
+    if weights.shape != (n,) or not np.all(weights > 0):
+        raise ModelError(f"{owner}: sample_weight must be {n} positive weights, got shape "
+                         f"{weights.shape}")
+    return _Problem(KERNELS[kernel], float(sigma), X, np.ascontiguousarray(weights), 0.0)
