@@ -90,7 +90,90 @@ def _convert(args):
     return 0
 
 
-_COMMANDS = [_add_info, _add_convert]
+def _add_run(subparsers):
+    parser = _command(subparsers, "run", _run,
+                      "Run the daemon: subscribe to sample streams, publish distraction states.")
+    parser.add_argument("--config", metavar="PATH", help="TOML configuration (default: built-in "
+                        "defaults, as in config/distractd.toml)")
+    parser.add_argument("--set", dest="overrides", action="append", default=[],
+                        metavar="SECTION.KEY=VALUE", help="override one option (repeatable)")
+
+
+def _run(args):
+    from .daemon import run
+
+    return run(args.config, args.overrides)
+
+
+def _add_replay(subparsers):
+    parser = _command(subparsers, "replay", _replay,
+                      "Publish recordings to a daemon at real time or N times faster.")
+    parser.add_argument("inputs", nargs="+", metavar="IN", help="recordings (binary or CSV)")
+    parser.add_argument("--endpoint", default="tcp://127.0.0.1:5555",
+                        help="daemon input endpoint to connect to (default: %(default)s)")
+    parser.add_argument("--speed", type=float, default=1.0, help="time scale (default: 1)")
+    parser.add_argument("--streams", type=int, default=1, metavar="K",
+                        help="copies of each recording under distinct stream ids (default: 1)")
+    parser.add_argument("--form", choices=("block", "map"), default="block",
+                        help="wire form (default: %(default)s)")
+    parser.add_argument("--block-samples", type=int, default=6,
+                        help="samples per block message (default: %(default)s)")
+    parser.add_argument("--stream-id", help="stream id (default: the recording's driver id)")
+    parser.add_argument("--wait", type=float, default=5.0, metavar="SECONDS",
+                        help="how long to wait for the daemon (default: %(default)s)")
+
+
+def _replay(args):
+    from .pipeline import read_recording
+    from .simulators import replay
+
+    recordings = [read_recording(path) for path in args.inputs]
+    _print_json(replay(recordings, args.endpoint, speed=args.speed, copies=args.streams,
+                       form=args.form, block_samples=args.block_samples, wait_s=args.wait,
+                       prefix=args.stream_id))
+    return 0
+
+
+def _add_pupil_emulator(subparsers):
+    parser = _command(subparsers, "pupil-emulator", _pupil_emulator,
+                      "Impersonate Pupil Capture (Pupil Remote + backbone) serving a recording.")
+    parser.add_argument("input", metavar="IN", help="recording (binary or CSV)")
+    parser.add_argument("--port", type=int, default=50020,
+                        help="Pupil Remote port (default: %(default)s)")
+    parser.add_argument("--host", default="127.0.0.1", help="bind address (default: %(default)s)")
+    parser.add_argument("--speed", type=float, default=1.0, help="time scale (default: 1)")
+
+
+def _pupil_emulator(args):
+    from .pipeline import read_recording
+    from .simulators import PupilEmulator
+
+    emulator = PupilEmulator(read_recording(args.input), port=args.port, host=args.host,
+                             speed=args.speed)
+    sent = emulator.run(on_ready=lambda e: print(
+        f"Pupil Remote on tcp://{e.host}:{e.port}, backbone SUB_PORT {e.sub_port}, "
+        f"PUB_PORT {e.pub_port}; streaming at the first subscription", flush=True))
+    print(f"sent {sent} datums")
+    return 0
+
+
+def _add_demo(subparsers):
+    parser = _command(subparsers, "demo", _demo,
+                      "Start the daemon on the shipped model, replay a simulated drive, show states.")
+    parser.add_argument("--duration", type=float, default=240.0, metavar="SECONDS",
+                        help="simulated drive length (default: %(default)s)")
+    parser.add_argument("--speed", type=float, default=20.0,
+                        help="replay time scale (default: %(default)s)")
+    parser.add_argument("--seed", type=int, default=7, help="simulator seed (default: %(default)s)")
+
+
+def _demo(args):
+    from .daemon import demo
+
+    return demo(duration_s=args.duration, speed=args.speed, seed=args.seed)
+
+
+_COMMANDS = [_add_info, _add_convert, _add_run, _add_replay, _add_pupil_emulator, _add_demo]
 
 if __name__ == "__main__":
     raise SystemExit(main())

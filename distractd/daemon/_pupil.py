@@ -33,7 +33,7 @@ from .._errors import ConfigError
 from ..pipeline import FIELD_INDEX, empty_block
 from ._wire import Rejected
 
-__all__ = ["PupilAdapter", "pupil_sub_endpoint"]
+__all__ = ["PupilAdapter", "gaze_angles", "pupil_sub_endpoint"]
 
 _COLUMNS = {name: FIELD_INDEX[name] for name in (
     "t", "gaze_r_yaw", "gaze_r_pitch", "gaze_l_yaw", "gaze_l_pitch", "pupil_r", "pupil_l",
