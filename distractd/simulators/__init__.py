@@ -1,1 +1,10 @@
 """Synthetic drives, replay and the Pupil Core-compatible emulator."""
+
+from ._driver import DriverTraits, draw_driver
+from ._protocol import Section, cognitive_load, drive_schedule, schedule_labels
+from ._simulate import cohort_seeds, simulate_cohort, simulate_drive
+
+__all__ = [
+    "simulate_drive", "simulate_cohort", "cohort_seeds",
+    "DriverTraits", "draw_driver", "Section", "drive_schedule", "schedule_labels", "cognitive_load",
+]

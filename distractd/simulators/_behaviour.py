@@ -1,0 +1,226 @@
+"""What the driver looks at and when they blink: event sequences, before any signal is rendered.
+
+Gaze is a semi-Markov process over targets. On the road, fixations (optokinetic pursuit of points on
+the future path, Lappi & Lehtonen 2013) follow each other with small resetting saccades; their
+positions are an AR(1) scatter around the road centre. After each road fixation an off-road glance
+starts with a hazard equal to the driver's glance rate; the glance goes to a mirror or the
+speedometer (or, in visual-distraction episodes, the centre-stack display). Cognitive load and a slow
+driving-demand process modulate scatter, glance rate and fixation duration. Blinks are a gamma
+renewal process in time rescaled by the momentary blink rate, plus blinks attached to large gaze
+shifts (Cardona & Quevedo 2014).
+"""
+
+from dataclasses import dataclass
+
+import numpy as np
+from numba import njit
+
+from ._oculomotor import main_sequence_peak, ou_noise, saccade_duration
+
+__all__ = ["TARGETS", "GazePlan", "BlinkPlan", "plan_gaze", "plan_blinks"]
+
+TARGETS = ("road", "interior_mirror", "right_mirror", "left_mirror", "speedometer", "display")
+"""Gaze targets of a right-hand-drive car, indexed as in :attr:`GazePlan.target`."""
+
+# Per target: yaw range, pitch range (degrees, + = right / up), viewing distance (m).
+_TARGET_GEOMETRY = np.array([
+    [0.0, 0.0, 0.0, 0.0, 30.0],
+    [-30.0, -20.0, 5.0, 10.0, 0.6],
+    [35.0, 45.0, -10.0, -5.0, 1.0],
+    [-70.0, -55.0, -10.0, -5.0, 1.6],
+    [0.0, 5.0, -20.0, -15.0, 0.7],
+    [-30.0, -20.0, -30.0, -20.0, 0.7],
+])
+# Share of mirror/instrument glances per target (road and display are never drawn here).
+_GLANCE_SHARE = np.array([0.0, 0.40, 0.25, 0.10, 0.25, 0.0])
+_DEMAND_SD, _DEMAND_TAU_S = 0.15, 60.0
+_LINKED_BLINK_DEG, _LINKED_BLINK_P = 30.0, 0.85
+_BLINK_CV = 0.8
+_GRID_DT_S = 0.1
+
+
+@dataclass
+class GazePlan:
+    """Fixations (with pursuit drift) and the saccades leading into them; times in s, angles in deg.
+
+    Saccade ``i`` moves gaze from the end of fixation ``i - 1`` to the start of fixation ``i``
+    (``saccade_duration[0]`` is 0). ``distance_m`` is the viewing distance of each fixation.
+    """
+
+    start: np.ndarray
+    duration: np.ndarray
+    yaw: np.ndarray
+    pitch: np.ndarray
+    drift_yaw: np.ndarray
+    drift_pitch: np.ndarray
+    target: np.ndarray
+    distance_m: np.ndarray
+    saccade_start: np.ndarray
+    saccade_duration: np.ndarray
+    saccade_amplitude: np.ndarray
+    saccade_peak: np.ndarray
+
+    def __len__(self):
+        return len(self.start)
+
+
+@dataclass
+class BlinkPlan:
+    """Blink onsets and phase durations (s) and depth (peak closure, 0..1)."""
+
+    start: np.ndarray
+    close_s: np.ndarray
+    closed_s: np.ndarray
+    open_s: np.ndarray
+    depth: np.ndarray
+
+
+def plan_gaze(rng, traits, t_end_s, load, visual, *, grid_dt_s=_GRID_DT_S):
+    """Draw the fixation and saccade sequence of one drive.
+
+    Parameters
+    ----------
+    rng : numpy.random.Generator
+    traits : DriverTraits
+    t_end_s : float
+        Drive length in seconds.
+    load, visual : ndarray
+        Cognitive load (0..1) and visual-task flag (0/1) on a grid of step ``grid_dt_s`` from 0 s.
+
+    Returns
+    -------
+    GazePlan
+    """
+    n_max = int(t_end_s * 11) + 64
+    geometry = _TARGET_GEOMETRY.copy()
+    geometry[1:, 0] = rng.uniform(geometry[1:, 0], geometry[1:, 1])
+    geometry[1:, 2] = rng.uniform(geometry[1:, 2], geometry[1:, 3])
+    geometry[0, 2] = traits.road_pitch_deg
+    demand = np.exp(ou_noise(rng, len(load), grid_dt_s, _DEMAND_TAU_S, _DEMAND_SD))
+    normals = rng.standard_normal((n_max, 5))
+    uniforms = rng.random((n_max, 4))
+    params = np.array([
+        traits.road_sd_yaw_deg, traits.road_sd_pitch_deg, traits.road_pitch_deg,
+        traits.fixation_median_s, traits.glance_rate_per_min / 60.0, traits.glance_median_s,
+        traits.okn_gain_per_s, traits.load_gaze_sd_yaw, traits.load_gaze_sd_pitch,
+        traits.load_glance_rate, traits.load_fixation, traits.vmax_deg_s, traits.c_deg,
+        traits.load_velocity,
+    ])
+    out = np.empty((n_max, 10))
+    n = _plan_gaze_kernel(t_end_s, grid_dt_s, load, demand, visual, geometry[:, 0],
+                          geometry[:, 2], np.cumsum(_GLANCE_SHARE), params, normals, uniforms, out)
+    out = out[:n]
+    start, duration = out[:, 0], out[:, 1]
+    target = out[:, 6].astype(np.int8)
+    amplitude, into = out[:, 7], out[:, 8]
+    return GazePlan(
+        start=start, duration=duration, yaw=out[:, 2], pitch=out[:, 3], drift_yaw=out[:, 4],
+        drift_pitch=out[:, 5], target=target, distance_m=geometry[target, 4],
+        saccade_start=start - into, saccade_duration=into,
+        saccade_amplitude=amplitude, saccade_peak=out[:, 9],
+    )
+
+
+@njit(cache=True)
+def _plan_gaze_kernel(t_end, grid_dt, load, demand, visual, target_yaw, target_pitch,
+                      glance_cdf, params, normals, uniforms, out):
+    (sd_yaw, sd_pitch, road_pitch, fix_median, glance_rate, glance_median, okn_gain,
+     m_sd_yaw, m_sd_pitch, m_glance, m_fix, vmax, c, m_vel) = params
+    n_grid = len(load)
+    t = 0.0
+    road_yaw, road_pitch_now = 0.0, road_pitch
+    end_yaw, end_pitch = 0.0, road_pitch
+    target = 0
+    episode_left = 0
+    road_since_display, road_needed = 0.0, 0.0
+    i = 0
+    while t < t_end and i < len(out):
+        k = min(int(t / grid_dt), n_grid - 1)
+        level, dem, vis = load[k], demand[k], visual[k] > 0.5
+        z, u = normals[i], uniforms[i]
+        if target == 0:
+            rho = 0.5
+            s_yaw = sd_yaw * dem * m_sd_yaw ** level
+            s_pitch = sd_pitch * dem * m_sd_pitch ** level
+            road_yaw = rho * road_yaw + np.sqrt(1 - rho * rho) * s_yaw * z[0]
+            road_pitch_now = road_pitch + rho * (road_pitch_now - road_pitch) + \
+                np.sqrt(1 - rho * rho) * s_pitch * z[1]
+            yaw, pitch = road_yaw, road_pitch_now
+            duration = fix_median * m_fix ** level * np.exp(0.45 * z[2])
+            duration = min(max(duration, 0.1), 3.0)
+            drift_yaw = okn_gain * yaw + 0.3 * z[3]
+            drift_pitch = -okn_gain * 2.0
+        elif target == 5:
+            yaw, pitch = target_yaw[5] + z[0], target_pitch[5] + z[1]
+            duration = min(max(1.1 * np.exp(0.45 * z[2]), 0.3), 5.0)
+            drift_yaw, drift_pitch = 0.0, 0.0
+        else:
+            yaw, pitch = target_yaw[target] + z[0], target_pitch[target] + 0.5 * z[1]
+            duration = min(max(glance_median * np.exp(0.35 * z[2]), 0.2), 3.0)
+            drift_yaw, drift_pitch = 0.0, 0.0
+        amplitude, saccade, peak = 0.0, 0.0, 0.0
+        if i > 0:
+            amplitude = np.sqrt((yaw - end_yaw) ** 2 + (pitch - end_pitch) ** 2)
+            peak = main_sequence_peak(amplitude, vmax, c) * m_vel ** level * np.exp(0.07 * z[4])
+            saccade = saccade_duration(amplitude, peak, c / vmax)
+        t += saccade
+        out[i, 0], out[i, 1], out[i, 2], out[i, 3] = t, duration, yaw, pitch
+        out[i, 4], out[i, 5], out[i, 6] = drift_yaw, drift_pitch, target
+        out[i, 7], out[i, 8], out[i, 9] = amplitude, saccade, peak
+        end_yaw, end_pitch = yaw + drift_yaw * duration, pitch + drift_pitch * duration
+        t += duration
+        # choose the next target
+        if target != 0:
+            if target == 5:
+                road_since_display, road_needed = 0.0, 0.5 + u[3]
+            road_yaw, road_pitch_now = 0.3 * z[3], road_pitch
+            target = 0
+        else:
+            road_since_display += duration
+            if vis and episode_left == 0 and u[2] < 1 - np.exp(-duration / 6.0):
+                episode_left = 3 + int(8 * u[3])
+                road_needed = 0.0
+            if episode_left > 0 and not vis:
+                episode_left = 0
+            if episode_left > 0 and road_since_display >= road_needed:
+                target = 5
+                episode_left -= 1
+            elif u[0] < 1 - np.exp(-glance_rate * dem * m_glance ** level * duration):
+                target = 1
+                while target < 4 and u[1] > glance_cdf[target]:
+                    target += 1
+        i += 1
+    return i
+
+
+def plan_blinks(rng, traits, t_end_s, load, visual, gaze, *, grid_dt_s=_GRID_DT_S):
+    """Draw the blinks of one drive.
+
+    Spontaneous blinks form a gamma renewal process (within-driver inter-blink CV 0.8, Doughty
+    2002) in operational time, mapped to clock time by the momentary rate: the driver's rate times
+    ``load_blink_rate ** load``, halved during visual tasks (blink inhibition). A blink joins a
+    gaze shift over 30 deg with probability 0.85; spontaneous blinks make up the rest of the rate.
+    Blinks closer than 0.4 s to the previous one are dropped.
+    """
+    large = gaze.saccade_amplitude > _LINKED_BLINK_DEG
+    linked = gaze.saccade_start[large & (rng.random(len(gaze)) < _LINKED_BLINK_P)]
+    linked_rate = len(linked) / t_end_s
+    base = max(traits.blink_rate_per_min / 60.0 - linked_rate, 0.5 * traits.blink_rate_per_min / 60)
+    rate = base * traits.load_blink_rate ** load * (1 - 0.5 * visual)
+    grid_t = np.arange(len(load)) * grid_dt_s
+    cumulative = np.r_[0.0, np.cumsum(rate[:-1] * grid_dt_s)]
+    shape = 1 / _BLINK_CV ** 2
+    n_max = int(cumulative[-1] * 1.5) + 32
+    operational = np.cumsum(rng.gamma(shape, 1 / shape, n_max)) - rng.random() * 2
+    operational = operational[(operational >= 0) & (operational < cumulative[-1])]
+    onsets = np.sort(np.r_[np.interp(operational, cumulative, grid_t), linked])
+    onsets = onsets[np.r_[True, np.diff(onsets) > 0.4]]
+    n = len(onsets)
+    partial = rng.random(n) < traits.blink_partial_fraction
+    return BlinkPlan(
+        start=onsets,
+        close_s=traits.blink_close_s * np.exp(0.1 * rng.standard_normal(n)),
+        closed_s=rng.uniform(0.0, 0.04, n),
+        open_s=traits.blink_open_s * np.exp(0.15 * rng.standard_normal(n)),
+        depth=np.where(partial, rng.uniform(0.4, 0.9, n), 1.0),
+    )

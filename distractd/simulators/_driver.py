@@ -1,0 +1,143 @@
+"""One synthetic driver: baseline physiology, habits, tracker quality and load effects, from a seed.
+
+Every trait is drawn once per driver from a between-driver distribution whose centre and spread come
+from the literature collected in ``SIMULATOR_EVIDENCE.md`` (the table in ``docs/simulator.md`` gives
+each source and grade). Load effects are multipliers applied at full cognitive load; a driver's
+*susceptibility* scales all of them together, so some drivers show almost no effect.
+"""
+
+import math
+from dataclasses import asdict, dataclass
+
+import numpy as np
+
+__all__ = ["DriverTraits", "draw_driver"]
+
+
+@dataclass(frozen=True)
+class DriverTraits:
+    """The per-driver parameters of the simulator (angles in degrees, times in seconds).
+
+    Attributes ending in ``_deg``, ``_s``, ``_mm``, ``_m``, ``_per_min`` carry those units. Fields
+    named ``load_*`` are the multipliers (``load_pupil_mm``: the additive dilation) that full
+    cognitive load applies to the matching baseline behaviour.
+    """
+
+    age_years: float
+    female: bool
+    road_sd_yaw_deg: float
+    road_sd_pitch_deg: float
+    road_pitch_deg: float
+    fixation_median_s: float
+    glance_rate_per_min: float
+    glance_median_s: float
+    okn_gain_per_s: float
+    vmax_deg_s: float
+    c_deg: float
+    eye_free_deg: float
+    head_gain: float
+    head_shift_m_per_rad: float
+    head_sway_deg: float
+    head_sway_m: float
+    head_position_m: tuple
+    blink_rate_per_min: float
+    blink_close_s: float
+    blink_open_s: float
+    blink_partial_fraction: float
+    pupil_mm: float
+    anisocoria_mm: float
+    noise_deg: float
+    offset_yaw_deg: float
+    offset_pitch_deg: float
+    loss_per_min: float
+    loss_median_s: float
+    drop_fraction: float
+    duplicate_fraction: float
+    jitter_s: float
+    susceptibility: float
+    load_gaze_sd_yaw: float
+    load_gaze_sd_pitch: float
+    load_glance_rate: float
+    load_fixation: float
+    load_velocity: float
+    load_blink_rate: float
+    load_pupil_mm: float
+    load_head_sd: float
+
+    def summary(self):
+        """The traits as a JSON-ready dict (floats rounded to 4 significant digits)."""
+        return {name: (float(f"{value:.4g}") if isinstance(value, float) else
+                       [float(f"{v:.4g}") for v in value] if isinstance(value, tuple) else value)
+                for name, value in asdict(self).items()}
+
+
+# Median load multipliers of the sound-counting task (SIMULATOR_EVIDENCE "per-driver effect
+# multipliers"), applied as median ** susceptibility.
+_LOAD_MEDIANS = {
+    "load_gaze_sd_yaw": 0.85, "load_gaze_sd_pitch": 0.75, "load_glance_rate": 0.55,
+    "load_fixation": 1.05, "load_velocity": 0.97, "load_blink_rate": 1.15, "load_head_sd": 0.85,
+}
+
+
+def draw_driver(seed):
+    """Draw one driver's traits.
+
+    Parameters
+    ----------
+    seed : int, numpy.random.SeedSequence or numpy.random.Generator
+        The driver's seed; equal seeds give equal drivers.
+
+    Returns
+    -------
+    DriverTraits
+    """
+    rng = np.random.default_rng(seed)
+    age = float(rng.uniform(21.0, 65.0))
+    female = bool(rng.random() < 11 / 34)
+
+    def lognormal(median, sigma):
+        return float(median * math.exp(sigma * rng.standard_normal()))
+
+    # Susceptibility ~ Gamma(1.5, 1/1.5): mean 1, about 20 % of drivers below 0.3 (nearly no effect).
+    susceptibility = float(rng.gamma(1.5, 1 / 1.5))
+    effects = {name: float(median ** susceptibility * math.exp(0.05 * rng.standard_normal()))
+               for name, median in _LOAD_MEDIANS.items()}
+    # Blink rate: log-normal between drivers, women higher (Sforza 2008), median ~17/min driving.
+    blink_median = 20.0 if female else 16.0
+    return DriverTraits(
+        age_years=age,
+        female=female,
+        road_sd_yaw_deg=lognormal(3.0, 0.2),
+        road_sd_pitch_deg=lognormal(1.6, 0.2),
+        road_pitch_deg=float(rng.uniform(-3.0, -1.0)),
+        fixation_median_s=lognormal(0.33, 0.12),
+        glance_rate_per_min=lognormal(6.0, 0.25),
+        glance_median_s=lognormal(0.55, 0.12),
+        okn_gain_per_s=float(rng.uniform(0.15, 0.35)),
+        vmax_deg_s=lognormal(510.0, 0.12),
+        c_deg=float(rng.uniform(6.5, 9.0)),
+        eye_free_deg=float(rng.uniform(15.0, 22.0)),
+        head_gain=float(rng.uniform(0.5, 0.9)),
+        head_shift_m_per_rad=float(rng.uniform(0.02, 0.09)),
+        head_sway_deg=lognormal(1.5, 0.3),
+        head_sway_m=lognormal(0.005, 0.3),
+        head_position_m=(float(rng.normal(0.0, 0.02)), float(rng.normal(0.0, 0.02)),
+                         float(rng.normal(0.65, 0.04))),
+        blink_rate_per_min=lognormal(blink_median, 0.4),
+        blink_close_s=lognormal(0.075, 0.12) * (1 + 0.006 * max(age - 30.0, 0.0)),
+        blink_open_s=lognormal(0.17, 0.15) * (1 + 0.01 * max(age - 30.0, 0.0)),
+        blink_partial_fraction=float(rng.uniform(0.3, 0.55)),
+        pupil_mm=float(np.clip(4.03 - 0.025 * (age - 40.0) + 0.8 * rng.standard_normal(), 2.5, 7.0)),
+        anisocoria_mm=float(rng.normal(0.0, 0.2)),
+        noise_deg=lognormal(0.32, 0.3),
+        offset_yaw_deg=float(rng.normal(0.0, 0.9)),
+        offset_pitch_deg=float(rng.normal(0.0, 0.9)),
+        loss_per_min=lognormal(0.8, 0.9),
+        loss_median_s=lognormal(0.6, 0.3),
+        drop_fraction=float(10 ** rng.uniform(-3.0, -2.0)),
+        duplicate_fraction=float(10 ** rng.uniform(-3.5, -2.5)),
+        jitter_s=float(rng.uniform(0.0005, 0.002)),
+        susceptibility=susceptibility,
+        load_pupil_mm=float(0.15 * susceptibility * math.exp(0.2 * rng.standard_normal())),
+        **effects,
+    )

@@ -1,0 +1,101 @@
+"""The drive schedule of the source protocol: normal driving, sound-counting tasks, recovery gaps.
+
+One protocol cycle is a normal-driving section, a secondary-task section and a 15 s recovery gap
+(Liu's thesis §5.3.3; ALGORITHMS §1.10). Task sections last N(52.9 s, 7.8 s) clipped to 30-80 s;
+normal sections 73 + 206 * Beta(1, 5) s, which stays within the reported 73-279 s and has a mean of
+107 s so that task/normal time is about the reported 0.45 imbalance. Labels are 1 inside task
+sections and 0 elsewhere; recovery gaps are labelled 0 (the source labels task vs normal only) while
+the simulated behaviour carries the load over into them.
+"""
+
+from dataclasses import dataclass
+
+import numpy as np
+
+__all__ = ["Section", "drive_schedule", "schedule_labels", "cognitive_load"]
+
+N_TASKS = 9
+RECOVERY_S = 15.0
+TASK_MEAN_S, TASK_SD_S, TASK_RANGE_S = 52.9, 7.8, (30.0, 80.0)
+NORMAL_MIN_S, NORMAL_SPAN_S = 73.0, 206.0
+SOUND_PERIOD_S = 2.0
+
+
+@dataclass(frozen=True)
+class Section:
+    """One section of a drive, ``[start_s, end_s)`` in seconds; ``kind`` is "normal", "task" or
+    "recovery"."""
+
+    kind: str
+    start_s: float
+    end_s: float
+
+    @property
+    def duration_s(self):
+        return self.end_s - self.start_s
+
+
+def drive_schedule(rng, duration_s=None):
+    """Draw the sections of one drive.
+
+    Parameters
+    ----------
+    rng : numpy.random.Generator
+        Source of the section durations.
+    duration_s : float or None, default=None
+        None: exactly nine protocol cycles (about 20-35 min). Otherwise the cycles are repeated as far
+        as needed and the last section is cut at ``duration_s``.
+
+    Returns
+    -------
+    tuple of Section
+        Contiguous sections from 0 s.
+    """
+    sections, t = [], 0.0
+    while (len(sections) < 3 * N_TASKS) if duration_s is None else (t < duration_s):
+        normal = NORMAL_MIN_S + NORMAL_SPAN_S * rng.beta(1.0, 5.0)
+        task = float(np.clip(rng.normal(TASK_MEAN_S, TASK_SD_S), *TASK_RANGE_S))
+        for kind, length in (("normal", normal), ("task", task), ("recovery", RECOVERY_S)):
+            sections.append(Section(kind, t, t + float(length)))
+            t += float(length)
+    if duration_s is None:
+        return tuple(sections)
+    kept = [s for s in sections if s.start_s < duration_s]
+    last = kept[-1]
+    kept[-1] = Section(last.kind, last.start_s, min(last.end_s, float(duration_s)))
+    return tuple(kept)
+
+
+def schedule_labels(t, sections):
+    """Per-sample labels (int8): 1 inside task sections, 0 elsewhere within the drive."""
+    t = np.asarray(t, dtype=np.float64)
+    labels = np.zeros(len(t), dtype=np.int8)
+    for section in sections:
+        if section.kind == "task":
+            labels[(t >= section.start_s) & (t < section.end_s)] = 1
+    return labels
+
+
+def cognitive_load(t, sections, rise_s=1.5, decay_s=6.0, sound_modulation=0.3):
+    """The cognitive load level (0..1) at times ``t``.
+
+    Load rises exponentially with time constant ``rise_s`` after a task onset (full within 2-5 s),
+    dips by up to ``sound_modulation`` between sounds (period 2 s, Halin et al. 2025: gaze
+    concentrates while processing, re-scans in between) and decays with ``decay_s`` after the task
+    ends (carry-over into the recovery gap, Reyes & Lee 2008).
+    """
+    t = np.asarray(t, dtype=np.float64)
+    load = np.zeros(len(t))
+    for section in sections:
+        if section.kind != "task":
+            continue
+        inside = (t >= section.start_s) & (t < section.end_s)
+        since = t[inside] - section.start_s
+        phase = np.cos(np.pi * since / SOUND_PERIOD_S) ** 2
+        level = (1 - np.exp(-since / rise_s)) * (1 - sound_modulation * (1 - phase))
+        load[inside] = np.maximum(load[inside], level)
+        reached = 1 - np.exp(-section.duration_s / rise_s)
+        after = (t >= section.end_s) & (t < section.end_s + 6 * decay_s)
+        load[after] = np.maximum(load[after],
+                                 reached * np.exp(-(t[after] - section.end_s) / decay_s))
+    return load

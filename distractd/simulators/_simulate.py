@@ -1,0 +1,182 @@
+"""Simulated drives: one driver per seed, all canonical fields, ground-truth labels.
+
+A drive is assembled in stages, each with its own child of the seed's
+:class:`numpy.random.SeedSequence` so that switching one option (say ``drops``) leaves every other
+signal unchanged: driver traits, schedule, gaze plan, blinks, body (head, pupil, eyelid), tracker.
+"""
+
+import math
+
+import numpy as np
+
+from .._validation import Interval, check_params
+from ..pipeline import FIELD_INDEX, Recording, empty_block
+from ._behaviour import plan_blinks, plan_gaze
+from ._driver import draw_driver
+from ._oculomotor import ou_noise, render_eyelid, render_gaze, render_head
+from ._protocol import cognitive_load, drive_schedule, schedule_labels
+from ._tracker import apply_tracker
+
+__all__ = ["simulate_drive", "simulate_cohort", "cohort_seeds"]
+
+SIMULATOR_VERSION = 1
+_GRID_DT_S = 0.1
+_IPD_M = 0.063
+_HEAD_OMEGA = 8.0  # rad/s: a critically damped head settles (95 %) in about 0.6 s
+_CONSTRAINTS = {
+    "seed": Interval(0, None, integer=True),
+    "duration_s": [None, Interval(0, None, closed="neither")],
+    "rate_hz": Interval(1.0, 2000.0),
+    "cognitive": bool, "visual": bool, "noise": bool, "track_loss": bool, "drops": bool,
+    "duplicates": bool, "jitter": bool,
+}
+
+
+def simulate_drive(seed, duration_s=None, rate_hz=60.0, *, cognitive=True, visual=False,
+                   noise=True, track_loss=True, drops=True, duplicates=True, jitter=True):
+    """Simulate one driver's drive under the source protocol.
+
+    Parameters
+    ----------
+    seed : int
+        Non-negative seed; it fixes the driver and the drive.
+    duration_s : float or None, default=None
+        Drive length in seconds; None follows the protocol (nine task sections, about 20-35 min).
+    rate_hz : float, default=60.0
+        Nominal tracker frame rate in Hz.
+    cognitive : bool, default=True
+        Task sections load the driver cognitively (the sound-counting task).
+    visual : bool, default=False
+        Task sections also contain visual-manual episodes: runs of 3-10 display glances (median
+        1.1 s, some over 2 s).
+    noise, track_loss, drops, duplicates, jitter : bool, default=True
+        Tracker imperfections; see :func:`~distractd.simulators._tracker.apply_tracker`.
+
+    Returns
+    -------
+    Recording
+        Samples as delivered by the tracker; labels 1 inside task sections, 0 elsewhere (recovery
+        gaps included); ``meta`` holds the seed, rate, options, driver traits and schedule.
+    """
+    options = {"cognitive": cognitive, "visual": visual, "noise": noise,
+               "track_loss": track_loss, "drops": drops, "duplicates": duplicates, "jitter": jitter}
+    check_params({"seed": seed, "duration_s": duration_s, "rate_hz": rate_hz, **options},
+                 _CONSTRAINTS, owner="simulate_drive")
+    streams = np.random.SeedSequence(seed).spawn(6)
+    rng_schedule, rng_gaze, rng_blinks, rng_body, rng_tracker = (
+        np.random.default_rng(s) for s in streams[1:])
+    traits = draw_driver(streams[0])
+    sections = drive_schedule(rng_schedule, duration_s)
+    t_end = sections[-1].end_s
+    n = int(math.floor(t_end * rate_hz))
+    t = np.arange(n) / rate_hz
+
+    grid_t = np.arange(int(math.ceil(t_end / _GRID_DT_S)) + 1) * _GRID_DT_S
+    load_grid = cognitive_load(grid_t, sections) if cognitive else np.zeros(len(grid_t))
+    visual_grid = (schedule_labels(grid_t, sections).astype(np.float64) if visual
+                   else np.zeros(len(grid_t)))
+    gaze = plan_gaze(rng_gaze, traits, t_end, load_grid, visual_grid, grid_dt_s=_GRID_DT_S)
+    blinks = plan_blinks(rng_blinks, traits, t_end, load_grid, visual_grid, gaze,
+                         grid_dt_s=_GRID_DT_S)
+    load = np.interp(t, grid_t, load_grid)
+
+    gaze_yaw, gaze_pitch, in_saccade = render_gaze(gaze, n, rate_hz)
+    head = _head(rng_body, traits, gaze, t, load)
+    eye_yaw, eye_pitch = gaze_yaw - head[:, 0], gaze_pitch - head[:, 1]
+    closure = render_eyelid(t, blinks)
+
+    block = empty_block(n)
+    block[:, 0] = t
+    block[:, [FIELD_INDEX[f] for f in ("head_yaw", "head_pitch", "head_roll")]] = np.radians(head)
+    block[:, [FIELD_INDEX[f] for f in ("head_x", "head_y", "head_z")]] = _head_position(
+        rng_body, traits, head, rate_hz, load)
+    fixation = np.maximum(np.searchsorted(gaze.start, t, side="right") - 1, 0)
+    half_vergence = np.degrees(np.arctan(_IPD_M / 2 / gaze.distance_m[fixation]))
+    for eye, sign in (("r", -1.0), ("l", 1.0)):
+        block[:, FIELD_INDEX[f"gaze_{eye}_yaw"]] = np.radians(gaze_yaw + sign * half_vergence)
+        block[:, FIELD_INDEX[f"gaze_{eye}_pitch"]] = np.radians(gaze_pitch)
+    opening = (1 - closure) * (1 + 0.012 * np.clip(eye_pitch, -30.0, 10.0))
+    opening *= 1 + ou_noise(rng_body, n, 1 / rate_hz, 5.0, 0.03)
+    pupil = traits.pupil_mm + ou_noise(rng_body, n, 1 / rate_hz, 8.0, 0.15)
+    pupil += traits.load_pupil_mm * load
+    for eye, sign in (("r", 0.5), ("l", -0.5)):
+        block[:, FIELD_INDEX[f"eyelid_{eye}"]] = np.clip(opening * (1 + sign * 0.02), 0.0, 1.3)
+        block[:, FIELD_INDEX[f"pupil_{eye}"]] = np.clip(pupil + sign * traits.anisocoria_mm,
+                                                        1.5, 9.0)
+    block[:, FIELD_INDEX["saccade"]] = in_saccade
+    block[:, FIELD_INDEX["blink"]] = closure >= 0.5
+
+    samples, rows = apply_tracker(rng_tracker, traits, block, eye_yaw, eye_pitch, closure, rate_hz,
+                                  noise=noise, track_loss=track_loss, drops=drops,
+                                  duplicates=duplicates, jitter=jitter)
+    meta = {
+        "source": "simulator", "simulator_version": SIMULATOR_VERSION, "seed": int(seed),
+        "driver_id": f"sim-{seed}", "rate_hz": float(rate_hz),
+        "internal_rate_hz": float(rate_hz * max(1, math.ceil(500 / rate_hz))),
+        "duration_s": float(t_end), "options": options, "traits": traits.summary(),
+        "schedule": [[s.kind, round(s.start_s, 6), round(s.end_s, 6)] for s in sections],
+    }
+    return Recording(samples, schedule_labels(t[rows], sections), meta)
+
+
+def _head(rng, traits, gaze, t, load):
+    """Head yaw, pitch, roll (deg): gaze-coupled turns plus postural sway."""
+    excess_yaw = np.maximum(np.abs(gaze.yaw) - traits.eye_free_deg, 0.0)
+    excess_pitch = np.maximum(np.abs(gaze.pitch - traits.road_pitch_deg) - 10.0, 0.0)
+    target = np.column_stack([
+        np.sign(gaze.yaw) * excess_yaw * traits.head_gain,
+        np.sign(gaze.pitch - traits.road_pitch_deg) * excess_pitch * 0.5,
+        np.zeros(len(gaze)),
+    ])
+    target[:, 2] = 0.1 * target[:, 0]
+    lag = 0.14 - 0.09 * np.minimum(gaze.saccade_amplitude / 40.0, 1.0)
+    onset = np.maximum.accumulate(gaze.saccade_start + lag)
+    head = render_head(t, onset, target, _HEAD_OMEGA)
+    dt = t[1] - t[0] if len(t) > 1 else 1.0
+    sway_scale = traits.head_sway_deg * traits.load_head_sd ** load
+    for column, share in enumerate((1.0, 0.6, 0.5)):
+        head[:, column] += share * sway_scale * ou_noise(rng, len(t), dt, 2.0, 1.0)
+    return head
+
+
+def _head_position(rng, traits, head_deg, rate_hz, load):
+    """Head x, y, z (m): the driver's seat position, sway, and lateral shift with head yaw."""
+    n = len(head_deg)
+    scale = traits.head_sway_m * traits.load_head_sd ** load
+    position = np.column_stack([ou_noise(rng, n, 1 / rate_hz, 5.0, 1.0) * scale for _ in range(3)])
+    position += np.asarray(traits.head_position_m)
+    position[:, 0] += traits.head_shift_m_per_rad * np.radians(head_deg[:, 0])
+    return position
+
+
+def cohort_seeds(n_drivers, seed):
+    """The per-driver seeds of a cohort: driver ``i`` gets a 32-bit seed drawn from child ``i`` of
+    ``SeedSequence(seed)``, so it does not depend on the cohort size."""
+    check_params({"n_drivers": n_drivers, "seed": seed},
+                 {"n_drivers": Interval(1, None, integer=True), "seed": _CONSTRAINTS["seed"]},
+                 owner="simulate_cohort")
+    return [int(child.generate_state(1)[0]) for child in np.random.SeedSequence(seed).spawn(n_drivers)]
+
+
+def simulate_cohort(n_drivers, seed, **options):
+    """Simulate ``n_drivers`` drivers (the source study had 34).
+
+    Parameters
+    ----------
+    n_drivers : int
+    seed : int
+        Cohort seed; driver ``i`` is ``simulate_drive(cohort_seeds(n_drivers, seed)[i], ...)``.
+    **options
+        Passed to :func:`simulate_drive` (``duration_s``, ``rate_hz``, the switches).
+
+    Returns
+    -------
+    list of Recording
+        Each with ``meta["cohort"] = {"seed": seed, "index": i, "size": n_drivers}``.
+    """
+    recordings = []
+    for index, driver_seed in enumerate(cohort_seeds(n_drivers, seed)):
+        recording = simulate_drive(driver_seed, **options)
+        recording.meta["cohort"] = {"seed": int(seed), "index": index, "size": int(n_drivers)}
+        recordings.append(recording)
+    return recordings

@@ -1,0 +1,107 @@
+"""The remote eye/head tracker between the driver and the samples: each imperfection switchable.
+
+- ``noise``: a constant per-driver gaze offset (accuracy, Blignaut et al. 2012) plus white noise of
+  the driver's RMS sample-to-sample level, growing with head yaw; small head, pupil, eyelid noise;
+  random confidence scatter.
+- ``track_loss``: gaze and pupil lost when the eye leaves the tracker's gaze range (faceLAB 5: eye
+  yaw +-45 deg, pitch +-22 deg) or the lid covers the pupil (blinks), and glare/occlusion bursts
+  (Poisson onsets, log-normal lengths) that lose gaze, pupil and eyelid while the head stays tracked.
+- ``drops``: frames lost in transport (Bernoulli, 0.1-1 % per driver).
+- ``duplicates``: frames delivered twice, with the same timestamp.
+- ``jitter``: Gaussian timestamp error of 0.5-2 ms, clipped to 0.4 frame so order is kept.
+
+No source gives faceLAB's noise, drop, duplicate or jitter figures; the values are chosen (see
+``docs/simulator.md``).
+"""
+
+import math
+
+import numpy as np
+
+from ..pipeline import FIELD_INDEX
+
+__all__ = ["apply_tracker", "EYE_YAW_RANGE_DEG", "EYE_PITCH_RANGE_DEG"]
+
+EYE_YAW_RANGE_DEG, EYE_PITCH_RANGE_DEG = 45.0, 22.0
+_PUPIL_COVERED = 0.6
+_GAZE = [FIELD_INDEX[f] for f in ("gaze_r_yaw", "gaze_r_pitch", "gaze_l_yaw", "gaze_l_pitch")]
+_YAWS = [FIELD_INDEX["gaze_r_yaw"], FIELD_INDEX["gaze_l_yaw"]]
+_PITCHES = [FIELD_INDEX["gaze_r_pitch"], FIELD_INDEX["gaze_l_pitch"]]
+_HEAD_ROT = [FIELD_INDEX[f] for f in ("head_yaw", "head_pitch", "head_roll")]
+_HEAD_POS = [FIELD_INDEX[f] for f in ("head_x", "head_y", "head_z")]
+_PUPIL = [FIELD_INDEX["pupil_r"], FIELD_INDEX["pupil_l"]]
+_EYELID = [FIELD_INDEX["eyelid_r"], FIELD_INDEX["eyelid_l"]]
+_CONF = FIELD_INDEX["confidence"]
+
+
+def apply_tracker(rng, traits, block, eye_yaw_deg, eye_pitch_deg, closure, rate_hz, *,
+                  noise=True, track_loss=True, drops=True, duplicates=True, jitter=True):
+    """Turn the driver's true signals into what the tracker delivers.
+
+    Parameters
+    ----------
+    rng : numpy.random.Generator
+    traits : DriverTraits
+    block : ndarray of shape (n_frames, N_FIELDS)
+        True signals on the nominal frame grid; modified in place.
+    eye_yaw_deg, eye_pitch_deg : ndarray of shape (n_frames,)
+        Eye-in-head angles (deg), for the gaze range.
+    closure : ndarray of shape (n_frames,)
+        True eyelid closure (0 open, 1 closed), for blink track loss.
+    rate_hz : float
+        Nominal frame rate.
+    noise, track_loss, drops, duplicates, jitter : bool
+        Which imperfections to apply.
+
+    Returns
+    -------
+    samples : ndarray
+        The delivered block.
+    rows : ndarray of int
+        For each delivered sample, its frame in ``block``.
+    """
+    n = len(block)
+    eccentricity = np.abs(eye_yaw_deg) / EYE_YAW_RANGE_DEG
+    block[:, _CONF] = 1.0 - 0.3 * np.minimum(eccentricity, 1.0) ** 2
+    if noise:
+        head_yaw_deg = np.degrees(np.abs(block[:, FIELD_INDEX["head_yaw"]]))
+        scale = np.radians(traits.noise_deg / math.sqrt(2)) * (1 + head_yaw_deg / 45.0)
+        block[:, _GAZE] += rng.standard_normal((n, 4)) * scale[:, None]
+        block[:, _YAWS] += math.radians(traits.offset_yaw_deg)
+        block[:, _PITCHES] += math.radians(traits.offset_pitch_deg)
+        block[:, _HEAD_ROT] += rng.standard_normal((n, 3)) * math.radians(0.15)
+        block[:, _HEAD_POS] += rng.standard_normal((n, 3)) * 0.0005
+        block[:, _PUPIL] += rng.standard_normal((n, 2)) * 0.05
+        block[:, _EYELID] = np.clip(block[:, _EYELID] + rng.standard_normal((n, 2)) * 0.02, 0, 1.3)
+        block[:, _CONF] -= 0.1 * rng.random(n)
+    if track_loss:
+        out_of_range = (eccentricity > 1) | (np.abs(eye_pitch_deg) > EYE_PITCH_RANGE_DEG)
+        covered = closure > _PUPIL_COVERED
+        burst = _bursts(rng, traits, n, rate_hz)
+        lost = out_of_range | covered | burst
+        block[np.ix_(lost, _GAZE + _PUPIL)] = np.nan
+        block[np.ix_(burst, _EYELID)] = np.nan
+        block[covered, _CONF] = np.minimum(block[covered, _CONF], 0.3)
+        block[out_of_range | burst, _CONF] = 0.1 * rng.random(int((out_of_range | burst).sum()))
+    t = block[:, 0]
+    if jitter:
+        bound = 0.4 / rate_hz
+        t += np.clip(rng.normal(0.0, traits.jitter_s, n), -bound, bound)
+    rows = np.arange(n)
+    if drops:
+        rows = rows[rng.random(n) >= traits.drop_fraction]
+    if duplicates:
+        rows = np.repeat(rows, 1 + (rng.random(len(rows)) < traits.duplicate_fraction))
+    return block[rows], rows
+
+
+def _bursts(rng, traits, n, rate_hz):
+    """Frames inside glare/occlusion bursts: Poisson onsets, log-normal lengths (sigma 0.8)."""
+    duration_s = n / rate_hz
+    count = rng.poisson(traits.loss_per_min / 60.0 * duration_s)
+    onsets = rng.uniform(0.0, duration_s, count)
+    lengths = traits.loss_median_s * np.exp(0.8 * rng.standard_normal(count))
+    lost = np.zeros(n + 1, dtype=np.int64)
+    np.add.at(lost, np.minimum((onsets * rate_hz).astype(np.int64), n), 1)
+    np.add.at(lost, np.minimum(((onsets + lengths) * rate_hz).astype(np.int64) + 1, n), -1)
+    return np.cumsum(lost)[:n] > 0
