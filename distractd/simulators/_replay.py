@@ -17,7 +17,6 @@ import zmq
 
 from .._errors import ConfigError
 from .._validation import Interval, Options, check_params
-from ..daemon import encode_block, encode_map
 from ..pipeline import FIELDS
 
 __all__ = ["replay", "stream_ids"]
@@ -87,6 +86,8 @@ def replay(recordings, endpoint, speed=1.0, copies=1, form="block", block_sample
     dict
         ``streams``, ``messages``, ``samples``, ``elapsed_s``, ``behind_s`` (largest lateness).
     """
+    from ..daemon import encode_block, encode_map  # at call time: the daemon imports the models
+
     check_params({"speed": speed, "copies": copies, "form": form, "block_samples": block_samples,
                   "stagger_s": stagger_s, "wait_s": wait_s}, _CONSTRAINTS, owner="replay")
     ids = stream_ids(recordings, copies, prefix)
