@@ -4,10 +4,12 @@ from ._driver import DriverTraits, draw_driver
 from ._protocol import Section, cognitive_load, drive_schedule, schedule_labels
 from ._pupil_emulator import PupilEmulator, gaze_normal
 from ._replay import replay, stream_ids
-from ._simulate import cohort_seeds, simulate_cohort, simulate_drive
+from ._simulate import (
+    DriveTruth, cohort_seeds, simulate_cohort, simulate_drive, simulate_drive_truth,
+)
 
 __all__ = [
-    "simulate_drive", "simulate_cohort", "cohort_seeds",
+    "simulate_drive", "simulate_drive_truth", "DriveTruth", "simulate_cohort", "cohort_seeds",
     "DriverTraits", "draw_driver", "Section", "drive_schedule", "schedule_labels", "cognitive_load",
     "replay", "stream_ids", "PupilEmulator", "gaze_normal",
 ]

@@ -220,7 +220,7 @@ def plan_blinks(rng, traits, t_end_s, load, visual, gaze, *, grid_dt_s=_GRID_DT_
     return BlinkPlan(
         start=onsets,
         close_s=traits.blink_close_s * np.exp(0.1 * rng.standard_normal(n)),
-        closed_s=rng.uniform(0.0, 0.04, n),
+        closed_s=rng.uniform(0.03, 0.09, n),
         open_s=traits.blink_open_s * np.exp(0.15 * rng.standard_normal(n)),
         depth=np.where(partial, rng.uniform(0.4, 0.9, n), 1.0),
     )

@@ -101,7 +101,8 @@ def render_eyelid(t, blinks):
     """Eyelid closure (0 open .. 1 closed) at times ``t`` from a :class:`BlinkPlan`.
 
     Four phases (Kwon et al. 2013): a sine-shaped close, a closed plateau, a fast early and slow
-    late reopening (quadratic ease-out), so opening takes longer than closing (Sforza et al. 2008).
+    late reopening (``(1 - tau) ** 1.5``), so opening takes longer than closing (Sforza et al.
+    2008).
     """
     closure = np.zeros(len(t))
     _render_eyelid_kernel(t, blinks.start, blinks.close_s, blinks.closed_s, blinks.open_s,
@@ -125,7 +126,7 @@ def _render_eyelid_kernel(t, start, close, closed, reopen, depth, closure):
             elif dt < close[b] + closed[b]:
                 c = depth[b]
             else:
-                c = depth[b] * (1.0 - (dt - close[b] - closed[b]) / reopen[b]) ** 2
+                c = depth[b] * (1.0 - (dt - close[b] - closed[b]) / reopen[b]) ** 1.5
             closure[j] = max(closure[j], c)
             j += 1
 

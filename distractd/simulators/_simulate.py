@@ -6,6 +6,7 @@ signal unchanged: driver traits, schedule, gaze plan, blinks, body (head, pupil,
 """
 
 import math
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -17,12 +18,15 @@ from ._oculomotor import ou_noise, render_eyelid, render_gaze, render_head
 from ._protocol import cognitive_load, drive_schedule, schedule_labels
 from ._tracker import apply_tracker
 
-__all__ = ["simulate_drive", "simulate_cohort", "cohort_seeds"]
+__all__ = ["simulate_drive", "simulate_drive_truth", "DriveTruth", "simulate_cohort",
+           "cohort_seeds"]
 
 SIMULATOR_VERSION = 1
 _GRID_DT_S = 0.1
 _IPD_M = 0.063
 _HEAD_OMEGA = 8.0  # rad/s: a critically damped head settles (95 %) in about 0.6 s
+_DEFAULT_OPTIONS = {"cognitive": True, "visual": False, "noise": True, "track_loss": True,
+                    "drops": True, "duplicates": True, "jitter": True}
 _CONSTRAINTS = {
     "seed": Interval(0, None, integer=True),
     "duration_s": [None, Interval(0, None, closed="neither")],
@@ -30,6 +34,29 @@ _CONSTRAINTS = {
     "cognitive": bool, "visual": bool, "noise": bool, "track_loss": bool, "drops": bool,
     "duplicates": bool, "jitter": bool,
 }
+
+
+@dataclass
+class DriveTruth:
+    """What really happened in a simulated drive (angles in degrees, times in seconds).
+
+    ``t`` is the nominal frame grid; ``rows`` maps each delivered sample to its frame. ``gaze`` and
+    ``blinks`` are the event plans (:class:`GazePlan`, :class:`BlinkPlan`); ``load`` the cognitive
+    load per frame; ``gaze_yaw``/``gaze_pitch`` the true gaze in the world, ``head`` (n, 3) the true
+    head yaw/pitch/roll, ``closure`` the true eyelid closure, per frame.
+    """
+
+    traits: object
+    sections: tuple
+    t: np.ndarray
+    rows: np.ndarray
+    gaze: object
+    blinks: object
+    load: np.ndarray
+    gaze_yaw: np.ndarray
+    gaze_pitch: np.ndarray
+    head: np.ndarray
+    closure: np.ndarray
 
 
 def simulate_drive(seed, duration_s=None, rate_hz=60.0, *, cognitive=True, visual=False,
@@ -57,11 +84,34 @@ def simulate_drive(seed, duration_s=None, rate_hz=60.0, *, cognitive=True, visua
     Recording
         Samples as delivered by the tracker; labels 1 inside task sections, 0 elsewhere (recovery
         gaps included); ``meta`` holds the seed, rate, options, driver traits and schedule.
+
+    Examples
+    --------
+    >>> recording = simulate_drive(7, duration_s=60.0, rate_hz=30.0)
+    >>> recording.meta["source"], recording.samples.shape[1]
+    ('simulator', 18)
     """
-    options = {"cognitive": cognitive, "visual": visual, "noise": noise,
-               "track_loss": track_loss, "drops": drops, "duplicates": duplicates, "jitter": jitter}
+    return simulate_drive_truth(
+        seed, duration_s, rate_hz, cognitive=cognitive, visual=visual, noise=noise,
+        track_loss=track_loss, drops=drops, duplicates=duplicates, jitter=jitter)[0]
+
+
+def simulate_drive_truth(seed, duration_s=None, rate_hz=60.0, **options):
+    """:func:`simulate_drive` plus the ground truth behind it.
+
+    Returns
+    -------
+    recording : Recording
+    truth : DriveTruth
+        The events and true signals, for calibration and for evaluating event detectors.
+    """
+    unknown = set(options) - set(_DEFAULT_OPTIONS)
+    if unknown:
+        raise TypeError(f"simulate_drive got unknown options {sorted(unknown)}")
+    options = {**_DEFAULT_OPTIONS, **options}
     check_params({"seed": seed, "duration_s": duration_s, "rate_hz": rate_hz, **options},
                  _CONSTRAINTS, owner="simulate_drive")
+    cognitive, visual = options["cognitive"], options["visual"]
     streams = np.random.SeedSequence(seed).spawn(6)
     rng_schedule, rng_gaze, rng_blinks, rng_body, rng_tracker = (
         np.random.default_rng(s) for s in streams[1:])
@@ -106,9 +156,9 @@ def simulate_drive(seed, duration_s=None, rate_hz=60.0, *, cognitive=True, visua
     block[:, FIELD_INDEX["saccade"]] = in_saccade
     block[:, FIELD_INDEX["blink"]] = closure >= 0.5
 
-    samples, rows = apply_tracker(rng_tracker, traits, block, eye_yaw, eye_pitch, closure, rate_hz,
-                                  noise=noise, track_loss=track_loss, drops=drops,
-                                  duplicates=duplicates, jitter=jitter)
+    switches = {k: options[k] for k in ("noise", "track_loss", "drops", "duplicates", "jitter")}
+    samples, rows = apply_tracker(rng_tracker, traits, block.copy(), eye_yaw, eye_pitch, closure,
+                                  rate_hz, **switches)
     meta = {
         "source": "simulator", "simulator_version": SIMULATOR_VERSION, "seed": int(seed),
         "driver_id": f"sim-{seed}", "rate_hz": float(rate_hz),
@@ -116,7 +166,11 @@ def simulate_drive(seed, duration_s=None, rate_hz=60.0, *, cognitive=True, visua
         "duration_s": float(t_end), "options": options, "traits": traits.summary(),
         "schedule": [[s.kind, round(s.start_s, 6), round(s.end_s, 6)] for s in sections],
     }
-    return Recording(samples, schedule_labels(t[rows], sections), meta)
+    recording = Recording(samples, schedule_labels(t[rows], sections), meta)
+    truth = DriveTruth(traits=traits, sections=sections, t=t, rows=rows, gaze=gaze, blinks=blinks,
+                       load=load, gaze_yaw=gaze_yaw, gaze_pitch=gaze_pitch, head=head,
+                       closure=closure)
+    return recording, truth
 
 
 def _head(rng, traits, gaze, t, load):
