@@ -24,7 +24,7 @@ from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils import check_random_state
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from .._errors import ModelError
+from .._errors import ConfigError, ModelError
 from .._validation import Interval, Options, check_params
 from ._dtak import _segment_matrix
 from ._kernels import KERNELS, _kernel_diag, _kernel_row, frame_kernel, gaussian_bandwidth
@@ -492,7 +492,7 @@ class ACA(ClusterMixin, BaseEstimator):
 
 def _check_lengths(min_length, max_length, owner):
     if min_length > max_length:
-        raise ModelError(f"{owner}.min_length={min_length} must not exceed "
+        raise ConfigError(f"{owner}.min_length={min_length} must not exceed "
                          f"max_length={max_length}")
 
 
