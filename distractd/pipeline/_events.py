@@ -1,0 +1,270 @@
+"""Online, causal eye events: saccades from gaze-rotation velocity, blinks from eyelid or track loss.
+
+Both detectors are run-length state machines over accepted samples. A sample that may belong to an
+event is added to its hop as *pending*; when the run ends, the event is accepted (pending added to
+the hop sums and written to the event list) or rejected (pending dropped). A run that outgrows its
+maximum duration is rejected at once, so every event is settled at most ``lag_s`` after it started.
+
+Saccades: the speed of each eye's gaze rotation between consecutive samples (the great-circle angle,
+small-angle form), averaged over the eyes valid in both samples (binocular where possible), is
+compared with ``saccade_velocity_deg_s``. A run of fast samples is a saccade when it lasts at least
+``saccade_min_s`` (from the sample before the first fast one), at most ``saccade_max_s``, moves the
+cyclopean gaze by at least ``saccade_min_amplitude_deg`` and ends on a tracked sample (a fast run
+into track loss is the eyelid sweeping over the pupil at a blink, not a saccade). Below
+``saccade_min_rate_hz`` saccades are unavailable (NaN).
+
+Blinks: the eye is *closed* when the mean eyelid opening is below ``blink_opening_max`` or, where a
+sample has no eyelid value, when the eye is not tracked. A closed run is a blink when its duration
+(midpoint of the last open and first closed sample to midpoint of last closed and next open)
+is within ``[blink_min_s, blink_max_s]``; runs cut by a gap are rejected. Below
+``blink_min_rate_hz`` blinks are unavailable (NaN).
+
+With ``use_tracker_flags`` the tracker's ``saccade``/``blink`` fields replace the detectors' closed
+and fast tests (a NaN flag is unavailable), and the duration and amplitude tests are skipped except
+the maxima.
+"""
+
+import numpy as np
+from numba import njit
+
+from ._config import (
+    _P_BLINK_MAX_S, _P_BLINK_MIN_RATE_HZ, _P_BLINK_MIN_S, _P_BLINK_OPENING_MAX,
+    _P_SACCADE_MAX_S, _P_SACCADE_MIN_AMPLITUDE, _P_SACCADE_MIN_RATE_HZ, _P_SACCADE_MIN_S,
+    _P_SACCADE_VELOCITY, _P_USE_FLAGS,
+)
+from ._windows import (
+    _H_PENDING_BLINK, _H_PENDING_BLINK_COUNT, _H_PENDING_SACCADE, _H_T_COUNT, _H_T_SUM, BLINK,
+    SACCADE, _settle,
+)
+
+__all__ = ["EVENT_KINDS"]
+
+EVENT_KINDS = ("saccade", "blink")
+"""Event kinds, indexed by the ``kind`` column of an event row."""
+
+# Event row layout: kind, first and last sample time, duration, amplitude, peak speed.
+_EV_KIND = 0
+_EV_T_FIRST = 1
+_EV_T_LAST = 2
+_EV_DURATION = 3
+_EV_AMPLITUDE = 4   # degrees (saccades)
+_EV_PEAK = 5        # degrees per second (saccades)
+_EV_SIZE = 6
+
+_IDLE, _OPEN, _DEAD = 0.0, 1.0, 2.0
+
+# Event state vector layout.
+_E_STARTED = 0
+_E_LAST_T = 1
+_E_PREV = 2             # previous sample's r_yaw, r_pitch, l_yaw, l_pitch (NaN when untracked)
+_E_PREV_YAW = 6         # previous cyclopean gaze
+_E_PREV_PITCH = 7
+_E_VELOCITY = 8         # current gaze speed, rad/s (NaN when undefined)
+_E_S_STATE = 9
+_E_S_T0 = 10
+_E_S_T_FIRST = 11
+_E_S_T_LAST = 12
+_E_S_HOP0 = 13
+_E_S_YAW0 = 14
+_E_S_PITCH0 = 15
+_E_S_YAW1 = 16
+_E_S_PITCH1 = 17
+_E_S_PEAK = 18
+_E_B_STATE = 19
+_E_B_T_BEFORE = 20
+_E_B_T_FIRST = 21
+_E_B_T_LAST = 22
+_E_B_HOP0 = 23
+_E_SIZE = 24
+
+_CONTINUITY_PERIODS = 2.5   # velocity only between samples at most this many periods apart
+
+
+def _new_state():
+    state = np.zeros(_E_SIZE)
+    state[_E_PREV:_E_PREV + 4] = np.nan
+    state[_E_PREV_YAW] = state[_E_PREV_PITCH] = np.nan
+    return state
+
+
+@njit(cache=True)
+def _eye_angle(yaw0, pitch0, yaw1, pitch1):
+    dyaw = (yaw1 - yaw0) * np.cos(0.5 * (pitch0 + pitch1))
+    dpitch = pitch1 - pitch0
+    return np.sqrt(dyaw * dyaw + dpitch * dpitch)
+
+
+@njit(cache=True)
+def _saccade_step(x, t, dt, gap, period, hop, last_hop, params, state, ring, events, n_events):
+    """Advance the saccade detector by one accepted sample.
+
+    Returns ``(status, n_events)``: status -2 unresolvable (rate too low), -1 no gaze, 0 not in a
+    candidate, 1 joins one (the caller adds it to ``hop`` as pending).
+    """
+    velocity = np.nan
+    if state[_E_STARTED] == 1.0 and not gap and 0.0 < dt <= _CONTINUITY_PERIODS * period:
+        total = 0.0
+        n_eyes = 0
+        for eye in range(2):
+            yaw0 = state[_E_PREV + 2 * eye]
+            pitch0 = state[_E_PREV + 2 * eye + 1]
+            yaw1 = x[7 + 2 * eye]
+            pitch1 = x[8 + 2 * eye]
+            if not (np.isnan(yaw0) or np.isnan(pitch0) or np.isnan(yaw1) or np.isnan(pitch1)):
+                total += _eye_angle(yaw0, pitch0, yaw1, pitch1)
+                n_eyes += 1
+        if n_eyes > 0:
+            velocity = total / n_eyes / dt
+    yaw, pitch = _cyclopean(x)
+    if params[_P_USE_FLAGS] == 1.0:
+        rate_ok = True
+        available = not np.isnan(x[16])
+        fast = available and x[16] >= 0.5
+    else:
+        rate_ok = period > 0.0 and params[_P_SACCADE_MIN_RATE_HZ] * period <= 1.0
+        available = rate_ok and not np.isnan(yaw)
+        fast = available and velocity > params[_P_SACCADE_VELOCITY]
+    flags = params[_P_USE_FLAGS] == 1.0
+
+    if state[_E_S_STATE] == _OPEN:
+        if fast and t - state[_E_S_T0] <= params[_P_SACCADE_MAX_S]:
+            state[_E_S_T_LAST] = t
+            state[_E_S_YAW1] = yaw
+            state[_E_S_PITCH1] = pitch
+            state[_E_S_PEAK] = max(state[_E_S_PEAK], velocity)
+        elif fast:
+            _settle(ring, state[_E_S_HOP0], last_hop, _H_PENDING_SACCADE, _H_T_SUM + SACCADE,
+                    -1, -1, False)
+            state[_E_S_STATE] = _DEAD
+        else:
+            duration = state[_E_S_T_LAST] - state[_E_S_T0]
+            amplitude = _eye_angle(state[_E_S_YAW0], state[_E_S_PITCH0], state[_E_S_YAW1],
+                                   state[_E_S_PITCH1])
+            accept = flags or (available and duration >= params[_P_SACCADE_MIN_S]
+                               and amplitude >= params[_P_SACCADE_MIN_AMPLITUDE])
+            _settle(ring, state[_E_S_HOP0], last_hop, _H_PENDING_SACCADE, _H_T_SUM + SACCADE,
+                    -1, -1, accept)
+            if accept and n_events < events.shape[0]:
+                row = events[n_events]
+                row[_EV_KIND] = 0.0
+                row[_EV_T_FIRST] = state[_E_S_T_FIRST]
+                row[_EV_T_LAST] = state[_E_S_T_LAST]
+                row[_EV_DURATION] = duration
+                row[_EV_AMPLITUDE] = np.degrees(amplitude) if not flags else np.nan
+                row[_EV_PEAK] = np.degrees(state[_E_S_PEAK]) if not flags else np.nan
+                n_events += 1
+            state[_E_S_STATE] = _IDLE
+    elif state[_E_S_STATE] == _DEAD and not fast:
+        state[_E_S_STATE] = _IDLE
+    joined = state[_E_S_STATE] == _OPEN
+    if state[_E_S_STATE] == _IDLE and fast:
+        state[_E_S_STATE] = _OPEN
+        state[_E_S_T0] = state[_E_LAST_T] if state[_E_STARTED] == 1.0 and not gap else t
+        state[_E_S_T_FIRST] = t
+        state[_E_S_T_LAST] = t
+        state[_E_S_HOP0] = hop
+        state[_E_S_YAW0] = state[_E_PREV_YAW] if not np.isnan(state[_E_PREV_YAW]) else yaw
+        state[_E_S_PITCH0] = state[_E_PREV_PITCH] if not np.isnan(state[_E_PREV_YAW]) else pitch
+        state[_E_S_YAW1] = yaw
+        state[_E_S_PITCH1] = pitch
+        state[_E_S_PEAK] = velocity
+        joined = True
+        if t - state[_E_S_T0] > params[_P_SACCADE_MAX_S]:
+            state[_E_S_STATE] = _DEAD
+            joined = False
+
+    for j in range(4):
+        state[_E_PREV + j] = x[7 + j]
+    state[_E_PREV_YAW] = yaw
+    state[_E_PREV_PITCH] = pitch
+    state[_E_VELOCITY] = velocity
+    if not available:
+        return (-1 if rate_ok else -2), n_events
+    return (1 if joined else 0), n_events
+
+
+@njit(cache=True)
+def _cyclopean(x):
+    yaw = 0.0
+    pitch = 0.0
+    n = 0
+    for eye in range(2):
+        if not (np.isnan(x[7 + 2 * eye]) or np.isnan(x[8 + 2 * eye])):
+            yaw += x[7 + 2 * eye]
+            pitch += x[8 + 2 * eye]
+            n += 1
+    if n == 0:
+        return np.nan, np.nan
+    return yaw / n, pitch / n
+
+
+@njit(cache=True)
+def _blink_step(x, t, gap, lost, period, hop, last_hop, params, state, ring, events, n_events):
+    """Advance the blink detector by one accepted sample.
+
+    Returns ``(status, duration, n_events)``: status -2 unresolvable (rate too low), -1 eye not
+    observed (track loss outside a candidate), 0 open eye, 1 in a candidate and tracked (eyelid
+    below threshold), 2 in a candidate by track loss; ``duration`` is the length
+    in seconds of a blink accepted at this sample, else NaN.
+    """
+    flags = params[_P_USE_FLAGS] == 1.0
+    if flags:
+        available = not np.isnan(x[17])
+        closed = available and x[17] >= 0.5
+    else:
+        available = period > 0.0 and params[_P_BLINK_MIN_RATE_HZ] * period <= 1.0
+        opening = np.nan
+        n = 0
+        for j in (11, 12):
+            if not np.isnan(x[j]):
+                opening = x[j] if n == 0 else opening + x[j]
+                n += 1
+        if n > 0:
+            closed = available and opening / n < params[_P_BLINK_OPENING_MAX]
+        else:
+            closed = available and lost
+    duration = np.nan
+    if state[_E_B_STATE] == _OPEN:
+        if closed and not gap and t - state[_E_B_T_FIRST] <= params[_P_BLINK_MAX_S]:
+            state[_E_B_T_LAST] = t
+        elif closed or gap:
+            _settle(ring, state[_E_B_HOP0], last_hop, _H_PENDING_BLINK, _H_T_SUM + BLINK,
+                    _H_PENDING_BLINK_COUNT, _H_T_COUNT + BLINK, False)
+            state[_E_B_STATE] = _DEAD
+        else:
+            length = (0.5 * (t + state[_E_B_T_LAST])
+                      - 0.5 * (state[_E_B_T_FIRST] + state[_E_B_T_BEFORE]))
+            accept = flags or params[_P_BLINK_MIN_S] <= length <= params[_P_BLINK_MAX_S]
+            accept = accept and length <= params[_P_BLINK_MAX_S]
+            _settle(ring, state[_E_B_HOP0], last_hop, _H_PENDING_BLINK, _H_T_SUM + BLINK,
+                    _H_PENDING_BLINK_COUNT, _H_T_COUNT + BLINK, accept)
+            if accept:
+                duration = length
+                if n_events < events.shape[0]:
+                    row = events[n_events]
+                    row[_EV_KIND] = 1.0
+                    row[_EV_T_FIRST] = state[_E_B_T_FIRST]
+                    row[_EV_T_LAST] = state[_E_B_T_LAST]
+                    row[_EV_DURATION] = length
+                    row[_EV_AMPLITUDE] = np.nan
+                    row[_EV_PEAK] = np.nan
+                    n_events += 1
+            state[_E_B_STATE] = _IDLE
+    if state[_E_B_STATE] == _DEAD and not closed:
+        state[_E_B_STATE] = _IDLE
+    if state[_E_B_STATE] == _IDLE and closed:
+        if state[_E_STARTED] == 1.0 and not gap:
+            state[_E_B_STATE] = _OPEN
+            state[_E_B_T_BEFORE] = state[_E_LAST_T]
+            state[_E_B_T_FIRST] = t
+            state[_E_B_T_LAST] = t
+            state[_E_B_HOP0] = hop
+        else:
+            state[_E_B_STATE] = _DEAD   # its start is unknown
+    state[_E_LAST_T] = t
+    state[_E_STARTED] = 1.0
+    if not available:
+        return -2, duration, n_events
+    if state[_E_B_STATE] != _OPEN:
+        return (-1 if lost else 0), duration, n_events
+    return (2 if lost else 1), duration, n_events

@@ -1,0 +1,106 @@
+"""Derived measures: blink frequency and mean blink duration (60 s), PERCLOS (180 s).
+
+Per hop the ring keeps the blinks that ended in it, their summed duration, the time the eye was
+observed (tracked samples weighted by their time step, plus the blinks themselves), the time an
+eyelid signal was present and the part of it with closure at or above ``perclos_closure``. A
+measure at a sample covers the last ``blink_window_s`` (``perclos_window_s``) of hops, the current
+one included, so its span is the window plus up to one hop. Totals over the complete hops are
+recomputed from the ring when a hop opens, so they never drift.
+
+Unavailable is NaN, never zero: blink measures when blinks are unresolvable (rate below
+``blink_min_rate_hz``) or observed for less than ``warmup_s``; mean duration also when no blink
+ended in the span; PERCLOS when the eyelid signal covered less than ``warmup_s`` (always, for a
+tracker without eyelid signal). Warm-up: from ``warmup_s`` of signal on, a measure is computed over
+the part of its window seen so far.
+"""
+
+import numpy as np
+from numba import njit
+
+from ._config import _P_BLINK_HOPS, _P_PERCLOS_HOPS, _P_PERCLOS_OPENING_MAX, _P_WARMUP_S
+
+# Measure ring columns.
+_M_ID = 0
+_M_BLINKS = 1
+_M_BLINK_S = 2
+_M_OBSERVED_S = 3
+_M_EYELID_S = 4
+_M_CLOSED_S = 5
+_M_SIZE = 6
+
+# Measure state: totals over the complete hops of each span.
+_S_BLINKS = 0
+_S_BLINK_S = 1
+_S_OBSERVED_S = 2
+_S_EYELID_S = 3
+_S_CLOSED_S = 4
+_S_SIZE = 5
+
+
+def _new_ring(n_hops):
+    ring = np.zeros((n_hops, _M_SIZE))
+    ring[:, _M_ID] = -1.0
+    return ring
+
+
+def _new_state():
+    return np.zeros(_S_SIZE)
+
+
+@njit(cache=True)
+def _advance(ring, state, last_hop, hop, params):
+    """Open the hops after ``last_hop`` up to ``hop`` and recompute the complete-hop totals."""
+    n = ring.shape[0]
+    h = max(last_hop + 1.0, hop - n + 1.0)
+    while h <= hop:
+        row = int(h % n)
+        ring[row, :] = 0.0
+        ring[row, _M_ID] = h
+        h += 1.0
+    state[:] = 0.0
+    for i in range(1, int(max(params[_P_BLINK_HOPS], params[_P_PERCLOS_HOPS]))):
+        row = int((hop - i) % n)
+        if ring[row, _M_ID] != hop - i:
+            continue
+        if i < params[_P_BLINK_HOPS]:
+            state[_S_BLINKS] += ring[row, _M_BLINKS]
+            state[_S_BLINK_S] += ring[row, _M_BLINK_S]
+            state[_S_OBSERVED_S] += ring[row, _M_OBSERVED_S]
+        if i < params[_P_PERCLOS_HOPS]:
+            state[_S_EYELID_S] += ring[row, _M_EYELID_S]
+            state[_S_CLOSED_S] += ring[row, _M_CLOSED_S]
+
+
+@njit(cache=True)
+def _measure_sample(ring, state, hop, params, x, dt, blink_status, blink_duration, out):
+    """Add one accepted sample and write blink frequency (Hz), duration (s), PERCLOS into ``out``."""
+    row = int(hop % ring.shape[0])
+    if blink_status == 0 or blink_status == 1:
+        ring[row, _M_OBSERVED_S] += dt
+    if not np.isnan(blink_duration):
+        ring[row, _M_BLINKS] += 1.0
+        ring[row, _M_BLINK_S] += blink_duration
+        ring[row, _M_OBSERVED_S] += blink_duration
+    opening = np.nan
+    if not np.isnan(x[11]) and not np.isnan(x[12]):
+        opening = 0.5 * (x[11] + x[12])
+    elif not np.isnan(x[11]):
+        opening = x[11]
+    elif not np.isnan(x[12]):
+        opening = x[12]
+    if not np.isnan(opening):
+        ring[row, _M_EYELID_S] += dt
+        if opening <= params[_P_PERCLOS_OPENING_MAX]:
+            ring[row, _M_CLOSED_S] += dt
+    warmup = params[_P_WARMUP_S]
+    out[0] = out[1] = out[2] = np.nan
+    if blink_status >= -1:
+        observed = state[_S_OBSERVED_S] + ring[row, _M_OBSERVED_S]
+        if observed >= warmup and observed > 0.0:
+            blinks = state[_S_BLINKS] + ring[row, _M_BLINKS]
+            out[0] = blinks / observed
+            if blinks > 0.0:
+                out[1] = (state[_S_BLINK_S] + ring[row, _M_BLINK_S]) / blinks
+    eyelid = state[_S_EYELID_S] + ring[row, _M_EYELID_S]
+    if eyelid >= warmup and eyelid > 0.0:
+        out[2] = (state[_S_CLOSED_S] + ring[row, _M_CLOSED_S]) / eyelid

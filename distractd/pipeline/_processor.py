@@ -1,0 +1,350 @@
+"""The per-stream processor and its two batch drivers.
+
+:class:`StreamProcessor` runs validation, eye events, derived measures and windows over each block
+it is fed, in one compiled pass per block, and returns the windows the block completed.
+:func:`extract_features` and :func:`detect_events` feed a whole recording to a fresh processor: the
+batch results are the streaming results, whatever the block sizes (DESIGN §4.4).
+"""
+
+import csv
+import math
+from dataclasses import dataclass
+
+import numpy as np
+from numba import njit
+
+from .._errors import SchemaError
+from . import _events, _measures, _validate, _windows
+from ._config import _P_HOP_S, _P_LAG_S, _P_MEASURE_HOPS, _P_RING_HOPS, _P_WINDOW_HOPS, PipelineConfig, _params
+from ._events import EVENT_KINDS, _blink_step, _saccade_step
+from ._schema import N_FIELDS
+from ._validate import REJECT_REASONS, REJECTED, TRACK_LOSS, _validate_row
+from ._windows import (
+    _H_PENDING_BLINK, _H_PENDING_BLINK_COUNT, _H_PENDING_SACCADE, _H_T_COUNT, _O_SIZE, _W_HOP,
+    _W_NEXT_END, _W_STARTED, BLINK, N_TEMPORAL, SACCADE, Windows, _add_sample, _emit, _slot,
+)
+
+__all__ = ["StreamProcessor", "extract_features", "detect_events", "Events"]
+
+# Per-row outputs: status code, gaze speed (rad/s), saccade status, blink status.
+_R_STATUS, _R_VELOCITY, _R_SACCADE, _R_BLINK = range(4)
+_R_SIZE = 4
+_CHUNK = 4096   # rows per compiled call at most, bounding the output buffers
+
+_NO_LABELS = np.empty(0, dtype=np.int8)
+
+
+def _frozen(array):
+    array.setflags(write=False)
+    return array
+
+
+_NO_WINDOWS = Windows(*(_frozen(np.empty(0)) for _ in range(3)),
+                      _frozen(np.empty(0, dtype=np.int8)),
+                      _frozen(np.empty((0, len(_windows.FEATURE_NAMES)))))
+
+
+class StreamProcessor:
+    """Validation, eye events, derived measures and feature windows of one stream.
+
+    Feed blocks of samples in arrival order with :meth:`update`; each call returns the windows
+    that the block completed. A window ``[t_start, t_end)`` completes once a sample at or after
+    ``t_end + config.lag_s`` arrives (the eye events that touch it are settled by then). Windows
+    with no accepted sample (inside a long gap) are skipped. Per-stream memory is about 40 KB.
+
+    Parameters
+    ----------
+    config : PipelineConfig, default=None
+        Settings; ``None`` means ``PipelineConfig()``.
+
+    Attributes
+    ----------
+    rejected : dict
+        Count per reason of :data:`REJECT_REASONS`.
+    rate_hz : float
+        Measured sample rate in Hz (NaN before two samples).
+    n_samples : int
+        Samples received, rejected ones included.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from distractd.pipeline import FIELD_INDEX, StreamProcessor, empty_block
+    >>> block = empty_block(1300)
+    >>> block[:, 0] = np.arange(1300) / 60.0
+    >>> block[:, FIELD_INDEX["gaze_r_yaw"]] = 0.1
+    >>> block[:, FIELD_INDEX["gaze_r_pitch"]] = 0.0
+    >>> processor = StreamProcessor()
+    >>> windows = processor.update(block)
+    >>> len(windows), windows.t_end[0], round(processor.rate_hz, 6)
+    (22, 10.0, 60.0)
+    """
+
+    def __init__(self, config=None):
+        if config is None:
+            config = PipelineConfig()
+        if not isinstance(config, PipelineConfig):
+            raise TypeError(f"config must be a PipelineConfig or None, got {type(config).__name__}")
+        self.config = config
+        self.n_samples = 0
+        self._params = _params(config)
+        self._margin = int(self._params[_P_RING_HOPS])
+        self._vstate = _validate._new_state()
+        self._estate = _events._new_state()
+        self._wstate = np.zeros(_windows._W_SIZE)
+        self._ring = _windows._new_ring(int(self._params[_P_RING_HOPS]))
+        self._mstate = _measures._new_state()
+        self._mring = _measures._new_ring(int(self._params[_P_MEASURE_HOPS]))
+
+    @property
+    def rejected(self):
+        counts = self._vstate[_validate._V_COUNTS:]
+        return {reason: int(n) for reason, n in zip(REJECT_REASONS, counts)}
+
+    @property
+    def rate_hz(self):
+        period = self._vstate[_validate._V_PERIOD]
+        return 1.0 / period if period > 0.0 else math.nan
+
+    def update(self, block, labels=None):
+        """Consume a block of samples; return the windows it completed.
+
+        Parameters
+        ----------
+        block : ndarray of shape (n_samples, N_FIELDS) or (N_FIELDS,)
+            Canonical samples in arrival order (see :data:`FIELDS`); bad values are counted in
+            :attr:`rejected`, never raised.
+        labels : array-like of shape (n_samples,), default=None
+            Per-sample labels (1 distracted, 0 attentive, -1 unknown); ``None`` means unknown.
+
+        Returns
+        -------
+        Windows
+        """
+        windows, _, _ = self._feed(block, labels, with_events=False)
+        return windows
+
+    def _feed(self, block, labels, with_events):
+        block = _as_block(block)
+        n = len(block)
+        labels = _as_labels(labels, n)
+        rows = np.empty((n, _R_SIZE))
+        cap = min(n, _CHUNK) + self._margin
+        out_w = np.empty((cap, _O_SIZE))
+        out_e = np.empty((min(n, _CHUNK) + 2, _events._EV_SIZE))
+        found_w, found_e = [], []
+        start = 0
+        while True:
+            stop = min(n, start + _CHUNK)
+            done, n_w, n_e = _run(block, labels, start, stop, self._params, self._vstate,
+                                  self._estate, self._wstate, self._ring, self._mstate,
+                                  self._mring, out_w, out_e, rows)
+            if n_w:
+                found_w.append(out_w[:n_w].copy())
+            if n_e and with_events:
+                found_e.append(out_e[:n_e].copy())
+            start = done
+            if start >= n:
+                break
+        self.n_samples += n
+        if not found_w:
+            windows = _NO_WINDOWS
+        else:
+            windows = Windows._from_rows(found_w[0] if len(found_w) == 1 else np.concatenate(found_w))
+        events = np.concatenate(found_e) if found_e else np.empty((0, _events._EV_SIZE))
+        return windows, events, rows
+
+
+def _as_block(block):
+    if not (isinstance(block, np.ndarray) and block.dtype == np.float64 and block.ndim == 2
+            and block.flags.c_contiguous):
+        block = np.ascontiguousarray(block, dtype=np.float64)
+        if block.ndim == 1:
+            block = block.reshape(1, -1)
+    if block.ndim != 2 or block.shape[1] != N_FIELDS:
+        raise SchemaError(f"block must have shape (n_samples, {N_FIELDS}), got {block.shape}")
+    return block
+
+
+def _as_labels(labels, n):
+    if labels is None:
+        return _NO_LABELS
+    labels = np.asarray(labels, dtype=np.int8)
+    if labels.shape != (n,):
+        raise SchemaError(f"labels must have shape ({n},), got {labels.shape}")
+    return labels
+
+
+@njit(cache=True)
+def _run(block, labels, start, stop, params, vstate, estate, wstate, ring, mstate, mring,
+         out_w, out_e, rows):
+    """Process rows ``start..stop`` until done or an output buffer is nearly full.
+
+    Returns ``(next row, windows written, events written)``.
+    """
+    hop_s = params[_P_HOP_S]
+    lag_s = params[_P_LAG_S]
+    n_hops = params[_P_WINDOW_HOPS]
+    margin = ring.shape[0]
+    x = np.empty(block.shape[1])
+    measures = np.full(N_TEMPORAL, np.nan)
+    has_labels = labels.shape[0] > 0
+    n_w = 0
+    n_e = 0
+    i = start
+    while i < stop:
+        if n_w + margin > out_w.shape[0] or n_e + 2 > out_e.shape[0]:
+            break
+        x[:] = block[i]
+        status = _validate_row(x, params, vstate)
+        rows[i, 0] = status
+        rows[i, 1] = np.nan
+        rows[i, 2] = -2.0
+        rows[i, 3] = -2.0
+        if status >= REJECTED:
+            i += 1
+            continue
+        t = x[0]
+        hop = np.floor(t / hop_s)
+        if wstate[_W_STARTED] == 0.0:
+            wstate[_W_STARTED] = 1.0
+            wstate[_W_HOP] = hop - 1.0
+            wstate[_W_NEXT_END] = hop + n_hops
+        last_hop = wstate[_W_HOP]
+        lost = status == TRACK_LOSS
+        dt = vstate[_validate._V_DT]
+        gap = vstate[_validate._V_GAP] == 1.0
+        period = vstate[_validate._V_PERIOD]
+        # events first (the saccade step reads the previous sample's time the blink step updates)
+        s_status, n_e = _saccade_step(x, t, dt, gap, period, hop, last_hop, params, estate,
+                                      ring, out_e, n_e)
+        b_status, b_duration, n_e = _blink_step(x, t, gap, lost, period, hop, last_hop, params,
+                                                estate, ring, out_e, n_e)
+        # then the windows this sample completes, before its hop reuses ring rows
+        while t >= wstate[_W_NEXT_END] * hop_s + lag_s:
+            if wstate[_W_NEXT_END] - n_hops > last_hop:   # the rest lie in a gap: empty
+                wstate[_W_NEXT_END] = max(wstate[_W_NEXT_END], hop + 1.0)
+                break
+            if _emit(ring, wstate, params, period, out_w[n_w]):
+                n_w += 1
+            wstate[_W_NEXT_END] += 1.0
+        if hop > last_hop:
+            _windows._advance(ring, last_hop, hop)
+            _measures._advance(mring, mstate, last_hop, hop, params)
+            wstate[_W_HOP] = hop
+        row = _slot(ring, hop)
+        if s_status >= 0:
+            ring[row, _H_T_COUNT + SACCADE] += 1.0
+            if s_status == 1:
+                ring[row, _H_PENDING_SACCADE] += 1.0
+        if b_status == 0 or b_status == 1:
+            ring[row, _H_T_COUNT + BLINK] += 1.0
+        if b_status == 1 or b_status == 2:
+            ring[row, _H_PENDING_BLINK] += 1.0
+        if b_status == 2:
+            ring[row, _H_PENDING_BLINK_COUNT] += 1.0
+        _measures._measure_sample(mring, mstate, hop, params, x, 0.0 if gap else dt, b_status,
+                                  b_duration, measures[2:])
+        label = labels[i] if has_labels else -1
+        _add_sample(ring, wstate, hop, x, not lost, measures, label)
+        rows[i, 1] = estate[_events._E_VELOCITY]
+        rows[i, 2] = s_status
+        rows[i, 3] = b_status
+        i += 1
+    return i, n_w, n_e
+
+
+def extract_features(recording, config=None):
+    """Feature windows of a whole recording: a fresh :class:`StreamProcessor` fed all of it.
+
+    Parameters
+    ----------
+    recording : Recording
+    config : PipelineConfig, default=None
+
+    Returns
+    -------
+    Windows
+    """
+    return StreamProcessor(config).update(recording.samples, recording.labels)
+
+
+@dataclass
+class Events:
+    """Per-sample eye events of a recording, and the events themselves.
+
+    Attributes
+    ----------
+    t : ndarray of shape (n_samples,)
+        Sample times in seconds, as received.
+    saccade, blink : ndarray of shape (n_samples,)
+        1 inside a detected event, 0 outside, NaN where the event cannot be resolved (sample
+        rate too low) or the sample was rejected.
+    track_loss : ndarray of shape (n_samples,)
+        1 where the eyes were not tracked, 0 where they were, NaN for rejected samples.
+    gaze_velocity_deg_s : ndarray of shape (n_samples,)
+        Binocular gaze rotation speed in deg/s (NaN where undefined).
+    rejected : ndarray of shape (n_samples,), dtype object
+        The reason a sample was dropped (see :data:`REJECT_REASONS`), or ``""``.
+    events : ndarray of shape (n_events, 6)
+        One row per event: kind (index into :data:`EVENT_KINDS`), first and last sample time (s),
+        duration (s), amplitude (deg) and peak speed (deg/s), NaN where not applicable.
+    """
+
+    t: np.ndarray
+    saccade: np.ndarray
+    blink: np.ndarray
+    track_loss: np.ndarray
+    gaze_velocity_deg_s: np.ndarray
+    rejected: np.ndarray
+    events: np.ndarray
+
+    COLUMNS = ("t", "saccade", "blink", "track_loss", "gaze_velocity_deg_s", "rejected")
+
+    def write_csv(self, path):
+        """Write one row per sample: :attr:`COLUMNS`, empty cells for NaN."""
+        with open(path, "w", newline="") as file:
+            writer = csv.writer(file)
+            writer.writerow(self.COLUMNS)
+            for t, s, b, lost, v, reason in zip(self.t.tolist(), self.saccade.tolist(),
+                                                self.blink.tolist(), self.track_loss.tolist(),
+                                                self.gaze_velocity_deg_s.tolist(), self.rejected):
+                writer.writerow([repr(t), _flag(s), _flag(b), _flag(lost),
+                                 "" if math.isnan(v) else f"{v:.3f}", reason])
+
+
+def _flag(value):
+    return "" if math.isnan(value) else str(int(value))
+
+
+def detect_events(recording, config=None):
+    """Per-sample saccades and blinks of a whole recording, by the streaming detectors.
+
+    A sample is flagged when its time lies within an event's first and last sample times.
+
+    Parameters
+    ----------
+    recording : Recording
+    config : PipelineConfig, default=None
+
+    Returns
+    -------
+    Events
+    """
+    processor = StreamProcessor(config)
+    _, events, rows = processor._feed(recording.samples, recording.labels, with_events=True)
+    t = recording.t
+    accepted = rows[:, _R_STATUS] < REJECTED
+    flags = {}
+    for kind, column in ((0, _R_SACCADE), (1, _R_BLINK)):
+        flag = np.where(rows[:, column] == -2.0, np.nan, 0.0)
+        flag[~accepted] = np.nan
+        for first, last in events[events[:, 0] == kind][:, 1:3]:
+            flag[accepted & (t >= first) & (t <= last)] = 1.0
+        flags[EVENT_KINDS[kind]] = flag
+    lost = np.where(rows[:, _R_STATUS] == TRACK_LOSS, 1.0, 0.0)
+    lost[~accepted] = np.nan
+    reasons = np.array([""] + list(REJECT_REASONS), dtype=object)
+    code = np.where(accepted, 0, rows[:, _R_STATUS].astype(np.int64) - REJECTED + 1)
+    return Events(t.copy(), flags["saccade"], flags["blink"], lost,
+                  np.degrees(rows[:, _R_VELOCITY]), reasons[code], events)
