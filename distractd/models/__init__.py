@@ -2,6 +2,7 @@
 
 from ._elm import ELMClassifier, hidden_output, hidden_weights
 from ._graph import knn_graph, laplacian
+from ._lapsvm import LapSVMClassifier, rbf_kernel
 from ._sselm import SSELMClassifier
 from ._aca import ACA, Segmentation
 from ._dtak import dtak, gdtak, segment_kernel_matrix
@@ -14,6 +15,7 @@ from ._metrics import (
 
 __all__ = [
     "knn_graph", "laplacian", "hidden_weights", "hidden_output", "ELMClassifier", "SSELMClassifier",
+    "LapSVMClassifier", "rbf_kernel",
     "accuracy", "sensitivity", "specificity", "g_mean", "binary_scores", "clustering_accuracy",
     "clustering_g_mean", "detection_delays", "false_alarms_per_hour",
     "ACA", "HACA", "Segmentation", "dtak", "gdtak", "segment_kernel_matrix", "frame_kernel",

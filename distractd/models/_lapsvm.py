@@ -1,0 +1,392 @@
+"""Laplacian SVM trained in the primal (ALGORITHMS §1.4 and appendix A 2.1; Melacci & Belkin 2011).
+
+Objective, exactly as implemented (and as in the reference ``lapsvmp.m``)::
+
+    J(α, b) = ½ [ γ_A αᵀKα + Σ_{i ∈ sv} (1 − y_i f_i)² + γ_I (Kα)ᵀ L (Kα) ],   f = Kα + b
+
+over all n = l + u training points, where ``sv`` is the set of labelled points with
+``y_i f_i < 1`` (squared hinge). Neither gamma is normalised. The thesis (S0 eq 5.3) writes
+``(1/l) Σ ξ_i + γ_A' αᵀKα + γ_I'/(l+u)² αᵀKLKα``; multiplying by l, ``γ_A = 2·l·γ_A'`` and
+``γ_I = 2·l·γ_I'/(l+u)²`` (the factor 2 from the ½ in J; the loss is squared, not linear, hinge).
+
+Solvers: Newton (each step solves the bordered linear system of the current ``sv`` set and stops
+when the set repeats) and preconditioned conjugate gradient (preconditioner K, exact line search
+over the hinge breakpoints, Polak-Ribière with restart) with early stopping by prediction
+stability on the unlabelled points or by objective decrease.
+"""
+
+import math
+
+import numpy as np
+import scipy.linalg as la
+from numba import njit
+from sklearn.base import BaseEstimator, ClassifierMixin
+from sklearn.utils.multiclass import check_classification_targets
+from sklearn.utils.validation import check_is_fitted, validate_data
+
+from .._errors import ModelError
+from .._validation import Interval, Options, check_params
+from ._graph import knn_graph, laplacian
+
+__all__ = ["LapSVMClassifier", "rbf_kernel"]
+
+_STOP_DEFAULTS = {None: 0.0, "stability": 0.015, "objective": 1e-6}
+
+
+def rbf_kernel(A, B, width, B_sq=None):
+    """Gaussian kernel ``exp(-‖a − b‖² / (2 width²))`` between the rows of A and B.
+
+    Parameters
+    ----------
+    A : ndarray of shape (n_a, n_features)
+    B : ndarray of shape (n_b, n_features)
+    width : float
+        Kernel width σ in feature units.
+    B_sq : ndarray of shape (n_b,), optional
+        Precomputed squared norms of the rows of B.
+
+    Returns
+    -------
+    K : ndarray of shape (n_a, n_b)
+    """
+    if B_sq is None:
+        B_sq = np.einsum("ij,ij->i", B, B)
+    D = A @ B.T
+    D *= -2.0
+    D += np.einsum("ij,ij->i", A, A)[:, None]
+    D += B_sq[None, :]
+    np.maximum(D, 0.0, out=D)
+    D *= -1.0 / (2.0 * width * width)
+    return np.exp(D, out=D)
+
+
+def _newton(K, L, y, gamma_A, gamma_I, fit_intercept, max_iter):
+    """Newton's method on J; ``y`` is ±1 on labelled points and 0 elsewhere."""
+    n = len(y)
+    labelled = y != 0
+    alpha, b = np.zeros(n), 0.0
+    f = np.zeros(n)
+    base = gamma_I * np.asarray(L @ K) if gamma_I != 0.0 else np.zeros((n, n))
+    base[np.diag_indices(n)] += gamma_A
+    sv_prev = np.zeros(n, dtype=bool)
+    n_iter = 0
+    while True:
+        sv = labelled & (y * (f + b) < 1.0)
+        if n_iter >= max_iter or np.array_equal(sv, sv_prev):
+            break
+        n_iter += 1
+        A = base.copy()
+        A[sv] += K[sv]
+        rhs = np.where(sv, y, 0.0)
+        if fit_intercept:
+            bordered = np.empty((n + 1, n + 1))
+            bordered[0, 0] = 0.0
+            bordered[0, 1:] = 1.0
+            bordered[1:, 0] = sv
+            bordered[1:, 1:] = A
+            solution = la.solve(bordered, np.r_[0.0, rhs], overwrite_a=True, check_finite=False)
+            b, alpha = solution[0], solution[1:]
+        else:
+            alpha = la.solve(A, rhs, overwrite_a=True, check_finite=False)
+        f = K @ alpha
+        sv_prev = sv
+    return alpha, b, n_iter
+
+
+@njit(cache=True)
+def _hinge_line_step(deltas, order, sv, outstep, residual, left, right):
+    """Exact minimiser along a direction of the piecewise-quadratic squared-hinge objective.
+
+    ``deltas`` are the sorted step lengths at which a labelled point enters or leaves the hinge
+    (negatives clipped to 0), ``order`` their point indices; ``left``/``right`` the slope at 0 and
+    curvature of the current piece. Walks the breakpoints until the piece's minimiser lies in it.
+    """
+    step = -left / right if right > 0.0 else 0.0
+    n = deltas.shape[0]
+    i = 0
+    while i < n and not deltas[i] > 0.0:
+        i += 1
+    if i == n:
+        return step
+    k = order[i]
+    inside = (0.0 <= step < deltas[i]) if sv[k] else (0.0 <= step <= deltas[i])
+    while not inside:
+        k = order[i]
+        sign = -1.0 if sv[k] else 1.0
+        sv[k] = not sv[k]
+        left += sign * outstep[k] * residual[k]
+        right += sign * outstep[k] * outstep[k]
+        step = -left / right
+        if i == n - 1:
+            break
+        lo_open = sv[order[i]]
+        hi_open = sv[order[i + 1]]
+        above = deltas[i] < step if lo_open else deltas[i] <= step
+        below = step < deltas[i + 1] if hi_open else step <= deltas[i + 1]
+        inside = above and below
+        i += 1
+    return step
+
+
+def _pcg(K, L, y, gamma_A, gamma_I, fit_intercept, max_iter, stop, stop_param, stop_every):
+    """Preconditioned conjugate gradient on J with the reference's early-stopping rules."""
+    n = len(y)
+    labelled = y != 0
+    y_l = y[labelled]
+    unlabelled = ~labelled
+    n_unlabelled = max(int(unlabelled.sum()), 1)
+    use_graph = gamma_I != 0.0
+    alpha, b = np.zeros(n), 0.0
+    K_alpha = np.zeros(n)
+    LK_alpha = np.zeros(n)
+    go = y.copy()
+    go_b = float(y_l.sum()) if fit_intercept else 0.0
+    direction, direction_b = go.copy(), go_b
+    K_go = K @ go
+    K_step = K_go.copy()
+    obj_prev = 0.5 * len(y_l)
+    signs_prev = np.zeros(int(unlabelled.sum()))
+    n_iter = 0
+    while n_iter < max_iter:
+        n_iter += 1
+        # exact line search along (direction, direction_b)
+        out = K_alpha[labelled] + b
+        outstep = K_step[labelled] + direction_b
+        residual = out - y_l
+        LK_step = L @ K_step if use_graph else None
+        sv = (1.0 - out * y_l) > 0.0
+        left = outstep[sv] @ residual[sv] + gamma_A * (direction @ K_alpha)
+        right = outstep[sv] @ outstep[sv] + gamma_A * (direction @ K_step)
+        if use_graph:
+            left += gamma_I * (LK_step @ K_alpha)
+            right += gamma_I * (LK_step @ K_step)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            deltas = np.maximum(-residual / outstep, 0.0)
+        order = np.argsort(deltas, kind="stable")
+        step = _hinge_line_step(deltas[order], order, sv, outstep, residual, left, right)
+        if not step > 0.0:
+            n_iter -= 1
+            break
+        K_alpha += step * K_step
+        if use_graph:
+            LK_alpha += step * LK_step
+        alpha += step * direction
+        b += step * direction_b
+        # new (preconditioned) gradient and objective
+        out = K_alpha[labelled] + b
+        sv = y_l * out < 1.0
+        g = gamma_A * alpha
+        if use_graph:
+            g += gamma_I * LK_alpha
+        err = out[sv] - y_l[sv]
+        obj = 0.5 * (K_alpha @ g + err @ err)
+        g_l = g[labelled]
+        g_l[sv] += err
+        g[labelled] = g_l
+        gn = -g
+        gn_b = -float(err.sum()) if fit_intercept else 0.0
+        if n_iter % stop_every == 0:
+            if stop == "stability":
+                signs = np.sign(K_alpha[unlabelled] + b)
+                if np.count_nonzero(signs != signs_prev) / n_unlabelled < stop_param:
+                    break
+                signs_prev = signs
+            elif stop == "objective":
+                if obj_prev - obj < stop_param:
+                    break
+                obj_prev = obj
+        K_gn = K @ gn
+        beta = max(0.0, (K_gn @ (gn - go) + gn_b * (gn_b - go_b)) / (K_go @ go + go_b * go_b))
+        direction = beta * direction + gn
+        direction_b = beta * direction_b + gn_b
+        K_step = beta * K_step + K_gn
+        go, go_b, K_go = gn, gn_b, K_gn
+    return alpha, b, n_iter
+
+
+class LapSVMClassifier(ClassifierMixin, BaseEstimator):
+    """Laplacian SVM with a Gaussian kernel, trained in the primal (binary).
+
+    See the module docstring for the objective and its mapping to the thesis' scaling.
+
+    Parameters
+    ----------
+    gamma_A : float, default=1e-6
+        Ambient (RKHS norm) regularisation γ_A, unscaled.
+    gamma_I : float, default=1.0
+        Intrinsic (manifold) regularisation γ_I, unscaled (≥ 0; 0 gives an L2-SVM).
+    kernel_width : float, default=1.0
+        Gaussian kernel width σ in feature units: ``exp(-‖x − x'‖² / (2σ²))``.
+    n_neighbors : int, default=10
+        k of the symmetric kNN graph; at most ``n_samples - 1`` is used.
+    graph_weights : {"heat", "binary"}, default="heat"
+    graph_width : float or None, default=None
+        Heat width in feature units; None = mean kNN edge length (reference behaviour).
+    laplacian_normalized : bool, default=False
+    laplacian_power : int, default=1
+    solver : {"newton", "pcg"}, default="newton"
+    max_iter : int, default=200
+        Newton steps or CG iterations at most.
+    cg_stop : {None, "stability", "objective"}, default="stability"
+        PCG early stopping: ``"stability"`` stops when fewer than ``cg_stop_param`` (default 0.015)
+        of the unlabelled predictions changed sign since the previous check (reference
+        CgStopType 1); ``"objective"`` when J decreased by less than ``cg_stop_param`` (default
+        1e-6, an absolute decrease as coded in the reference's CgStopType 7) since the previous
+        check; None runs until the line search stalls or ``max_iter``.
+    cg_stop_param : float or None, default=None
+        Threshold of the rule; None takes the default above.
+    cg_stop_iter : int or None, default=None
+        Check the rule every this many iterations; None = ``round(sqrt(n)/2)`` for stability,
+        1 for objective.
+    fit_intercept : bool, default=True
+        Learn the bias b (the reference's UseBias).
+
+    Attributes
+    ----------
+    classes_ : ndarray of shape (2,)
+        ``classes_[1]`` is the positive class (+1).
+    X_fit_ : ndarray of shape (n_samples, n_features)
+        Training points (the kernel expansion).
+    dual_coef_ : ndarray of shape (n_samples,)
+        α of the expansion ``f(x) = Σ α_j k(x_j, x) + b``.
+    intercept_ : float
+        b.
+    n_iter_ : int
+        Newton steps or CG iterations performed.
+    n_features_in_ : int
+    """
+
+    _constraints = {
+        "gamma_A": Interval(0, None, closed="neither"),
+        "gamma_I": Interval(0, None, closed="left"),
+        "kernel_width": Interval(0, None, closed="neither"),
+        "n_neighbors": Interval(1, None, closed="left", integer=True),
+        "graph_weights": Options(("heat", "binary")),
+        "graph_width": [None, Interval(0, None, closed="neither")],
+        "laplacian_normalized": bool,
+        "laplacian_power": Interval(1, None, closed="left", integer=True),
+        "solver": Options(("newton", "pcg")),
+        "max_iter": Interval(1, None, closed="left", integer=True),
+        "cg_stop": Options((None, "stability", "objective")),
+        "cg_stop_param": [None, Interval(0, None, closed="left")],
+        "cg_stop_iter": [None, Interval(1, None, closed="left", integer=True)],
+        "fit_intercept": bool,
+    }
+
+    def __init__(self, gamma_A=1e-6, gamma_I=1.0, kernel_width=1.0, n_neighbors=10,
+                 graph_weights="heat", graph_width=None, laplacian_normalized=False,
+                 laplacian_power=1, solver="newton", max_iter=200, cg_stop="stability",
+                 cg_stop_param=None, cg_stop_iter=None, fit_intercept=True):
+        self.gamma_A = gamma_A
+        self.gamma_I = gamma_I
+        self.kernel_width = kernel_width
+        self.n_neighbors = n_neighbors
+        self.graph_weights = graph_weights
+        self.graph_width = graph_width
+        self.laplacian_normalized = laplacian_normalized
+        self.laplacian_power = laplacian_power
+        self.solver = solver
+        self.max_iter = max_iter
+        self.cg_stop = cg_stop
+        self.cg_stop_param = cg_stop_param
+        self.cg_stop_iter = cg_stop_iter
+        self.fit_intercept = fit_intercept
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.classifier_tags.multi_class = False
+        return tags
+
+    def fit(self, X, y):
+        """Fit on labelled and unlabelled rows (y = -1 marks unlabelled).
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+        y : array-like of shape (n_samples,)
+            Two class labels, -1 for unlabelled rows.
+
+        Returns
+        -------
+        self : LapSVMClassifier
+        """
+        check_params(self.get_params(), self._constraints, owner="LapSVMClassifier",
+                     error=ModelError)
+        X, y = validate_data(self, X, y, dtype=np.float64)
+        check_classification_targets(y)
+        labelled = y != -1 if y.dtype.kind in "iuf" else np.ones(len(y), dtype=bool)
+        self.classes_ = np.unique(y[labelled])
+        if len(self.classes_) != 2:
+            raise ModelError(f"LapSVMClassifier: y must hold exactly two labelled classes, got "
+                             f"{len(self.classes_)} class {self.classes_.tolist()}")
+        signed = np.zeros(len(y))
+        signed[labelled] = np.where(y[labelled] == self.classes_[1], 1.0, -1.0)
+        K = rbf_kernel(X, X, self.kernel_width)
+        L = laplacian(knn_graph(X, min(self.n_neighbors, len(X) - 1), self.graph_weights,
+                                self.graph_width),
+                      self.laplacian_normalized, self.laplacian_power)
+        self.dual_coef_, self.intercept_, self.n_iter_ = self._solve(K, L, signed)
+        self.X_fit_ = X
+        self._X_fit_sq = np.einsum("ij,ij->i", X, X)
+        return self
+
+    def _solve(self, K, L, signed):
+        """Run the configured solver on a precomputed kernel and Laplacian (±1/0 labels)."""
+        if self.solver == "newton":
+            return _newton(K, L, signed, self.gamma_A, self.gamma_I, self.fit_intercept,
+                           self.max_iter)
+        stop_param = (_STOP_DEFAULTS[self.cg_stop] if self.cg_stop_param is None
+                      else self.cg_stop_param)
+        if self.cg_stop is None:
+            stop_every = self.max_iter + 1
+        elif self.cg_stop_iter is not None:
+            stop_every = self.cg_stop_iter
+        else:
+            stop_every = max(round(math.sqrt(len(signed)) / 2), 1) if self.cg_stop == "stability" else 1
+        return _pcg(K, L, signed, self.gamma_A, self.gamma_I, self.fit_intercept,
+                    self.max_iter, self.cg_stop, stop_param, stop_every)
+
+    def _decision(self, X):
+        """Decision values of validated float rows (the lean path used by the daemon)."""
+        K = rbf_kernel(X, self.X_fit_, self.kernel_width, self._X_fit_sq)
+        return K @ self.dual_coef_ + self.intercept_
+
+    def decision_function(self, X):
+        """``f(x) = Σ α_j k(x_j, x) + b``; positive favours ``classes_[1]``.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+
+        Returns
+        -------
+        scores : ndarray of shape (n_samples,)
+        """
+        check_is_fitted(self)
+        X = validate_data(self, X, dtype=np.float64, reset=False)
+        return self._decision(X)
+
+    def predict(self, X):
+        """Class labels, ``classes_[1]`` where the decision value is positive."""
+        return self.classes_[(self.decision_function(X) > 0).astype(np.intp)]
+
+    def _to_arrays(self):
+        """The fitted model as (JSON-able hyper-parameters, arrays) for the artifact."""
+        check_is_fitted(self)
+        arrays = {"X_fit": self.X_fit_, "dual_coef": self.dual_coef_,
+                  "intercept": np.array([self.intercept_]), "classes": self.classes_,
+                  "n_iter": np.array([self.n_iter_])}
+        return self.get_params(), arrays
+
+    @classmethod
+    def _from_arrays(cls, params, arrays):
+        """Rebuild a fitted estimator from :meth:`_to_arrays` output."""
+        model = cls(**params)
+        model.X_fit_ = np.asarray(arrays["X_fit"], dtype=np.float64)
+        model._X_fit_sq = np.einsum("ij,ij->i", model.X_fit_, model.X_fit_)
+        model.dual_coef_ = np.asarray(arrays["dual_coef"], dtype=np.float64)
+        model.intercept_ = float(arrays["intercept"][0])
+        model.n_iter_ = int(arrays["n_iter"][0])
+        model.classes_ = np.asarray(arrays["classes"])
+        model.n_features_in_ = model.X_fit_.shape[1]
+        return model
