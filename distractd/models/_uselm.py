@@ -112,7 +112,8 @@ class USELM(ClusterMixin, TransformerMixin, BaseEstimator):
         W, b = hidden_weights(X.shape[1], self.n_hidden, rng, bias=False)
         H = hidden_output(X, W, b)
         L = laplacian(knn_graph(X, n_neighbors=self.n_neighbors, weights="binary"))
-        beta, gammas = _smooth_output_weights(H, self.lam * L, 1.0, n_components, skip=1)
+        beta, gammas = _smooth_output_weights(*_thin_svd(H), self.lam * L, 1.0, n_components,
+                                              skip=1)
         self.hidden_weights_ = W
         self.hidden_bias_ = b
         self.coef_ = beta
@@ -135,17 +136,15 @@ class USELM(ClusterMixin, TransformerMixin, BaseEstimator):
         return _nearest(Y, self.cluster_centers_)
 
 
-def _smooth_output_weights(H, L, reg, n_components, skip=0):
+def _smooth_output_weights(U, s, Vt, L, reg, n_components, skip=0):
     """Output weights of a graph-smooth ELM embedding, solved in the row space of ``H``.
 
-    Minimises ``reg ||beta||**2 + Tr(beta' H' L H beta)`` subject to ``(H beta)' H beta = I``:
-    the ``n_components`` smallest generalised eigenvalues ``g`` of ``(reg I + H'LH) v = g H'H v``
-    after skipping the ``skip`` smallest. Returns ``beta`` (n_hidden, n_components), columns scaled
+    ``U, s, Vt`` is the thin SVD of the hidden-layer output ``H`` (:func:`_thin_svd`). Minimises
+    ``reg ||beta||**2 + Tr(beta' H' L H beta)`` subject to ``(H beta)' H beta = I``: the
+    ``n_components`` smallest generalised eigenvalues ``g`` of ``(reg I + H'LH) v = g H'H v`` after
+    skipping the ``skip`` smallest. Returns ``beta`` (n_hidden, n_components), columns scaled
     to ``||H beta_j|| = 1``, and the ``g`` ascending.
     """
-    U, s, Vt = np.linalg.svd(H, full_matrices=False)
-    keep = s > _SVD_RCOND * s[0]
-    U, s, Vt = U[:, keep], s[keep], Vt[keep]
     rank = s.size
     wanted = n_components + skip
     if wanted > rank:
@@ -158,6 +157,13 @@ def _smooth_output_weights(H, L, reg, n_components, skip=0):
     mu, Z = mu[::-1][skip:], Z[:, ::-1][:, skip:]
     Z = Z / np.linalg.norm(s[:, None] * Z, axis=0)
     return Vt.T @ Z, 1.0 / mu
+
+
+def _thin_svd(H):
+    """Thin SVD ``H = U diag(s) Vt`` without the singular values below ``1e-10 * s_max``."""
+    U, s, Vt = np.linalg.svd(H, full_matrices=False)
+    keep = s > _SVD_RCOND * s[0]
+    return U[:, keep], s[keep], Vt[keep]
 
 
 def _nearest(Y, centers):
