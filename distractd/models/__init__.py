@@ -1,9 +1,12 @@
 """Learning: ELM family, SS-ELM, LapSVM, graphs, ACA/HACA, clustering, artifacts, evaluation."""
 
 from ._elm import ELMClassifier, hidden_output, hidden_weights
+from ._elmclr import ELMCLR
+from ._elmjec import ELMJEC
 from ._graph import knn_graph, laplacian
 from ._lapsvm import LapSVMClassifier, rbf_kernel
 from ._sselm import SSELMClassifier
+from ._uselm import USELM
 from ._aca import ACA, Segmentation
 from ._dtak import dtak, gdtak, segment_kernel_matrix
 from ._haca import HACA
@@ -20,4 +23,5 @@ __all__ = [
     "clustering_g_mean", "detection_delays", "false_alarms_per_hour",
     "ACA", "HACA", "Segmentation", "dtak", "gdtak", "segment_kernel_matrix", "frame_kernel",
     "gaussian_bandwidth",
+    "USELM", "ELMJEC", "ELMCLR",
 ]
