@@ -7,6 +7,8 @@ summed at scrape time by a custom collector, and exported per stream only when
 ``metrics.per_stream`` is enabled.
 """
 
+import math
+
 from prometheus_client import Counter, Gauge, Histogram, Info
 from prometheus_client.core import GaugeMetricFamily
 
@@ -109,7 +111,7 @@ class _StreamCollector:
         streams = self.metrics.streams
         total = GaugeMetricFamily("distractd_input_rate_hertz",
                                   "Measured input sample rate summed over active streams.")
-        total.add_metric([], sum(rate for _, rate in streams))
+        total.add_metric([], sum(rate for _, rate in streams if math.isfinite(rate)))
         yield total
         if self.metrics.per_stream:
             each = GaugeMetricFamily("distractd_stream_input_rate_hertz",

@@ -6,8 +6,8 @@ time, ``T <s>`` by resetting it, ``v`` with a version, and notifications (``noti
 with an acknowledgement. The backbone publishes multipart ``[topic, msgpack datum]`` messages; this
 emulator sends, per recorded sample, ``pupil.0.3d`` and ``pupil.1.3d`` datums (``diameter_3d``),
 a binocular ``gaze.3d.01.`` datum (``gaze_normals_3d``, ``eye_centers_3d``, ``gaze_point_3d``,
-``norm_pos``, ``confidence``, ``base_data``) and ``blinks`` onset/offset datums where the recording's
-blink flag changes. Gaze rotations become unit normals in the world camera frame (x right, y down,
+``norm_pos``, ``confidence``, ``base_data``) and, before it, a ``blinks`` onset/offset datum where
+the recording's blink flag changes. Gaze rotations become unit normals in the world camera frame (x right, y down,
 z forward): ``(sin yaw cos pitch, -sin pitch, cos yaw cos pitch)``. Eye 0 is the right eye.
 Streaming starts at the first backbone subscription so no datum is lost to a late subscriber.
 """
@@ -154,6 +154,11 @@ class PupilEmulator:
     def _send_sample(self, backbone, row, offset_s, blink):
         t = float(row[FIELD_INDEX["t"]]) + offset_s
         confidence = float(row[FIELD_INDEX["confidence"]])
+        flag = float(row[FIELD_INDEX["blink"]])
+        if not math.isnan(flag) and flag != blink:
+            self._publish(backbone, {"topic": "blinks", "type": "onset" if flag else "offset",
+                                     "timestamp": t, "confidence": 1.0, "base_data": []})
+            blink = flag
         pupils = []
         for eye, field in (("0", "pupil_r"), ("1", "pupil_l")):
             diameter = float(row[FIELD_INDEX[field]])
@@ -177,11 +182,6 @@ class PupilEmulator:
             "norm_pos": [0.5 + point[0] / (2 * _GAZE_DISTANCE_MM),
                          0.5 - point[1] / (2 * _GAZE_DISTANCE_MM)],
             "base_data": pupils})
-        flag = float(row[FIELD_INDEX["blink"]])
-        if not math.isnan(flag) and flag != blink:
-            self._publish(backbone, {"topic": "blinks", "type": "onset" if flag else "offset",
-                                     "timestamp": t, "confidence": 1.0, "base_data": []})
-            blink = flag
         return blink
 
     def _publish(self, backbone, datum):

@@ -1,0 +1,163 @@
+"""``distractd demo``: the daemon on the shipped model, fed a simulated drive, watched live.
+
+The demo starts ``distractd run`` as a child process on free loopback ports (waiting for its
+systemd ``READY=1`` on a private ``NOTIFY_SOCKET``), subscribes to its states, replays a simulated
+drive at N× speed, prints the states next to the simulator's ground truth, prints the metrics URL and
+a few metric values, then stops the daemon with SIGTERM and checks that it exits 0.
+"""
+
+import os
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+import urllib.request
+from pathlib import Path
+
+import numpy as np
+import zmq
+
+from .._errors import DistractdError
+from ._wire import decode_output
+
+__all__ = ["demo", "free_port", "NotifyReceiver"]
+
+
+def free_port():
+    """A TCP port on 127.0.0.1 that was free a moment ago."""
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+class NotifyReceiver:
+    """A ``NOTIFY_SOCKET`` datagram endpoint, as systemd provides, collecting messages.
+
+    Use as a context manager; :attr:`path` is the value for the child's ``NOTIFY_SOCKET``.
+    """
+
+    def __init__(self):
+        self._dir = tempfile.TemporaryDirectory(prefix="distractd-notify-")
+        self.path = str(Path(self._dir.name) / "notify")
+        self.sock = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+        self.sock.bind(self.path)
+        self.messages = []
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *_):
+        self.sock.close()
+        self._dir.cleanup()
+
+    def wait_for(self, key, timeout_s):
+        """Collect messages until one holds ``key`` (e.g. ``"READY=1"``); return it or None."""
+        deadline = time.monotonic() + timeout_s
+        while (remaining := deadline - time.monotonic()) > 0:
+            self.sock.settimeout(remaining)
+            try:
+                message = self.sock.recv(4096).decode("utf-8")
+            except TimeoutError:
+                return None
+            self.messages.append(message)
+            if key in message.split("\n"):
+                return message
+        return None
+
+
+def demo(duration_s=240.0, speed=20.0, seed=7, out=None):
+    """Run the demo; return the daemon's exit status (0 on a clean stop)."""
+    from ..simulators import replay, simulate_drive
+
+    out = out or sys.stdout
+    print(f"simulating a {duration_s:.0f} s drive (seed {seed}) ...", file=out, flush=True)
+    recording = simulate_drive(seed, duration_s=duration_s)
+    input_port, output_port, metrics_port = free_port(), free_port(), free_port()
+    command = [sys.executable, "-m", "distractd.cli", "run",
+               "--set", f'input.bind=["tcp://127.0.0.1:{input_port}"]',
+               "--set", f"output.bind=tcp://127.0.0.1:{output_port}",
+               "--set", f"metrics.port={metrics_port}",
+               "--set", "service.log_level=warning"]
+    with NotifyReceiver() as notify:
+        daemon = subprocess.Popen(command, env={**os.environ, "NOTIFY_SOCKET": notify.path})
+        try:
+            ready = notify.wait_for("READY=1", timeout_s=120)
+            if ready is None or daemon.poll() is not None:
+                raise DistractdError("demo: the daemon did not become ready")
+            url = f"http://127.0.0.1:{metrics_port}/metrics"
+            print(f"daemon ready ({ready.splitlines()[-1]}); metrics at {url}", file=out)
+            watcher = _Watcher(f"tcp://127.0.0.1:{output_port}", recording, out)
+            watcher.start()
+            time.sleep(0.3)
+            summary = replay([recording], f"tcp://127.0.0.1:{input_port}", speed=speed,
+                             prefix="demo")
+            time.sleep(1.0)
+            watcher.stop()
+            print(f"replayed {summary['samples']} samples in {summary['elapsed_s']:.1f} s; "
+                  f"{watcher.summary()}", file=out)
+            with urllib.request.urlopen(url, timeout=5) as response:
+                for line in response.read().decode("utf-8").splitlines():
+                    if line.startswith(("distractd_windows_classified_total",
+                                        "distractd_samples_received_total",
+                                        "distractd_processing_latency_seconds_count",
+                                        "distractd_model_info")):
+                        print(f"  {line}", file=out)
+        finally:
+            if daemon.poll() is None:
+                daemon.send_signal(signal.SIGTERM)
+            status = daemon.wait(timeout=30)
+    print(f"daemon stopped with exit status {status}", file=out)
+    return status
+
+
+class _Watcher(threading.Thread):
+    """Subscribe to the daemon's output and print states against the ground truth."""
+
+    def __init__(self, endpoint, recording, out):
+        super().__init__(daemon=True)
+        self.endpoint = endpoint
+        self.t = recording.t
+        self.labels = recording.labels
+        self.out = out
+        self.seen = []
+        self._stop = threading.Event()
+
+    def run(self):
+        with zmq.Context() as context, context.socket(zmq.SUB) as sub:
+            sub.linger = 0
+            sub.subscribe(b"state.")
+            sub.subscribe(b"event.")
+            sub.connect(self.endpoint)
+            while not self._stop.is_set():
+                if not sub.poll(100):
+                    continue
+                kind, stream, message = decode_output(sub.recv_multipart())
+                if kind == "event":
+                    if message["type"] == "transition":
+                        print(f"  t={message['t']:7.1f} s  {stream}: {message['from']} -> "
+                              f"{message['to']}", file=self.out, flush=True)
+                    continue
+                truth = self._truth(message["t"])
+                if not self.seen or message["t"] > self.seen[-1][0]:
+                    self.seen.append((message["t"], message["state"], truth))
+                if len(self.seen) % 10 == 0:
+                    print(f"  t={message['t']:7.1f} s  state {message['state']:<10} score "
+                          f"{message['score']:+.2f}  truth {truth}", file=self.out, flush=True)
+
+    def _truth(self, t):
+        i = min(np.searchsorted(self.t, t, side="right") - 1, len(self.t) - 1)
+        return {1: "distracted", 0: "attentive"}.get(int(self.labels[max(i, 0)]), "unknown")
+
+    def stop(self):
+        self._stop.set()
+        self.join(timeout=5)
+
+    def summary(self):
+        decided = [(s, truth) for _, s, truth in self.seen
+                   if s != "unknown" and truth != "unknown"]
+        agree = sum(s == truth for s, truth in decided)
+        return (f"{len(self.seen)} states received, {len(decided)} decided; "
+                f"{agree} ({100 * agree / max(len(decided), 1):.1f} %) agree with the ground truth")

@@ -1,0 +1,91 @@
+"""Metric families: names, base units, buckets, pre-bound children, scrape-time stream values."""
+
+import os
+import shutil
+import subprocess
+
+import pytest
+from prometheus_client import CollectorRegistry, generate_latest
+from prometheus_client.parser import text_string_to_metric_families
+
+from distractd import __version__
+from distractd.daemon import LATENCY_BUCKETS_S, REJECTION_REASONS, Metrics
+
+
+def _families(registry):
+    return {f.name: f for f in text_string_to_metric_families(generate_latest(registry).decode())}
+
+
+def test_every_family_is_present_before_any_traffic():
+    metrics = Metrics(CollectorRegistry())
+    families = _families(metrics.registry)
+    for name in ("distractd_build_info", "distractd_model_info", "distractd_model_reloads",
+                 "distractd_messages_received", "distractd_messages_rejected",
+                 "distractd_messages_lost", "distractd_samples_received",
+                 "distractd_samples_rejected", "distractd_windows_classified",
+                 "distractd_state_transitions", "distractd_segments_finalised",
+                 "distractd_processing_latency_seconds", "distractd_active_streams",
+                 "distractd_streams_expired", "distractd_input_rate_hertz"):
+        assert name in families, name
+    reasons = {s.labels["reason"] for s in families["distractd_messages_rejected"].samples
+               if s.name.endswith("_total")}
+    assert reasons == set(REJECTION_REASONS)
+    states = {s.labels["state"] for s in families["distractd_windows_classified"].samples
+              if s.name.endswith("_total")}
+    assert states == {"attentive", "distracted", "unknown"}
+    build = families["distractd_build_info"].samples[0]
+    assert build.labels == {"version": __version__} and build.value == 1
+
+
+def test_latency_buckets_are_sub_millisecond_seconds():
+    assert LATENCY_BUCKETS_S[0] == 50e-6
+    assert sum(b < 1e-3 for b in LATENCY_BUCKETS_S) == 4
+    metrics = Metrics(CollectorRegistry())
+    metrics.latency.observe(70e-6)
+    buckets = {s.labels["le"]: s.value for s in
+               _families(metrics.registry)["distractd_processing_latency_seconds"].samples
+               if s.name.endswith("_bucket")}
+    assert buckets["5e-05"] == 0 and buckets["0.0001"] == 1 and buckets["+Inf"] == 1
+
+
+def test_stream_values_are_summed_unless_per_stream():
+    for per_stream in (False, True):
+        metrics = Metrics(CollectorRegistry(), per_stream=per_stream)
+        metrics.streams = (("a", 60.0), ("b", 59.5))
+        families = _families(metrics.registry)
+        assert families["distractd_input_rate_hertz"].samples[0].value == 119.5
+        if per_stream:
+            values = {s.labels["stream"]: s.value
+                      for s in families["distractd_stream_input_rate_hertz"].samples}
+            assert values == {"a": 60.0, "b": 59.5}
+        else:
+            assert "distractd_stream_input_rate_hertz" not in families
+
+
+def test_model_info_holds_only_the_current_model():
+    metrics = Metrics(CollectorRegistry())
+    metrics.set_model("m1", "sselm")
+    metrics.set_model("m2", "lapsvm")
+    samples = _families(metrics.registry)["distractd_model_info"].samples
+    assert [(s.labels, s.value) for s in samples] == [({"model_id": "m2", "kind": "lapsvm"}, 1)]
+
+
+def test_sample_rejection_children_are_cached():
+    metrics = Metrics(CollectorRegistry())
+    metrics.sample_rejections("duplicate_t").inc(3)
+    assert metrics.sample_rejections("duplicate_t") is metrics.sample_rejections("duplicate_t")
+    samples = _families(metrics.registry)["distractd_samples_rejected"].samples
+    assert [(s.labels, s.value) for s in samples if s.name.endswith("_total")] == [
+        ({"reason": "duplicate_t"}, 3)]
+
+
+def test_promtool_accepts_the_scrape():
+    promtool = os.environ.get("PROMTOOL") or shutil.which("promtool")
+    if promtool is None:
+        pytest.skip("promtool is absent (CI unpacks it from Debian's prometheus package)")
+    metrics = Metrics(CollectorRegistry(), per_stream=True)
+    metrics.streams = (("a", 60.0),)
+    metrics.set_model("m1", "sselm")
+    result = subprocess.run([promtool, "check", "metrics"], input=generate_latest(metrics.registry),
+                            capture_output=True, timeout=30)
+    assert result.returncode == 0, result.stdout.decode() + result.stderr.decode()
