@@ -7,8 +7,9 @@ with an acknowledgement. The backbone publishes multipart ``[topic, msgpack datu
 emulator sends, per recorded sample, ``pupil.0.3d`` and ``pupil.1.3d`` datums (``diameter_3d``),
 a binocular ``gaze.3d.01.`` datum (``gaze_normals_3d``, ``eye_centers_3d``, ``gaze_point_3d``,
 ``norm_pos``, ``confidence``, ``base_data``) and, before it, a ``blinks`` onset/offset datum where
-the recording's blink flag changes. Gaze rotations become unit normals in the world camera frame (x right, y down,
-z forward): ``(sin yaw cos pitch, -sin pitch, cos yaw cos pitch)``. Eye 0 is the right eye.
+the recording's blink flag changes. Gaze rotations become unit normals in the world camera frame
+(x right, y down, z forward): ``(sin yaw cos pitch, -sin pitch, cos yaw cos pitch)``. Eye 0 is the
+right eye.
 Streaming starts at the first backbone subscription so no datum is lost to a late subscriber.
 """
 
