@@ -173,7 +173,61 @@ def _demo(args):
     return demo(duration_s=args.duration, speed=args.speed, seed=args.seed)
 
 
-_COMMANDS = [_add_info, _add_convert, _add_run, _add_replay, _add_pupil_emulator, _add_demo]
+def _add_pipeline_config(parser):
+    parser.add_argument("--config", metavar="JSON",
+                        help="pipeline settings as a JSON file (PipelineConfig.to_dict() keys)")
+
+
+def _pipeline_config(args):
+    from ._errors import ConfigError
+    from .pipeline import PipelineConfig
+
+    if args.config is None:
+        return None
+    try:
+        with open(args.config) as file:
+            settings = json.load(file)
+    except (OSError, ValueError) as exc:
+        raise ConfigError(f"{args.config}: unreadable pipeline settings ({exc})") from exc
+    if not isinstance(settings, dict):
+        raise ConfigError(f"{args.config}: pipeline settings must be a JSON object")
+    return PipelineConfig.from_dict(settings)
+
+
+def _add_events(subparsers):
+    parser = _command(subparsers, "events", _events,
+                      "Detect saccades and blinks online; write one row per sample.")
+    parser.add_argument("input", help="recording to read (.csv or binary)")
+    parser.add_argument("--out", required=True, help="CSV to write: t,saccade,blink,track_loss,"
+                        "gaze_velocity_deg_s,rejected")
+    _add_pipeline_config(parser)
+
+
+def _events(args):
+    from .pipeline import detect_events, read_recording
+
+    detect_events(read_recording(args.input), _pipeline_config(args)).write_csv(args.out)
+    return 0
+
+
+def _add_features(subparsers):
+    parser = _command(subparsers, "features", _features,
+                      "Compute the 25 window features; write one row per window.")
+    parser.add_argument("input", help="recording to read (.csv or binary)")
+    parser.add_argument("--out", required=True,
+                        help="CSV to write: t_start,t_end,quality,label and the 25 features")
+    _add_pipeline_config(parser)
+
+
+def _features(args):
+    from .pipeline import extract_features, read_recording
+
+    extract_features(read_recording(args.input), _pipeline_config(args)).write_csv(args.out)
+    return 0
+
+
+_COMMANDS = [_add_info, _add_convert, _add_run, _add_replay, _add_pupil_emulator, _add_demo,
+             _add_events, _add_features]
 
 if __name__ == "__main__":
     raise SystemExit(main())

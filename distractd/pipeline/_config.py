@@ -44,13 +44,14 @@ class PipelineConfig:
     max_gap_s : float, default=0.25
         A time step longer than this and than 2.5 measured sample periods is counted as a gap;
         eye events do not span gaps.
-    saccade_velocity_deg_s : float, default=60.0
-        Gaze rotation speed above which a sample belongs to a saccade candidate, deg/s.
-    saccade_min_s : float, default=0.01
+    saccade_velocity_deg_s : float, default=15.0
+        Gaze rotation speed above which a sample belongs to a saccade candidate, deg/s. Tuned on
+        the IRF recordings at 30-120 Hz (docs/pipeline.md); raise it for noisier trackers.
+    saccade_min_s : float, default=0.005
         Shortest saccade, seconds (from the sample before the first fast one to the last fast one).
     saccade_max_s : float, default=0.15
         Longest saccade, seconds; longer fast runs are not saccades.
-    saccade_min_amplitude_deg : float, default=1.0
+    saccade_min_amplitude_deg : float, default=0.2
         Smallest gaze displacement of a saccade from its start to its end, degrees.
     saccade_min_rate_hz : float, default=20.0
         Below this measured sample rate saccades cannot be resolved and are reported as NaN.
@@ -77,10 +78,10 @@ class PipelineConfig:
     warmup_s: float = 10.0
     confidence_min: float = 0.5
     max_gap_s: float = 0.25
-    saccade_velocity_deg_s: float = 60.0
-    saccade_min_s: float = 0.01
+    saccade_velocity_deg_s: float = 15.0
+    saccade_min_s: float = 0.005
     saccade_max_s: float = 0.15
-    saccade_min_amplitude_deg: float = 1.0
+    saccade_min_amplitude_deg: float = 0.2
     saccade_min_rate_hz: float = 20.0
     blink_opening_max: float = 0.5
     blink_min_s: float = 0.03

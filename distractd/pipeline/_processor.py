@@ -77,7 +77,7 @@ class StreamProcessor:
     >>> processor = StreamProcessor()
     >>> windows = processor.update(block)
     >>> len(windows), windows.t_end[0], round(processor.rate_hz, 6)
-    (22, 10.0, 60.0)
+    (23, 10.0, 60.0)
     """
 
     def __init__(self, config=None):
