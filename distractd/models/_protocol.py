@@ -26,17 +26,18 @@ from typing import Callable
 import numpy as np
 from scipy import stats
 from sklearn.base import clone
-from sklearn.metrics import make_scorer
-from sklearn.model_selection import GridSearchCV, RepeatedStratifiedKFold, train_test_split
+from sklearn.metrics.pairwise import rbf_kernel
+from sklearn.model_selection import ParameterGrid, RepeatedStratifiedKFold, train_test_split
 from sklearn.preprocessing import StandardScaler
 from tqdm import tqdm
 
 from .._errors import ConfigError, SchemaError
 from .._validation import Interval, check_params
-from ._metrics import binary_scores, detection_delays, false_alarms_per_hour, g_mean
+from ._metrics import binary_scores, detection_delays, false_alarms_per_hour
 
 __all__ = [
-    "ModelSpec", "Split", "make_splits", "select_params", "evaluate_driver", "evaluate_cohort",
+    "ModelSpec", "Split", "make_splits", "select_params", "grid_search", "svm_grid_search",
+    "evaluate_driver", "evaluate_cohort",
     "summarise", "paired_tests", "sweep", "WINDOW_METRICS",
 ]
 
@@ -74,7 +75,7 @@ class ModelSpec:
     select : callable or None, default=None
         Fast selection ``select(estimator, grid, X, y, cv, random_state) -> params`` with ``X, y``
         the labelled then unlabelled rows and ``cv`` a list of (train, test) index pairs; None uses
-        :class:`~sklearn.model_selection.GridSearchCV` with the G-mean scorer.
+        :func:`grid_search`.
     """
 
     name: str
@@ -197,13 +198,72 @@ def select_params(spec, X_labelled, y_labelled, X_unlabelled, n_folds=4, n_repea
         folds = [(np.r_[train, extra], test) for train, test in folds]
     else:
         X, y = X_labelled, y_labelled
-    estimator = _seeded(spec, random_state)
-    if spec.select is not None:
-        return spec.select(estimator, spec.grid, X, y, folds, random_state)
-    search = GridSearchCV(estimator, spec.grid, scoring=make_scorer(g_mean), cv=folds,
-                          refit=False)
-    search.fit(X, y)
-    return search.best_params_
+    select = grid_search if spec.select is None else spec.select
+    return select(_seeded(spec, random_state), spec.grid, X, y, folds, random_state)
+
+
+def grid_search(estimator, grid, X, y, cv, random_state=None):
+    """The grid point of best mean G-mean over the folds (ties: first in grid order).
+
+    Equivalent to :class:`~sklearn.model_selection.GridSearchCV` with a G-mean scorer, without its
+    per-fit overhead (the protocol runs about 10⁵ small fits per driver).
+
+    Parameters
+    ----------
+    estimator : estimator
+        Unfitted classifier, cloned per grid point.
+    grid : dict of str to sequence
+    X, y : ndarray
+        Rows and labels (-1 rows only ever appear in training folds).
+    cv : list of (ndarray, ndarray)
+        (train, test) index pairs.
+    random_state : object, default=None
+        Unused; part of the selection signature of :class:`ModelSpec`.
+
+    Returns
+    -------
+    dict
+        The chosen hyper-parameters.
+    """
+    candidates = list(ParameterGrid(grid))
+    scores = np.zeros(len(candidates))
+    for i, params in enumerate(candidates):
+        model = clone(estimator).set_params(**params)
+        for train, test in cv:
+            scores[i] += _fast_g_mean(y[test], model.fit(X[train], y[train]).predict(X[test]))
+    return candidates[int(np.argmax(scores))]
+
+
+def svm_grid_search(estimator, grid, X, y, cv, random_state=None):
+    """:func:`grid_search` for an RBF :class:`~sklearn.svm.SVC`, one Gram matrix per ``gamma``.
+
+    Parameters
+    ----------
+    estimator : SVC
+        Its parameters other than ``C`` and ``gamma`` are kept.
+    grid : dict
+        ``{"C": [...], "gamma": [...]}``.
+    X, y, cv, random_state :
+        As for :func:`grid_search`.
+
+    Returns
+    -------
+    dict
+        ``{"C": ..., "gamma": ...}``.
+    """
+    candidates = list(ParameterGrid(grid))
+    scores = np.zeros(len(candidates))
+    base = clone(estimator).set_params(kernel="precomputed")
+    for gamma in grid["gamma"]:
+        K = rbf_kernel(X, gamma=gamma)
+        for i, params in enumerate(candidates):
+            if params["gamma"] != gamma:
+                continue
+            model = clone(base).set_params(C=params["C"])
+            for train, test in cv:
+                model.fit(K[np.ix_(train, train)], y[train])
+                scores[i] += _fast_g_mean(y[test], model.predict(K[np.ix_(test, train)]))
+    return candidates[int(np.argmax(scores))]
 
 
 def evaluate_driver(X, y, t, specs, *, n_labelled=60, n_unlabelled=None, n_folds=4, n_repeats=3,
@@ -249,8 +309,8 @@ def evaluate_driver(X, y, t, specs, *, n_labelled=60, n_unlabelled=None, n_folds
                desc="splits x models")
     for k, split in enumerate(splits):
         scaler = StandardScaler().fit(X[split.train])
-        XL, XU = scaler.transform(X[split.labelled]), scaler.transform(X[split.unlabelled])
-        X_held = scaler.transform(X[split.held_out])
+        XL, XU = (_zscore(scaler, X[rows]) for rows in (split.labelled, split.unlabelled))
+        X_held = _zscore(scaler, X[split.held_out])
         test_rows = np.isin(split.held_out, split.test)
         for spec in specs:
             record, held_scores = _run_split(spec, XL, y[split.labelled], XU, X_held,
@@ -423,11 +483,23 @@ def _run_split(spec, XL, yL, XU, X_held, y_test, test_rows, n_folds, n_repeats, 
     return record, held
 
 
+def _fast_g_mean(y_true, y_pred):
+    """G-mean of validated 0/1 arrays; NaN (an absent class) scores 0."""
+    positive = y_true == 1
+    sens = np.mean(y_pred[positive] == 1) if positive.any() else 0.0
+    spec = np.mean(y_pred[~positive] == 0) if (~positive).any() else 0.0
+    return float(np.sqrt(sens * spec))
+
+
 def _seeded(spec, random_state):
     estimator = clone(spec.estimator)
     if spec.randomised:
         estimator.set_params(random_state=random_state)
     return estimator
+
+
+def _zscore(scaler, X):
+    return scaler.transform(X) if len(X) else X.copy()
 
 
 def _states(t, scores, make_smoother):
