@@ -60,14 +60,20 @@ def rbf_kernel(A, B, width, B_sq=None):
     return np.exp(D, out=D)
 
 
-def _newton(K, L, y, gamma_A, gamma_I, fit_intercept, max_iter):
-    """Newton's method on J; ``y`` is ±1 on labelled points and 0 elsewhere."""
+def _newton(K, L, y, gamma_A, gamma_I, fit_intercept, max_iter, weights=None):
+    """Newton's method on J; ``y`` is ±1 on labelled points and 0 elsewhere.
+
+    ``weights`` (default 1) scale each point's squared-hinge term (used by the TSVM). Without a
+    graph term (``gamma_I == 0``) only the support-vector rows are solved for, α being 0 elsewhere.
+    """
     n = len(y)
     labelled = y != 0
+    c = np.ones(n) if weights is None else weights
     alpha, b = np.zeros(n), 0.0
     f = np.zeros(n)
-    base = gamma_I * np.asarray(L @ K) if gamma_I != 0.0 else np.zeros((n, n))
-    base[np.diag_indices(n)] += gamma_A
+    if gamma_I != 0.0:
+        base = gamma_I * np.asarray(L @ K)
+        base[np.diag_indices(n)] += gamma_A
     sv_prev = np.zeros(n, dtype=bool)
     n_iter = 0
     while True:
@@ -75,19 +81,27 @@ def _newton(K, L, y, gamma_A, gamma_I, fit_intercept, max_iter):
         if n_iter >= max_iter or np.array_equal(sv, sv_prev):
             break
         n_iter += 1
-        A = base.copy()
-        A[sv] += K[sv]
-        rhs = np.where(sv, y, 0.0)
+        rows = np.arange(n) if gamma_I != 0.0 else np.flatnonzero(sv)
+        if gamma_I != 0.0:
+            A = base.copy()
+            A[sv] += c[sv, None] * K[sv]
+        else:
+            A = c[rows, None] * K[np.ix_(rows, rows)]
+            A[np.diag_indices_from(A)] += gamma_A
+        on_sv = sv[rows]
+        rhs = np.where(on_sv, c[rows] * y[rows], 0.0)
+        alpha = np.zeros(n)
         if fit_intercept:
-            bordered = np.empty((n + 1, n + 1))
+            m = len(rows)
+            bordered = np.empty((m + 1, m + 1))
             bordered[0, 0] = 0.0
             bordered[0, 1:] = 1.0
-            bordered[1:, 0] = sv
+            bordered[1:, 0] = on_sv * c[rows]
             bordered[1:, 1:] = A
             solution = la.solve(bordered, np.r_[0.0, rhs], overwrite_a=True, check_finite=False)
-            b, alpha = solution[0], solution[1:]
+            b, alpha[rows] = solution[0], solution[1:]
         else:
-            alpha = la.solve(A, rhs, overwrite_a=True, check_finite=False)
+            alpha[rows] = la.solve(A, rhs, overwrite_a=True, check_finite=False)
         f = K @ alpha
         sv_prev = sv
     return alpha, b, n_iter
