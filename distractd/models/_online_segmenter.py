@@ -1,0 +1,363 @@
+"""Online fixed-lag ACA segmentation of a stream against segment prototypes learned offline.
+
+The ACA forward programme is causal: the best segmentation of frames ≤ u needs only those frames.
+Held against a fixed set of reference segments (:class:`SegmentPrototypes`, from an offline ACA or
+HACA fit, with each cluster's distraction label), the compiled ``_dp_advance`` of :mod:`._aca` runs
+one new frame (window) at a time. Any future segmentation ends its previous segment at one of the
+last ``max_length`` frames, so a boundary is final once the best chains back from all of them pass
+through it (they coalesce); :class:`OnlineSegmenter` commits exactly those. Run over a whole
+sequence and flushed, its committed segments equal :meth:`SegmentPrototypes.segment`, the batch
+programme (one core, two drivers). A safety bound ``max_lag`` forces a commit of the current best
+chain if coalescence takes longer, and prunes the paths that disagree, so memory stays bounded.
+"""
+
+import numpy as np
+from numba import njit
+
+from .._errors import ModelError
+from .._validation import Interval, Options, check_params
+from ._aca import _INF, _backtrack, _cluster_terms, _dp_advance
+from ._dtak import _segment_matrix
+from ._kernels import KERNELS, _kernel_diag
+
+__all__ = ["SEGMENT_DTYPE", "SegmentPrototypes", "OnlineSegmenter"]
+
+SEGMENT_DTYPE = np.dtype([("start", np.int64), ("end", np.int64), ("cluster", np.int64),
+                          ("label", np.int8), ("committed_at", np.int64)])
+"""One segment: frames [start, end) (0-based), its cluster, the cluster's distraction label
+(1 distracted, 0 attentive, -1 unknown) and the frame after which it was committed (-1 if not)."""
+
+_FORMAT = "distractd.segment-prototypes/1"
+
+
+class SegmentPrototypes:
+    """Reference segments for the online segmenter, with each cluster's distraction label.
+
+    Parameters
+    ----------
+    X : ndarray of shape (n_frames, n_features)
+        Frames of the reference segments, concatenated (z-scored window features for driving).
+    starts : ndarray of shape (n_segments + 1,)
+        0-based starts of the segments in ``X``, with ``n_frames`` appended.
+    clusters : ndarray of shape (n_segments,)
+        Cluster of each segment, in ``[0, n_clusters)``; every cluster must have a segment.
+    cluster_labels : ndarray of shape (n_clusters,)
+        Distraction label of each cluster: 1 distracted, 0 attentive, -1 unknown.
+    kernel : {"gaussian", "binary", "linear"}, default="gaussian"
+        Frame kernel.
+    sigma : float, default=1.0
+        Gaussian width, in feature units.
+    min_length, max_length : int, default=1, 10
+        Segment length bounds of the programme, in frames.
+    """
+
+    def __init__(self, X, starts, clusters, cluster_labels, kernel="gaussian", sigma=1.0,
+                 min_length=1, max_length=10):
+        check_params({"kernel": kernel, "sigma": sigma, "min_length": min_length,
+                      "max_length": max_length},
+                     {"kernel": Options(("gaussian", "binary", "linear")),
+                      "sigma": Interval(0, None), "min_length": Interval(1, None, integer=True),
+                      "max_length": Interval(1, None, integer=True)},
+                     owner="SegmentPrototypes", error=ModelError)
+        self.X = np.ascontiguousarray(X, dtype=np.float64)
+        self.starts = np.asarray(starts, dtype=np.int64)
+        self.clusters = np.asarray(clusters, dtype=np.int64)
+        self.cluster_labels = np.asarray(cluster_labels, dtype=np.int8)
+        self.kernel = kernel
+        self.sigma = float(sigma)
+        self.min_length = int(min_length)
+        self.max_length = int(max_length)
+        k = self.cluster_labels.shape[0]
+        if (self.X.ndim != 2 or self.starts.shape != (self.clusters.shape[0] + 1,)
+                or self.starts[0] != 0 or self.starts[-1] != self.X.shape[0]
+                or np.any(np.diff(self.starts) < 1)):
+            raise ModelError(f"SegmentPrototypes: starts must rise from 0 to n_frames="
+                             f"{self.X.shape[0]} with one more entry than clusters "
+                             f"({self.clusters.shape[0]}), got {self.starts.shape[0]} starts")
+        if not np.array_equal(np.unique(self.clusters), np.arange(k)):
+            raise ModelError(f"SegmentPrototypes: clusters must cover 0..{k - 1} (one per "
+                             f"cluster label), got {np.unique(self.clusters).tolist()}")
+        self.weights = np.ones(self.X.shape[0])
+        self.code = KERNELS[kernel]
+        T = _segment_matrix(self.code, self.sigma, self.X, self.starts, self.weights, 0.0)
+        self.inv_count, self.t3 = _cluster_terms(T, self.clusters, k)
+        self.segment_weights = np.add.reduceat(self.weights, self.starts[:-1])
+
+    @classmethod
+    def from_segmentation(cls, X, segmentation, frame_labels=None, *, n_clusters, kernel="gaussian",
+                          sigma=1.0, min_length=1, max_length=10, max_segments=None, seed=None):
+        """Prototypes from a fitted segmentation of ``X`` (ACA or the top level of HACA).
+
+        Parameters
+        ----------
+        X : ndarray of shape (n_frames, n_features)
+            The segmented sequence.
+        segmentation : Segmentation
+            Its segments and clusters (``ACA.segments_``, ``HACA.segments_``).
+        frame_labels : ndarray of shape (n_frames,), default=None
+            Distraction label of each frame (1, 0, -1 unknown); each cluster takes the majority
+            label of its labelled frames (-1 when it has none, or when None).
+        n_clusters : int
+            Number of clusters.
+        max_segments : int, default=None
+            Keep at most this many segments, drawn at random but at least one per cluster.
+        seed : int, default=None
+            Seed of that draw.
+        """
+        starts = np.asarray(segmentation.starts, dtype=np.int64)
+        clusters = np.asarray(segmentation.labels, dtype=np.int64)
+        present = np.unique(clusters)
+        remap = np.full(n_clusters, -1, dtype=np.int64)
+        remap[present] = np.arange(present.shape[0])
+        labels = np.full(present.shape[0], -1, dtype=np.int8)
+        if frame_labels is not None:
+            frame_clusters = np.repeat(clusters, np.diff(starts))
+            for c_new, c in enumerate(present):
+                votes = np.asarray(frame_labels)[frame_clusters == c]
+                votes = votes[votes >= 0]
+                if votes.size:
+                    labels[c_new] = int(np.mean(votes) > 0.5)
+        keep = np.arange(clusters.shape[0])
+        if max_segments is not None and max_segments < keep.shape[0]:
+            rng = np.random.default_rng(seed)
+            first = np.array([rng.choice(np.flatnonzero(clusters == c)) for c in present])
+            rest = rng.permutation(np.setdiff1d(keep, first))[:max(0, max_segments - first.size)]
+            keep = np.sort(np.concatenate([first, rest]))
+        lengths = np.diff(starts)[keep]
+        rows = np.concatenate([np.arange(starts[j], starts[j + 1]) for j in keep])
+        return cls(np.asarray(X)[rows], np.concatenate([[0], np.cumsum(lengths)]),
+                   remap[clusters[keep]], labels, kernel=kernel, sigma=sigma,
+                   min_length=min_length, max_length=max_length)
+
+    @property
+    def n_segments(self):
+        return self.clusters.shape[0]
+
+    def to_artifact(self):
+        """(JSON-able parameters, arrays) for the model artifact's ``extras["segmenter"]``."""
+        params = {"format": _FORMAT, "kernel": self.kernel, "sigma": self.sigma,
+                  "min_length": self.min_length, "max_length": self.max_length}
+        arrays = {"X": self.X, "starts": self.starts, "clusters": self.clusters,
+                  "cluster_labels": self.cluster_labels}
+        return params, arrays
+
+    @classmethod
+    def from_artifact(cls, params, arrays):
+        """Rebuild from :meth:`to_artifact` output; a mismatch raises ModelError."""
+        if params.get("format") != _FORMAT:
+            raise ModelError(f"segmenter extras: format must be {_FORMAT!r}, "
+                             f"got {params.get('format')!r}")
+        missing = {"X", "starts", "clusters", "cluster_labels"} - set(arrays)
+        if missing:
+            raise ModelError(f"segmenter extras: missing arrays {sorted(missing)}")
+        return cls(arrays["X"], arrays["starts"], arrays["clusters"], arrays["cluster_labels"],
+                   kernel=params["kernel"], sigma=params["sigma"],
+                   min_length=params["min_length"], max_length=params["max_length"])
+
+    def segment(self, X):
+        """Batch forward programme and backtrack over a whole sequence.
+
+        Parameters
+        ----------
+        X : ndarray of shape (n_frames, n_features)
+
+        Returns
+        -------
+        segments : ndarray of SEGMENT_DTYPE, shape (n_segments,)
+        """
+        X = np.ascontiguousarray(X, dtype=np.float64)
+        n = X.shape[0]
+        obj = np.empty(n + 1)
+        obj[0] = 0.0
+        head = np.empty(n, dtype=np.int64)
+        lab = np.empty(n, dtype=np.int64)
+        self._advance(X, np.ones(n), _kernel_diag(self.code, self.sigma, X), 0, obj, head, lab,
+                      self.new_state(), 0, n)
+        if obj[n] == _INF:
+            raise ModelError(f"SegmentPrototypes: {n} frames cannot be cut into segments of "
+                             f"[{self.min_length}, {self.max_length}] frames")
+        starts, clusters = _backtrack(head, lab, 0, -1, n - 1)
+        return self._rows(starts, clusters, -1)
+
+    def new_state(self):
+        """Work arrays of the programme: the DTAK rows Q and one kernel row."""
+        P = self.X.shape[0]
+        return np.zeros((2, self.max_length, P)), np.empty(P)
+
+    def _advance(self, Xq, wq, dq, offset, obj, head, lab, state, v0, v1):
+        Q, krow = state
+        _dp_advance(self.code, self.sigma, Xq, wq, dq, self.X, self.weights, self.starts,
+                    self.clusters, self.segment_weights, self.inv_count, self.t3, 0.0, offset,
+                    self.min_length, self.max_length, Q, krow, obj, head, lab, v0, v1)
+
+    def _rows(self, starts, clusters, committed_at):
+        rows = np.empty(clusters.shape[0], dtype=SEGMENT_DTYPE)
+        rows["start"] = starts[:-1]
+        rows["end"] = starts[1:]
+        rows["cluster"] = clusters
+        rows["label"] = self.cluster_labels[clusters]
+        rows["committed_at"] = committed_at
+        return rows
+
+
+@njit(cache=True)
+def _coalesced_end(head, obj, offset, committed, last, max_len):
+    """Latest frame at which every live chain ending in the last ``max_len`` frames ends a segment."""
+    lo = max(committed, last - max_len + 1)
+    nodes = np.empty(last - lo + 1, dtype=np.int64)
+    count = 0
+    for e in range(lo, last + 1):
+        if e == committed or obj[e - offset + 1] < _INF:
+            nodes[count] = e
+            count += 1
+    nodes = nodes[:count]
+    while True:
+        top = nodes.max()
+        if top == nodes.min():
+            return top
+        for i in range(count):
+            if nodes[i] == top:
+                nodes[i] = head[top - offset] - 1
+
+
+@njit(cache=True)
+def _prune_to(head, obj, offset, anchor, last):
+    """After forcing a commit at ``anchor``, make unreachable every frame whose chain avoids it."""
+    ok = np.zeros(last - anchor + 1, dtype=np.bool_)
+    ok[0] = True
+    for u in range(anchor + 1, last + 1):
+        parent = head[u - offset] - 1
+        ok[u - anchor] = obj[u - offset + 1] < _INF and parent >= anchor and ok[parent - anchor]
+        if not ok[u - anchor]:
+            obj[u - offset + 1] = _INF
+
+
+class OnlineSegmenter:
+    """Causal fixed-lag ACA segmentation of a frame stream against :class:`SegmentPrototypes`.
+
+    Parameters
+    ----------
+    prototypes : SegmentPrototypes
+        Reference segments, clusters and cluster labels.
+    max_lag : int, default=None
+        Frames a boundary may stay uncommitted before the current best chain is forced
+        (None: 8 × max_length). Exact (batch-equal) results hold while no commit is forced.
+
+    Attributes
+    ----------
+    n_frames : int
+        Frames consumed.
+    committed_end : int
+        Frames [0, committed_end) are in committed segments.
+    forced_commits : int
+        Commits forced by ``max_lag``.
+    """
+
+    def __init__(self, prototypes, max_lag=None):
+        max_len = prototypes.max_length
+        max_lag = 8 * max_len if max_lag is None else max_lag
+        check_params({"max_lag": max_lag}, {"max_lag": Interval(max_len, None, integer=True)},
+                     owner="OnlineSegmenter")
+        self.prototypes = prototypes
+        self.max_lag = max_lag
+        self.n_frames = 0
+        self.committed_end = 0
+        self.forced_commits = 0
+        self._chunk = max_len
+        capacity = max_lag + 3 * max_len + 1
+        d = prototypes.X.shape[1]
+        self._X = np.zeros((capacity, d))
+        self._w = np.ones(capacity)
+        self._diag = np.zeros(capacity)
+        self._obj = np.zeros(capacity + 1)
+        self._head = np.zeros(capacity, dtype=np.int64)
+        self._lab = np.zeros(capacity, dtype=np.int64)
+        self._offset = 0
+        self._state = prototypes.new_state()
+
+    def update(self, x_rows):
+        """Consume new frames (windows); return what they complete.
+
+        Parameters
+        ----------
+        x_rows : ndarray of shape (n_new, n_features) or (n_features,)
+            New frames in time order, in the prototypes' feature space.
+
+        Returns
+        -------
+        committed : ndarray of SEGMENT_DTYPE
+            Segments that became final, in time order.
+        provisional : numpy.void of SEGMENT_DTYPE or None
+            The best current segment holding the newest frame (None before any frame).
+        """
+        x_rows = np.atleast_2d(np.asarray(x_rows, dtype=np.float64))
+        if x_rows.shape[1] != self._X.shape[1]:
+            raise ModelError(f"OnlineSegmenter: frames need {self._X.shape[1]} features, got "
+                             f"{x_rows.shape[1]}")
+        out = []
+        for lo in range(0, x_rows.shape[0], self._chunk):
+            out.append(self._step(x_rows[lo:lo + self._chunk]))
+        committed = np.concatenate(out) if out else np.empty(0, dtype=SEGMENT_DTYPE)
+        return committed, self._provisional()
+
+    def flush(self):
+        """Commit the best segmentation of the frames still pending (end of the stream)."""
+        last = self.n_frames - 1
+        if last < self.committed_end:
+            return np.empty(0, dtype=SEGMENT_DTYPE)
+        if self._obj[last - self._offset + 1] == _INF:
+            raise ModelError(f"OnlineSegmenter: frames {self.committed_end}..{last} cannot end "
+                             "a segment (stream shorter than min_length)")
+        return self._commit(last, last)
+
+    def _step(self, rows):
+        self._compact(rows.shape[0])
+        v0 = self.n_frames - self._offset
+        v1 = v0 + rows.shape[0]
+        self._X[v0:v1] = rows
+        self._diag[v0:v1] = _kernel_diag(self.prototypes.code, self.prototypes.sigma, rows)
+        self.prototypes._advance(self._X, self._w, self._diag, self._offset, self._obj,
+                                 self._head, self._lab, self._state, v0, v1)
+        self.n_frames += rows.shape[0]
+        last = self.n_frames - 1
+        max_len = self.prototypes.max_length
+        end = _coalesced_end(self._head, self._obj, self._offset, self.committed_end - 1, last,
+                             max_len)
+        committed = [self._commit(end, last)] if end >= self.committed_end else []
+        if last - self.committed_end + 1 > self.max_lag:
+            anchor = last
+            while anchor > last - max_len:
+                anchor = self._head[anchor - self._offset] - 1
+            if anchor >= self.committed_end:
+                self.forced_commits += 1
+                committed.append(self._commit(anchor, last))
+                _prune_to(self._head, self._obj, self._offset, anchor, last)
+        return np.concatenate(committed) if committed else np.empty(0, dtype=SEGMENT_DTYPE)
+
+    def _commit(self, end, now):
+        starts, clusters = _backtrack(self._head, self._lab, self._offset, self.committed_end - 1,
+                                      end)
+        self.committed_end = end + 1
+        return self.prototypes._rows(starts, clusters, now)
+
+    def _provisional(self):
+        if self.n_frames == 0:
+            return None
+        last = self.n_frames - 1
+        u = last - self._offset
+        if self._obj[u + 1] == _INF:
+            return None
+        starts = np.array([self._head[u], last + 1])
+        return self.prototypes._rows(starts, self._lab[u:u + 1], -1)[0]
+
+    def _compact(self, n_new):
+        """Drop buffered frames that neither the programme nor a pending backtrack still needs."""
+        used = self.n_frames - self._offset
+        if used + n_new <= self._X.shape[0]:
+            return
+        keep = min(self.committed_end, self.n_frames - self.prototypes.max_length + 1)
+        delta = keep - self._offset
+        for buf in (self._X, self._diag, self._head, self._lab):
+            buf[:used - delta] = buf[delta:used]
+        self._obj[:used - delta + 1] = self._obj[delta:used + 1]
+        self._offset = keep

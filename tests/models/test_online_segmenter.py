@@ -1,0 +1,98 @@
+"""Online fixed-lag segmenter: stream ≡ batch programme, bounded lag, artifact round trip."""
+
+import numpy as np
+import pytest
+
+from distractd._errors import ConfigError, ModelError
+from distractd.models import ACA, OnlineSegmenter, SegmentPrototypes
+
+MEANS = np.array([[0, 0, 0], [3, 0, 0], [0, 3, 0]], dtype=float)
+
+
+def _sequence(seed, n_blocks, noise=0.6):
+    """3-class piecewise-constant 3-D sequence with segment lengths 6..14; class 2 = distracted."""
+    rng = np.random.default_rng(seed)
+    classes = rng.integers(0, 3, size=n_blocks)
+    y = np.repeat(classes, rng.integers(6, 15, size=n_blocks))
+    return MEANS[y] + noise * rng.normal(size=(len(y), 3)), y
+
+
+@pytest.fixture(scope="module")
+def prototypes():
+    X, y = _sequence(0, 15)
+    aca = ACA(n_clusters=3, min_length=4, max_length=14, nei=0.3, init="kmeans", n_init=2,
+              random_state=0).fit(X)
+    return SegmentPrototypes.from_segmentation(
+        X, aca.segments_, (y == 2).astype(np.int8), n_clusters=3, sigma=aca.sigma_,
+        min_length=1, max_length=14)
+
+
+def _stream(segmenter, X, rng):
+    parts = []
+    lo = 0
+    while lo < len(X):
+        size = int(rng.integers(1, 30))
+        committed, provisional = segmenter.update(X[lo:lo + size])
+        lo = min(lo + size, len(X))
+        parts.append(committed)
+        assert provisional["end"] == lo and provisional["committed_at"] == -1
+        assert segmenter.committed_end <= provisional["start"]
+    parts.append(segmenter.flush())
+    return np.concatenate(parts)
+
+
+@pytest.mark.parametrize("seed", [1, 2, 3])
+def test_stream_equals_batch_programme(prototypes, seed):
+    X, _ = _sequence(seed, 40)
+    batch = prototypes.segment(X)
+    segmenter = OnlineSegmenter(prototypes, max_lag=len(X))  # exact: never forced
+    online = _stream(segmenter, X, np.random.default_rng(seed))
+    assert segmenter.forced_commits == 0
+    for field in ("start", "end", "cluster", "label"):
+        assert np.array_equal(online[field], batch[field])
+    assert online["start"][0] == 0 and online["end"][-1] == len(X)
+    assert np.array_equal(online["start"][1:], online["end"][:-1])
+
+
+def test_one_window_at_a_time_commits_within_a_bounded_lag(prototypes):
+    X, y = _sequence(4, 40)
+    segmenter = OnlineSegmenter(prototypes)
+    rows = np.concatenate([segmenter.update(x)[0] for x in X] + [segmenter.flush()])
+    assert np.array_equal(rows["start"], prototypes.segment(X)["start"])
+    lags = rows["committed_at"][:-3] - (rows["end"][:-3] - 1)
+    assert lags.min() >= 0
+    assert lags.max() <= 8 * prototypes.max_length
+    # the segments carry the distraction label of their cluster: mostly right on this easy data
+    frame_label = np.repeat(rows["label"], rows["end"] - rows["start"])
+    assert np.mean(frame_label == (y == 2)) >= 0.9
+
+
+def test_forced_commits_keep_a_valid_segmentation(prototypes):
+    X, _ = _sequence(5, 40, noise=1.5)
+    segmenter = OnlineSegmenter(prototypes, max_lag=14)
+    rows = _stream(segmenter, X, np.random.default_rng(0))
+    assert segmenter.forced_commits > 0
+    assert rows["start"][0] == 0 and rows["end"][-1] == len(X)
+    assert np.array_equal(rows["start"][1:], rows["end"][:-1])
+    assert np.all(rows["end"] - rows["start"] <= 14)
+
+
+def test_artifact_round_trip(prototypes):
+    params, arrays = prototypes.to_artifact()
+    again = SegmentPrototypes.from_artifact(params, {k: v.copy() for k, v in arrays.items()})
+    X, _ = _sequence(6, 10)
+    assert np.array_equal(again.segment(X), prototypes.segment(X))
+    assert params["max_length"] == 14 and arrays["cluster_labels"].dtype == np.int8
+    with pytest.raises(ModelError, match="format"):
+        SegmentPrototypes.from_artifact({**params, "format": "x"}, arrays)
+    with pytest.raises(ModelError, match="missing arrays"):
+        SegmentPrototypes.from_artifact(params, {"X": arrays["X"]})
+
+
+def test_bad_inputs_name_the_problem(prototypes):
+    with pytest.raises(ModelError, match="3 features, got 2"):
+        OnlineSegmenter(prototypes).update(np.zeros((2, 2)))
+    with pytest.raises(ConfigError, match="OnlineSegmenter.max_lag"):
+        OnlineSegmenter(prototypes, max_lag=3)
+    with pytest.raises(ModelError, match="clusters must cover"):
+        SegmentPrototypes(np.zeros((4, 1)), [0, 2, 4], [0, 2], [0, 1, 1])
