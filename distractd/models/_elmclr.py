@@ -9,8 +9,8 @@ with ``dn``/``pn`` the *normalised* squared distances in the input space and in 
 ``2 lam Tr(E' L E)`` (Ky Fan) and solved by alternation:
 
 1. the ELM output weights for the current graph, ``min delta ||beta||**2 + Tr(beta' H'LH beta)``
-   subject to ``beta' H̄'H̄ beta = I`` (eq 4.15-4.22; solved as US-ELM's eigenproblem, well-posed, in
-   the row space of H̄), and the normalised embedded distances ``pn``;
+   subject to ``beta' H̄'H̄ beta = I`` (eq 4.15-4.22; solved as US-ELM's eigenproblem, well-posed,
+   in the row space of H̄), and the normalised embedded distances ``pn``;
 2. E = the c eigenvectors of L with the smallest eigenvalues;
 3. every row of W: the Euclidean projection of ``-(dn_ij pn_ij + lam ||e_i - e_j||**2) / (2 gamma)``
    onto the probability simplex over j != i (eq 4.12, closed form as in CAN); W is symmetrised;
@@ -52,7 +52,7 @@ _EIGEN_SHIFT = -1e-6
 
 
 class ELMCLR(ClusterMixin, BaseEstimator):
-    """ELM constrained-Laplacian-rank clustering: the clusters are the components of a learned graph.
+    """ELM constrained-Laplacian-rank clustering: clusters are the components of a learned graph.
 
     Parameters
     ----------

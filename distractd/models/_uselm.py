@@ -14,9 +14,10 @@ the eigenvectors a general solver returns depend on rounding. Here the problem i
 but well-posed: ``beta`` is restricted to the row space of ``H`` (thin SVD ``H = U S V'``, singular
 values below ``1e-10 * s_max`` dropped; components of ``beta`` outside the row space only add to
 ``||beta||`` and never change the embedding, so the optimum has none), and the pencil is flipped so
-that its right-hand matrix ``reg I + S U'LU S`` is positive definite: ``S**2 z = mu (reg I + S U'LU S) z``
-with ``mu = 1 / g``, largest ``mu`` first. No ridge is added; the solutions are exact eigenpairs of
-the original problem (tested through the eigen-residual), and the same helper serves ELM-CLR.
+that its right-hand matrix ``reg I + S U'LU S`` is positive definite:
+``S**2 z = mu (reg I + S U'LU S) z`` with ``mu = 1 / g``, largest ``mu`` first. No ridge is added;
+the solutions are exact eigenpairs of the original problem (tested through the eigen-residual), and
+the same helper serves ELM-CLR.
 """
 
 import numpy as np
