@@ -1,17 +1,21 @@
 """Learning: ELM family, SS-ELM, LapSVM, graphs, ACA/HACA, clustering, artifacts, evaluation."""
 
+from ._artifact import Detector, load_model, save_model
 from ._elm import ELMClassifier, hidden_output, hidden_weights
 from ._elmclr import ELMCLR
 from ._elmjec import ELMJEC
 from ._graph import knn_graph, laplacian
 from ._labelling import WindowLabels, label_windows, make_clusterer, read_window_labels
 from ._lapsvm import LapSVMClassifier, rbf_kernel
+from ._smoothing import DecisionSmoother, smooth_decisions
 from ._sselm import SSELMClassifier
+from ._tsvm import TSVMClassifier
 from ._uselm import USELM
 from ._aca import ACA, Segmentation
 from ._dtak import dtak, gdtak, segment_kernel_matrix
 from ._haca import HACA
 from ._kernels import frame_kernel, gaussian_bandwidth
+from ._online_segmenter import SEGMENT_DTYPE, OnlineSegmenter, SegmentPrototypes
 from ._metrics import (
     accuracy, binary_scores, clustering_accuracy, clustering_g_mean, detection_delays,
     false_alarms_per_hour, g_mean, sensitivity, specificity,
@@ -19,7 +23,8 @@ from ._metrics import (
 
 __all__ = [
     "knn_graph", "laplacian", "hidden_weights", "hidden_output", "ELMClassifier", "SSELMClassifier",
-    "LapSVMClassifier", "rbf_kernel",
+    "LapSVMClassifier", "rbf_kernel", "TSVMClassifier", "Detector", "save_model", "load_model",
+    "DecisionSmoother", "smooth_decisions",
     "accuracy", "sensitivity", "specificity", "g_mean", "binary_scores", "clustering_accuracy",
     "clustering_g_mean", "detection_delays", "false_alarms_per_hour",
     "ACA", "HACA", "Segmentation", "dtak", "gdtak", "segment_kernel_matrix", "frame_kernel",
