@@ -226,8 +226,104 @@ def _features(args):
     return 0
 
 
+def _add_label(subparsers):
+    parser = _command(subparsers, "label", _label,
+                      "Cluster a drive's windows into preliminary distracted/attentive labels for "
+                      "an expert to correct.")
+    parser.add_argument("input", help="recording to read (.csv or binary)")
+    parser.add_argument("--method", choices=("kmeans", "uselm", "elm-jec", "elm-clr"),
+                        default="elm-jec",
+                        help="clustering method (default: %(default)s)")
+    parser.add_argument("--out", required=True, metavar="CSV",
+                        help="per-window CSV: t_start,t_end,cluster,label,confidence")
+    parser.add_argument("--intervals", metavar="CSV",
+                        help="interval CSV start,end,label for editing (default: OUT with "
+                             "suffix .intervals.csv)")
+    parser.add_argument("--mapping", choices=("rule", "labels"), default="rule",
+                        help="map clusters by the gaze-dispersion rule or by the recording's own "
+                             "labels (default: %(default)s)")
+    parser.add_argument("--min-quality", type=float, default=0.5, metavar="FRACTION",
+                        help="leave out windows with fewer valid samples (default: %(default)s)")
+    parser.add_argument("--param", action="append", default=[], metavar="NAME=VALUE",
+                        help="estimator parameter, e.g. --param lam=0.5 (repeatable)")
+    parser.add_argument("--seed", type=int, default=0, help="random seed (default: %(default)s)")
+    _add_pipeline_config(parser)
+
+
+def _label(args):
+    from pathlib import Path
+
+    from ._errors import ConfigError
+    from .models import label_windows
+    from .pipeline import FEATURE_NAMES, extract_features, read_recording, write_intervals
+
+    params = {}
+    for item in args.param:
+        name, _, text = item.partition("=")
+        try:
+            params[name] = json.loads(text)
+        except ValueError:
+            raise ConfigError(f"--param must be NAME=VALUE with a JSON value, "
+                              f"got {item!r}") from None
+    windows = extract_features(read_recording(args.input), _pipeline_config(args))
+    result = label_windows(windows, FEATURE_NAMES, args.method, mapping=args.mapping,
+                           min_quality=args.min_quality, params=params, random_state=args.seed)
+    out = Path(args.out)
+    intervals_path = args.intervals or out.with_name(out.stem + ".intervals.csv")
+    result.write_csv(out)
+    intervals = result.intervals()
+    write_intervals(intervals, intervals_path)
+    n_used = int((result.label >= 0).sum())
+    print(f"{len(result)} windows, {n_used} clustered with {args.method}: "
+          f"{int((result.label == 1).sum())} distracted, "
+          f"{int((result.label == 0).sum())} attentive "
+          f"(mapping: {args.mapping}); {len(intervals)} intervals in {intervals_path}")
+    return 0
+
+
+def _add_segment(subparsers):
+    parser = _command(subparsers, "segment", _segment,
+                      "Segment a drive's window features with ACA or HACA; one CSV row per segment.")
+    parser.add_argument("input", help="recording to read (.csv or binary)")
+    parser.add_argument("--method", choices=("aca", "haca"), default="aca")
+    parser.add_argument("--k", type=int, default=4, help="number of clusters (top level)")
+    parser.add_argument("--max-seconds", type=float, default=20.0,
+                        help="longest segment, in seconds")
+    parser.add_argument("--seed", type=int, default=0, help="seed of the initialisations")
+    parser.add_argument("--out", required=True,
+                        help="CSV to write: start,end (s, window end times),cluster,label")
+    _add_pipeline_config(parser)
+
+
+def _segment(args):
+    import numpy as np
+
+    from .models import clustering_accuracy, segment_drive
+    from .pipeline import PipelineConfig, extract_features, read_recording
+
+    config = _pipeline_config(args) or PipelineConfig()
+    windows = extract_features(read_recording(args.input), config)
+    est = segment_drive(windows.X, method=args.method, n_clusters=args.k,
+                        max_seconds=args.max_seconds, hop_s=config.hop_s, random_state=args.seed)
+    starts = est.segments_.starts
+    t = np.append(windows.t_end, windows.t_end[-1] + config.hop_s)
+    labelled = windows.label >= 0
+    mapping = {}  # cluster -> majority recorded label of its windows (-1 when none is labelled)
+    for cluster in np.unique(est.labels_):
+        votes = windows.label[labelled & (est.labels_ == cluster)]
+        mapping[cluster] = int(votes.mean() > 0.5) if votes.size else -1
+    with open(args.out, "w") as f:
+        f.write("start,end,cluster,label\n")
+        for j, cluster in enumerate(est.segments_.labels):
+            f.write(f"{t[starts[j]]:.3f},{t[starts[j + 1]]:.3f},{cluster},{mapping[cluster]}\n")
+    if labelled.any():
+        acc = clustering_accuracy(windows.label[labelled], est.labels_[labelled])
+        print(f"{len(est.segments_.labels)} segments; frame accuracy (best mapping) {acc:.3f}")
+    return 0
+
+
 _COMMANDS = [_add_info, _add_convert, _add_run, _add_replay, _add_pupil_emulator, _add_demo,
-             _add_events, _add_features]
+             _add_events, _add_features, _add_label, _add_segment]
 
 if __name__ == "__main__":
     raise SystemExit(main())

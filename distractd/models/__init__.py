@@ -13,7 +13,7 @@ from ._tsvm import TSVMClassifier
 from ._uselm import USELM
 from ._aca import ACA, Segmentation
 from ._dtak import dtak, gdtak, segment_kernel_matrix
-from ._haca import HACA
+from ._haca import HACA, segment_drive
 from ._kernels import frame_kernel, gaussian_bandwidth
 from ._online_segmenter import SEGMENT_DTYPE, OnlineSegmenter, SegmentPrototypes
 from ._metrics import (
@@ -28,7 +28,7 @@ __all__ = [
     "accuracy", "sensitivity", "specificity", "g_mean", "binary_scores", "clustering_accuracy",
     "clustering_g_mean", "detection_delays", "false_alarms_per_hour",
     "ACA", "HACA", "Segmentation", "dtak", "gdtak", "segment_kernel_matrix", "frame_kernel",
-    "gaussian_bandwidth",
+    "gaussian_bandwidth", "SEGMENT_DTYPE", "OnlineSegmenter", "SegmentPrototypes", "segment_drive",
     "USELM", "ELMJEC", "ELMCLR", "label_windows", "make_clusterer", "WindowLabels",
     "read_window_labels",
 ]

@@ -15,11 +15,11 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 from .._errors import ConfigError
 from .._validation import Interval, Options, check_params
 from ._aca import (
-    Segmentation, _as_segmentation, _check_lengths, _make_problem, _Problem, _segment_problem,
+    ACA, Segmentation, _as_segmentation, _check_lengths, _make_problem, _Problem, _segment_problem,
 )
 from ._kernels import KERNELS
 
-__all__ = ["HACA"]
+__all__ = ["HACA", "segment_drive"]
 
 
 class HACA(ClusterMixin, BaseEstimator):
@@ -173,3 +173,47 @@ class HACA(ClusterMixin, BaseEstimator):
         for lo, hi in zip(self.min_length, self.max_length):
             _check_lengths(lo, hi, "HACA")
         return list(zip(self.n_clusters, self.min_length, self.max_length))
+
+
+def segment_drive(X, method="aca", n_clusters=4, max_seconds=20.0, hop_s=0.5, random_state=0):
+    """Segment a drive's window-feature sequence with the driving defaults.
+
+    Columns with no data are dropped, remaining NaNs take the column mean, and the features are
+    z-scored. ACA uses a Gaussian kernel with ``nei=0.3``, segments of 2 windows up to
+    ``max_seconds``, k-means initialisation and 3 restarts; HACA uses level 1 with 2 × n_clusters
+    clusters and segments of 2–10 windows, level 2 with ``n_clusters`` clusters and up to
+    max_seconds / (5 hops) level-1 segments (see docs/segmentation.md for the choices).
+
+    Parameters
+    ----------
+    X : ndarray of shape (n_windows, n_features)
+        Raw window features in time order (NaN where a measure had no data).
+    method : {"aca", "haca"}, default="aca"
+    n_clusters : int, default=4
+        Top-level clusters.
+    max_seconds : float, default=20.0
+        Longest segment, in seconds.
+    hop_s : float, default=0.5
+        Window hop, in seconds.
+    random_state : int, default=0
+        Seed of the initialisations.
+
+    Returns
+    -------
+    estimator : ACA or HACA
+        The fitted estimator (``segments_``, ``labels_``).
+    """
+    X = np.asarray(X, dtype=np.float64)
+    X = X[:, ~np.all(np.isnan(X), axis=0)]
+    X = np.where(np.isnan(X), np.nanmean(X, axis=0), X)
+    scale = X.std(axis=0)
+    X = (X - X.mean(axis=0)) / np.where(scale > 0, scale, 1.0)
+    max_len = max(2, int(round(max_seconds / hop_s)))
+    if method == "aca":
+        est = ACA(n_clusters=n_clusters, min_length=2, max_length=max_len, nei=0.3, init="kmeans",
+                  n_init=3, random_state=random_state)
+    else:
+        est = HACA(n_clusters=(2 * n_clusters, n_clusters), min_length=(2, 1),
+                   max_length=(min(10, max_len), max(2, max_len // 5)), nei=0.3, init="kmeans",
+                   n_init=3, random_state=random_state)
+    return est.fit(X)
