@@ -74,7 +74,7 @@ class DriverTraits:
 # Median load multipliers of the sound-counting task (SIMULATOR_EVIDENCE "per-driver effect
 # multipliers"), applied as median ** susceptibility.
 _LOAD_MEDIANS = {
-    "load_gaze_sd_yaw": 0.85, "load_gaze_sd_pitch": 0.75, "load_glance_rate": 0.55,
+    "load_gaze_sd_yaw": 0.95, "load_gaze_sd_pitch": 0.8, "load_glance_rate": 0.55,
     "load_fixation": 1.05, "load_velocity": 0.97, "load_blink_rate": 1.15, "load_head_sd": 0.85,
 }
 
@@ -98,12 +98,12 @@ def draw_driver(seed):
     def lognormal(median, sigma):
         return float(median * math.exp(sigma * rng.standard_normal()))
 
-    # Susceptibility ~ Gamma(1.5, 1/1.5): mean 1, about 20 % of drivers below 0.3 (nearly no effect).
-    susceptibility = float(rng.gamma(1.5, 1 / 1.5))
+    # Susceptibility ~ Exponential(1): mean 1, about 26 % of drivers below 0.3 (nearly no effect).
+    susceptibility = float(rng.exponential(1.0))
     effects = {name: float(median ** susceptibility * math.exp(0.05 * rng.standard_normal()))
                for name, median in _LOAD_MEDIANS.items()}
     # Blink rate: log-normal between drivers, women higher (Sforza 2008), median ~17/min driving.
-    blink_median = 20.0 if female else 16.0
+    blink_median = 24.0 if female else 19.0
     return DriverTraits(
         age_years=age,
         female=female,
@@ -111,7 +111,7 @@ def draw_driver(seed):
         road_sd_pitch_deg=lognormal(1.6, 0.2),
         road_pitch_deg=float(rng.uniform(-3.0, -1.0)),
         fixation_median_s=lognormal(0.33, 0.12),
-        glance_rate_per_min=lognormal(6.0, 0.25),
+        glance_rate_per_min=lognormal(7.0, 0.25),
         glance_median_s=lognormal(0.55, 0.12),
         okn_gain_per_s=float(rng.uniform(0.15, 0.35)),
         vmax_deg_s=lognormal(510.0, 0.12),
