@@ -218,7 +218,81 @@ def _pcg(K, L, y, gamma_A, gamma_I, fit_intercept, max_iter, stop, stop_param, s
     return alpha, b, n_iter
 
 
-class LapSVMClassifier(ClassifierMixin, BaseEstimator):
+class _KernelExpansionBase(ClassifierMixin, BaseEstimator):
+    """Binary classifiers ``f(x) = Σ α_j k(x_j, x) + b`` over the training points (Gaussian k)."""
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.classifier_tags.multi_class = False
+        return tags
+
+    def _check_binary_fit_input(self, X, y):
+        """Validate once; set ``classes_``; return X, ±1/0 labels and the labelled mask."""
+        check_params(self.get_params(), self._constraints, owner=type(self).__name__,
+                     error=ModelError)
+        X, y = validate_data(self, X, y, dtype=np.float64)
+        check_classification_targets(y)
+        labelled = y != -1 if y.dtype.kind in "iuf" else np.ones(len(y), dtype=bool)
+        self.classes_ = np.unique(y[labelled])
+        if len(self.classes_) != 2:
+            raise ModelError(f"Only binary classification is supported. {type(self).__name__}: "
+                             f"y must hold exactly two labelled classes, got "
+                             f"{len(self.classes_)} class {self.classes_.tolist()}")
+        signed = np.zeros(len(y))
+        signed[labelled] = np.where(y[labelled] == self.classes_[1], 1.0, -1.0)
+        return X, signed, labelled
+
+    def _set_expansion(self, X, alpha, b):
+        self.X_fit_ = X
+        self._X_fit_sq = np.einsum("ij,ij->i", X, X)
+        self.dual_coef_ = alpha
+        self.intercept_ = float(b)
+
+    def _decision(self, X):
+        """Decision values of validated float rows (the lean path used by the daemon)."""
+        K = rbf_kernel(X, self.X_fit_, self.kernel_width, self._X_fit_sq)
+        return K @ self.dual_coef_ + self.intercept_
+
+    def decision_function(self, X):
+        """``f(x) = Σ α_j k(x_j, x) + b``; positive favours ``classes_[1]``.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+
+        Returns
+        -------
+        scores : ndarray of shape (n_samples,)
+        """
+        check_is_fitted(self)
+        X = validate_data(self, X, dtype=np.float64, reset=False)
+        return self._decision(X)
+
+    def predict(self, X):
+        """Class labels, ``classes_[1]`` where the decision value is positive."""
+        scores = self.decision_function(X)
+        return self.classes_[(scores > 0).astype(np.intp)]
+
+    def _to_arrays(self):
+        """The fitted model as (JSON-able hyper-parameters, arrays) for the artifact."""
+        check_is_fitted(self)
+        arrays = {"X_fit": self.X_fit_, "dual_coef": self.dual_coef_,
+                  "intercept": np.array([self.intercept_]), "classes": self.classes_}
+        return self.get_params(), arrays
+
+    @classmethod
+    def _from_arrays(cls, params, arrays):
+        """Rebuild a fitted estimator (for prediction) from :meth:`_to_arrays` output."""
+        model = cls(**params)
+        model._set_expansion(np.asarray(arrays["X_fit"], dtype=np.float64),
+                             np.asarray(arrays["dual_coef"], dtype=np.float64),
+                             arrays["intercept"][0])
+        model.classes_ = np.asarray(arrays["classes"])
+        model.n_features_in_ = model.X_fit_.shape[1]
+        return model
+
+
+class LapSVMClassifier(_KernelExpansionBase):
     """Laplacian SVM with a Gaussian kernel, trained in the primal (binary).
 
     See the module docstring for the objective and its mapping to the thesis' scaling.
@@ -306,11 +380,6 @@ class LapSVMClassifier(ClassifierMixin, BaseEstimator):
         self.cg_stop_iter = cg_stop_iter
         self.fit_intercept = fit_intercept
 
-    def __sklearn_tags__(self):
-        tags = super().__sklearn_tags__()
-        tags.classifier_tags.multi_class = False
-        return tags
-
     def fit(self, X, y):
         """Fit on labelled and unlabelled rows (y = -1 marks unlabelled).
 
@@ -324,24 +393,13 @@ class LapSVMClassifier(ClassifierMixin, BaseEstimator):
         -------
         self : LapSVMClassifier
         """
-        check_params(self.get_params(), self._constraints, owner="LapSVMClassifier",
-                     error=ModelError)
-        X, y = validate_data(self, X, y, dtype=np.float64)
-        check_classification_targets(y)
-        labelled = y != -1 if y.dtype.kind in "iuf" else np.ones(len(y), dtype=bool)
-        self.classes_ = np.unique(y[labelled])
-        if len(self.classes_) != 2:
-            raise ModelError(f"LapSVMClassifier: y must hold exactly two labelled classes, got "
-                             f"{len(self.classes_)} class {self.classes_.tolist()}")
-        signed = np.zeros(len(y))
-        signed[labelled] = np.where(y[labelled] == self.classes_[1], 1.0, -1.0)
+        X, signed, _ = self._check_binary_fit_input(X, y)
         K = rbf_kernel(X, X, self.kernel_width)
         L = laplacian(knn_graph(X, min(self.n_neighbors, len(X) - 1), self.graph_weights,
                                 self.graph_width),
                       self.laplacian_normalized, self.laplacian_power)
-        self.dual_coef_, self.intercept_, self.n_iter_ = self._solve(K, L, signed)
-        self.X_fit_ = X
-        self._X_fit_sq = np.einsum("ij,ij->i", X, X)
+        alpha, b, self.n_iter_ = self._solve(K, L, signed)
+        self._set_expansion(X, alpha, b)
         return self
 
     def _solve(self, K, L, signed):
@@ -359,48 +417,3 @@ class LapSVMClassifier(ClassifierMixin, BaseEstimator):
             stop_every = max(round(math.sqrt(len(signed)) / 2), 1) if self.cg_stop == "stability" else 1
         return _pcg(K, L, signed, self.gamma_A, self.gamma_I, self.fit_intercept,
                     self.max_iter, self.cg_stop, stop_param, stop_every)
-
-    def _decision(self, X):
-        """Decision values of validated float rows (the lean path used by the daemon)."""
-        K = rbf_kernel(X, self.X_fit_, self.kernel_width, self._X_fit_sq)
-        return K @ self.dual_coef_ + self.intercept_
-
-    def decision_function(self, X):
-        """``f(x) = Σ α_j k(x_j, x) + b``; positive favours ``classes_[1]``.
-
-        Parameters
-        ----------
-        X : array-like of shape (n_samples, n_features)
-
-        Returns
-        -------
-        scores : ndarray of shape (n_samples,)
-        """
-        check_is_fitted(self)
-        X = validate_data(self, X, dtype=np.float64, reset=False)
-        return self._decision(X)
-
-    def predict(self, X):
-        """Class labels, ``classes_[1]`` where the decision value is positive."""
-        return self.classes_[(self.decision_function(X) > 0).astype(np.intp)]
-
-    def _to_arrays(self):
-        """The fitted model as (JSON-able hyper-parameters, arrays) for the artifact."""
-        check_is_fitted(self)
-        arrays = {"X_fit": self.X_fit_, "dual_coef": self.dual_coef_,
-                  "intercept": np.array([self.intercept_]), "classes": self.classes_,
-                  "n_iter": np.array([self.n_iter_])}
-        return self.get_params(), arrays
-
-    @classmethod
-    def _from_arrays(cls, params, arrays):
-        """Rebuild a fitted estimator from :meth:`_to_arrays` output."""
-        model = cls(**params)
-        model.X_fit_ = np.asarray(arrays["X_fit"], dtype=np.float64)
-        model._X_fit_sq = np.einsum("ij,ij->i", model.X_fit_, model.X_fit_)
-        model.dual_coef_ = np.asarray(arrays["dual_coef"], dtype=np.float64)
-        model.intercept_ = float(arrays["intercept"][0])
-        model.n_iter_ = int(arrays["n_iter"][0])
-        model.classes_ = np.asarray(arrays["classes"])
-        model.n_features_in_ = model.X_fit_.shape[1]
-        return model

@@ -20,20 +20,16 @@ Stages are bounded (⌈log2(1e5)⌉ + 1 = 18) and swaps per stage by ``max_swaps
 """
 
 import numpy as np
-from sklearn.base import BaseEstimator, ClassifierMixin
-from sklearn.utils.multiclass import check_classification_targets
-from sklearn.utils.validation import check_is_fitted, validate_data
 
-from .._errors import ModelError
-from .._validation import Interval, check_params
-from ._lapsvm import _newton, rbf_kernel
+from .._validation import Interval
+from ._lapsvm import _KernelExpansionBase, _newton, rbf_kernel
 
 __all__ = ["TSVMClassifier"]
 
 _NEWTON_MAX_ITER = 100
 
 
-class TSVMClassifier(ClassifierMixin, BaseEstimator):
+class TSVMClassifier(_KernelExpansionBase):
     """Transductive SVM (Gaussian kernel, squared hinge, label switching).
 
     Parameters
@@ -78,11 +74,6 @@ class TSVMClassifier(ClassifierMixin, BaseEstimator):
         self.positive_fraction = positive_fraction
         self.max_swaps = max_swaps
 
-    def __sklearn_tags__(self):
-        tags = super().__sklearn_tags__()
-        tags.classifier_tags.multi_class = False
-        return tags
-
     def fit(self, X, y):
         """Fit on labelled and unlabelled rows (y = -1 marks unlabelled).
 
@@ -90,17 +81,7 @@ class TSVMClassifier(ClassifierMixin, BaseEstimator):
         -------
         self : TSVMClassifier
         """
-        check_params(self.get_params(), self._constraints, owner="TSVMClassifier",
-                     error=ModelError)
-        X, y = validate_data(self, X, y, dtype=np.float64)
-        check_classification_targets(y)
-        labelled = y != -1 if y.dtype.kind in "iuf" else np.ones(len(y), dtype=bool)
-        self.classes_ = np.unique(y[labelled])
-        if len(self.classes_) != 2:
-            raise ModelError(f"TSVMClassifier: y must hold exactly two labelled classes, got "
-                             f"{len(self.classes_)} class {self.classes_.tolist()}")
-        signed = np.zeros(len(y))
-        signed[labelled] = np.where(y[labelled] == self.classes_[1], 1.0, -1.0)
+        X, signed, labelled = self._check_binary_fit_input(X, y)
         K = rbf_kernel(X, X, self.kernel_width)
         weights = np.where(labelled, float(self.C), 0.0)
         alpha, b, _ = _newton(K, None, signed, 1.0, 0.0, True, _NEWTON_MAX_ITER, weights)
@@ -128,46 +109,10 @@ class TSVMClassifier(ClassifierMixin, BaseEstimator):
                 if c_star >= self.C_unlabelled:
                     break
                 c_star = min(2.0 * c_star, self.C_unlabelled)
-        self.X_fit_ = X
-        self._X_fit_sq = np.einsum("ij,ij->i", X, X)
-        self.dual_coef_, self.intercept_ = alpha, b
+        self._set_expansion(X, alpha, b)
         self.transductive_labels_ = signed[unlabelled]
         self.n_swaps_ = n_swaps
         return self
-
-    def _decision(self, X):
-        """Decision values of validated float rows (the lean path used by the daemon)."""
-        K = rbf_kernel(X, self.X_fit_, self.kernel_width, self._X_fit_sq)
-        return K @ self.dual_coef_ + self.intercept_
-
-    def decision_function(self, X):
-        """``f(x) = Σ α_j k(x_j, x) + b``; positive favours ``classes_[1]``."""
-        check_is_fitted(self)
-        X = validate_data(self, X, dtype=np.float64, reset=False)
-        return self._decision(X)
-
-    def predict(self, X):
-        """Class labels, ``classes_[1]`` where the decision value is positive."""
-        return self.classes_[(self.decision_function(X) > 0).astype(np.intp)]
-
-    def _to_arrays(self):
-        """The fitted model as (JSON-able hyper-parameters, arrays) for the artifact."""
-        check_is_fitted(self)
-        arrays = {"X_fit": self.X_fit_, "dual_coef": self.dual_coef_,
-                  "intercept": np.array([self.intercept_]), "classes": self.classes_}
-        return self.get_params(), arrays
-
-    @classmethod
-    def _from_arrays(cls, params, arrays):
-        """Rebuild a fitted estimator from :meth:`_to_arrays` output."""
-        model = cls(**params)
-        model.X_fit_ = np.asarray(arrays["X_fit"], dtype=np.float64)
-        model._X_fit_sq = np.einsum("ij,ij->i", model.X_fit_, model.X_fit_)
-        model.dual_coef_ = np.asarray(arrays["dual_coef"], dtype=np.float64)
-        model.intercept_ = float(arrays["intercept"][0])
-        model.classes_ = np.asarray(arrays["classes"])
-        model.n_features_in_ = model.X_fit_.shape[1]
-        return model
 
 
 def _worst_pair(scores, labels):
