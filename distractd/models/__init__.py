@@ -7,6 +7,7 @@ from ._elmjec import ELMJEC
 from ._graph import knn_graph, laplacian
 from ._labelling import WindowLabels, label_windows, make_clusterer, read_window_labels
 from ._lapsvm import LapSVMClassifier, rbf_kernel
+from ._selection import lapsvm_grid_search, sselm_grid_search
 from ._smoothing import DecisionSmoother, smooth_decisions
 from ._sselm import SSELMClassifier
 from ._tsvm import TSVMClassifier
@@ -24,7 +25,7 @@ from ._metrics import (
 __all__ = [
     "knn_graph", "laplacian", "hidden_weights", "hidden_output", "ELMClassifier", "SSELMClassifier",
     "LapSVMClassifier", "rbf_kernel", "TSVMClassifier", "Detector", "save_model", "load_model",
-    "DecisionSmoother", "smooth_decisions",
+    "DecisionSmoother", "smooth_decisions", "sselm_grid_search", "lapsvm_grid_search",
     "accuracy", "sensitivity", "specificity", "g_mean", "binary_scores", "clustering_accuracy",
     "clustering_g_mean", "detection_delays", "false_alarms_per_hour",
     "ACA", "HACA", "Segmentation", "dtak", "gdtak", "segment_kernel_matrix", "frame_kernel",

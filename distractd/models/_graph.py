@@ -101,3 +101,11 @@ def laplacian(W, normalized=False, power=1):
     for _ in range(power - 1):
         result = result @ L
     return result.tocsr()
+
+
+class _GraphMixin:
+    """``_graph_laplacian(X)`` from the estimator's graph hyper-parameters (k at most n − 1)."""
+
+    def _graph_laplacian(self, X):
+        W = knn_graph(X, min(self.n_neighbors, len(X) - 1), self.graph_weights, self.graph_width)
+        return laplacian(W, self.laplacian_normalized, self.laplacian_power)

@@ -26,7 +26,7 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 
 from .._errors import ModelError
 from .._validation import Interval, Options, check_params
-from ._graph import knn_graph, laplacian
+from ._graph import _GraphMixin
 
 __all__ = ["LapSVMClassifier", "rbf_kernel"]
 
@@ -292,7 +292,7 @@ class _KernelExpansionBase(ClassifierMixin, BaseEstimator):
         return model
 
 
-class LapSVMClassifier(_KernelExpansionBase):
+class LapSVMClassifier(_GraphMixin, _KernelExpansionBase):
     """Laplacian SVM with a Gaussian kernel, trained in the primal (binary).
 
     See the module docstring for the objective and its mapping to the thesis' scaling.
@@ -395,9 +395,7 @@ class LapSVMClassifier(_KernelExpansionBase):
         """
         X, signed, _ = self._check_binary_fit_input(X, y)
         K = rbf_kernel(X, X, self.kernel_width)
-        L = laplacian(knn_graph(X, min(self.n_neighbors, len(X) - 1), self.graph_weights,
-                                self.graph_width),
-                      self.laplacian_normalized, self.laplacian_power)
+        L = self._graph_laplacian(X)
         alpha, b, self.n_iter_ = self._solve(K, L, signed)
         self._set_expansion(X, alpha, b)
         return self

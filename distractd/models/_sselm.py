@@ -4,7 +4,7 @@ import numpy as np
 
 from .._validation import Interval, Options
 from ._elm import _ELMBase, _encode_targets, _solve_output_weights, hidden_output
-from ._graph import knn_graph, laplacian
+from ._graph import _GraphMixin
 
 __all__ = ["SSELMClassifier"]
 
@@ -26,7 +26,7 @@ def _sselm_beta(H, L, y, labelled, classes, C, lam):
     return _solve_output_weights(H, T, _class_weights(y, labelled, classes, C), L, lam)
 
 
-class SSELMClassifier(_ELMBase):
+class SSELMClassifier(_GraphMixin, _ELMBase):
     """Semi-supervised extreme learning machine with a graph-Laplacian manifold penalty.
 
     Minimises, over the labelled and unlabelled rows together (S0 eq 5.5),
@@ -99,10 +99,6 @@ class SSELMClassifier(_ELMBase):
         self.laplacian_power = laplacian_power
         self.bias = bias
         self.random_state = random_state
-
-    def _graph_laplacian(self, X):
-        W = knn_graph(X, min(self.n_neighbors, len(X) - 1), self.graph_weights, self.graph_width)
-        return laplacian(W, self.laplacian_normalized, self.laplacian_power)
 
     def fit(self, X, y):
         """Fit on labelled and unlabelled rows (y = -1 marks unlabelled).

@@ -1,0 +1,71 @@
+"""Grid search with reuse: fold outputs equal plain refits; choices equal a brute-force search."""
+
+import numpy as np
+import pytest
+from sklearn.base import clone
+from sklearn.model_selection import ParameterGrid, StratifiedKFold
+
+from distractd._errors import ModelError
+from distractd.models import LapSVMClassifier, SSELMClassifier, g_mean
+from distractd.models._selection import (
+    _sselm_fold_outputs, lapsvm_grid_search, sselm_grid_search,
+)
+from distractd.models._elm import hidden_output
+
+
+def _problem(seed=0):
+    rng = np.random.default_rng(seed)
+    X = np.r_[rng.normal(loc=-1.0, size=(60, 3)), rng.normal(loc=1.0, size=(60, 3))]
+    y_true = np.repeat([0, 1], 60)
+    labelled = np.r_[rng.choice(60, 12, replace=False), 60 + rng.choice(60, 12, replace=False)]
+    order = np.r_[labelled, np.setdiff1d(np.arange(120), labelled)]
+    X, y_true = X[order], y_true[order]
+    y = np.r_[y_true[:24], np.full(96, -1)]
+    folds = [(np.r_[train, np.arange(24, 120)], test) for train, test in
+             StratifiedKFold(4, shuffle=True, random_state=0).split(X[:24], y[:24])]
+    return X, y, folds
+
+
+def _brute_force(estimator, grid, X, y, folds):
+    candidates = list(ParameterGrid(grid))
+    scores = [sum(g_mean(y[test], clone(estimator).set_params(**p).fit(X[train], y[train])
+                         .predict(X[test])) for train, test in folds) for p in candidates]
+    return candidates[int(np.argmax(scores))]
+
+
+def test_sselm_fold_outputs_equal_refits():
+    X, y, folds = _problem()
+    estimator = SSELMClassifier(n_hidden=50, n_neighbors=5, random_state=3)
+    train, test = folds[0]
+    C_grid, lam_grid = [0.1, 10.0], [0.0, 0.5, 100.0]
+    model = clone(estimator).fit(X, y)
+    H = hidden_output(X, model.hidden_weights_, model.hidden_bias_)
+    outputs = _sselm_fold_outputs(estimator, H, X, y, train, test, C_grid, lam_grid)
+    for i, C in enumerate(C_grid):
+        for j, lam in enumerate(lam_grid):
+            refit = clone(estimator).set_params(C=C, lam=lam).fit(X[train], y[train])
+            np.testing.assert_allclose(outputs[i, j, :, 0], refit.decision_function(X[test]),
+                                       rtol=1e-7, atol=1e-9)
+
+
+def test_sselm_choice_equals_brute_force():
+    X, y, folds = _problem(1)
+    estimator = SSELMClassifier(n_hidden=40, n_neighbors=5, random_state=0)
+    grid = {"C": [1e-3, 1.0, 1e3], "lam": [1e-2, 1.0, 1e2]}
+    assert sselm_grid_search(estimator, grid, X, y, folds) == _brute_force(estimator, grid, X,
+                                                                           y, folds)
+
+
+def test_lapsvm_choice_equals_brute_force():
+    X, y, folds = _problem(2)
+    estimator = LapSVMClassifier(n_neighbors=5)
+    grid = {"gamma_A": [1e-3, 1.0], "gamma_I": [1e-3, 1.0], "kernel_width": [0.3, 3.0]}
+    chosen = lapsvm_grid_search(estimator, grid, X, y, folds)
+    assert chosen == _brute_force(estimator, grid, X, y, folds)
+    assert estimator.get_params()["gamma_A"] == 1e-6
+
+
+def test_unknown_grid_key():
+    X, y, folds = _problem()
+    with pytest.raises(ModelError, match="selection grid keys"):
+        sselm_grid_search(SSELMClassifier(n_hidden=5), {"n_hidden": [5]}, X, y, folds)
