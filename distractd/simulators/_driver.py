@@ -40,6 +40,8 @@ class DriverTraits:
     head_sway_deg: float
     head_sway_m: float
     head_position_m: tuple
+    posture_sd_m: float
+    posture_axes: tuple
     blink_rate_per_min: float
     blink_close_s: float
     blink_open_s: float
@@ -63,6 +65,7 @@ class DriverTraits:
     load_blink_rate: float
     load_pupil_mm: float
     load_head_sd: float
+    load_lean_m: tuple
 
     def summary(self):
         """The traits as a JSON-ready dict (floats rounded to 4 significant digits)."""
@@ -102,6 +105,15 @@ def draw_driver(seed):
     susceptibility = float(rng.exponential(1.0))
     effects = {name: float(median ** susceptibility * math.exp(0.05 * rng.standard_normal()))
                for name, median in _LOAD_MEDIANS.items()}
+    # Posture drifts slowly in a plane of two modes (slump, sideways lean); under load the head
+    # moves by about 1 cm across that plane (towards the windscreen). The tracker's world frame is
+    # tilted with the camera rig, so the lean is spread over x, y, z. No source: chosen values.
+    lean_axis = np.ones(3) + 0.3 * rng.standard_normal(3)
+    lean_axis /= np.linalg.norm(lean_axis)
+    first = np.cross(lean_axis, [1.0, 0.0, 0.0])
+    first /= np.linalg.norm(first)
+    second = np.cross(lean_axis, first)
+    lean = lean_axis * lognormal(0.015, 0.3)
     # Blink rate: log-normal between drivers, women higher (Sforza 2008), median ~17/min driving.
     blink_median = 24.0 if female else 19.0
     return DriverTraits(
@@ -120,9 +132,11 @@ def draw_driver(seed):
         head_gain=float(rng.uniform(0.5, 0.9)),
         head_shift_m_per_rad=float(rng.uniform(0.02, 0.09)),
         head_sway_deg=lognormal(1.5, 0.3),
-        head_sway_m=lognormal(0.005, 0.3),
+        head_sway_m=lognormal(0.004, 0.3),
         head_position_m=(float(rng.normal(0.0, 0.02)), float(rng.normal(0.0, 0.02)),
                          float(rng.normal(0.65, 0.04))),
+        posture_sd_m=lognormal(0.045, 0.3),
+        posture_axes=tuple(float(v) for v in np.r_[first, second]),
         blink_rate_per_min=lognormal(blink_median, 0.4),
         blink_close_s=lognormal(0.09, 0.12) * (1 + 0.006 * max(age - 30.0, 0.0)),
         blink_open_s=lognormal(0.22, 0.15) * (1 + 0.01 * max(age - 30.0, 0.0)),
@@ -139,5 +153,6 @@ def draw_driver(seed):
         jitter_s=float(rng.uniform(0.0005, 0.002)),
         susceptibility=susceptibility,
         load_pupil_mm=float(0.15 * susceptibility * math.exp(0.2 * rng.standard_normal())),
+        load_lean_m=tuple(float(v) for v in lean),
         **effects,
     )

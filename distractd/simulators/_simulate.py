@@ -194,10 +194,14 @@ def _head(rng, traits, gaze, t, load):
 
 
 def _head_position(rng, traits, head_deg, rate_hz, load):
-    """Head x, y, z (m): the driver's seat position, sway, and lateral shift with head yaw."""
+    """Head x, y, z (m): seat position, slow posture drift in the driver's two posture modes,
+    sway, a lean under load, and the lateral shift that comes with head yaw."""
     n = len(head_deg)
     scale = traits.head_sway_m * traits.load_head_sd ** load
-    position = np.column_stack([ou_noise(rng, n, 1 / rate_hz, 5.0, 1.0) * scale for _ in range(3)])
+    position = np.column_stack([ou_noise(rng, n, 1 / rate_hz, 1.5, 1.0) * scale for _ in range(3)])
+    for axis in np.reshape(traits.posture_axes, (2, 3)):
+        position += ou_noise(rng, n, 1 / rate_hz, 90.0, traits.posture_sd_m)[:, None] * axis
+    position += load[:, None] * np.asarray(traits.load_lean_m)
     position += np.asarray(traits.head_position_m)
     position[:, 0] += traits.head_shift_m_per_rad * np.radians(head_deg[:, 0])
     return position
