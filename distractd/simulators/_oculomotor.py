@@ -79,7 +79,7 @@ def _render_gaze_kernel(offset, fs, start, duration, yaw, pitch, drift_yaw, drif
                 out[j, 1] = end_pitch + (pitch[i] - end_pitch) * w
                 out[j, 2] = 1.0
             last = max(last, b)
-        a = max(int(math.ceil((start[i] - offset) * fs)), last)
+        a = 0 if i == 0 else max(int(math.ceil((start[i] - offset) * fs)), last)
         b = n
         if i + 1 < len(start):
             b = min(int(math.ceil((start[i + 1] - saccade_duration[i + 1] - offset) * fs)), n)
