@@ -214,7 +214,7 @@ def plan_blinks(rng, traits, t_end_s, load, visual, gaze, *, grid_dt_s=_GRID_DT_
     operational = np.cumsum(rng.gamma(shape, 1 / shape, n_max)) - rng.random() * 2
     operational = operational[(operational >= 0) & (operational < cumulative[-1])]
     onsets = np.sort(np.r_[np.interp(operational, cumulative, grid_t), linked])
-    onsets = onsets[np.r_[True, np.diff(onsets) > 0.4]]
+    onsets = onsets[np.diff(onsets, prepend=-np.inf) > 0.4]
     n = len(onsets)
     partial = rng.random(n) < traits.blink_partial_fraction
     return BlinkPlan(
