@@ -70,6 +70,10 @@ class _Problem(NamedTuple):
     def n(self):
         return self.X.shape[0]
 
+    def XT(self):
+        """Frames transposed, C order, for :func:`_kernel_row` (the kernel matrix when precomputed)."""
+        return self.X if self.code == KERNELS["precomputed"] else np.ascontiguousarray(self.X.T)
+
     def diag(self):
         return _kernel_diag(self.code, self.sigma, self.X) + self.shift
 
@@ -78,66 +82,75 @@ class _Problem(NamedTuple):
 
 
 @njit(cache=True)
-def _dp_advance(code, sigma, Xq, wq, dq, Xr, wr, r_starts, r_labels, r_wsum, inv_count, t3,
+def _dp_advance(code, sigma, Xq, wq, dq, XrT, wr, r_starts, r_labels, r_wsum, inv_count, t3,
                 shift, offset, min_len, max_len, Q, krow, obj, head, lab, v0, v1):
     """Forward DP (``acaFordSlow.m``) over local frames [v0, v1) against reference segments.
 
     Local frame u is absolute frame ``offset + u``. ``Xq``, ``wq``, ``dq`` hold the candidate frames,
     their weights and kernel diagonal (at least ``max_len - 1`` frames before v0 unless the buffer
-    starts the stream). ``obj[u + 1]`` is the best cost of frames up to u (``obj[0]`` the cost before
-    the buffer, inf where unreachable); ``head`` (absolute first frame) and ``lab`` (cluster) of the
-    best last segment ending at u are written for u in [v0, v1). ``Q[(offset + u) % 2, l - 1]`` is
-    the last DTAK row of the candidate [u - l + 1, u] against every reference frame.
+    starts the stream); ``XrT`` is the reference frames transposed (see :func:`_kernel_row`).
+    ``obj[u + 1]`` is the best cost of frames up to u (``obj[0]`` the cost before the buffer, inf
+    where unreachable); ``head`` (absolute first frame) and ``lab`` (cluster) of the best last
+    segment ending at u are written for u in [v0, v1). ``Q[(offset + u) % 2, s, l - 1]`` is the
+    DTAK cell of the candidate [u - l + 1, u] against reference frame s. The candidate length is
+    the innermost axis: the rows of different lengths are independent, so that loop vectorises.
     """
     k = t3.shape[0]
     m = r_labels.shape[0]
-    t2 = np.empty(k)
+    t2 = np.empty((max_len, k))
+    wsum = np.empty(max_len)
+    t1 = np.empty(max_len)
     for v in range(v0, v1):
         cur = (offset + v) % 2
-        prev = 1 - cur
-        _kernel_row(code, sigma, Xq, v, Xr, krow)
+        row = Q[cur]
+        above = Q[1 - cur]
+        _kernel_row(code, sigma, Xq, v, XrT, 0, krow)
         if shift != 0.0 and 0 <= offset + v < krow.shape[0]:
             krow[offset + v] += shift
-        wv_frame = wq[v]
+        wv = wq[v]
+        n_len = min(max_len, v + 1)
+        w_acc = 0.0
+        t1_acc = 0.0
+        for q in range(n_len):
+            i = v - q
+            w_acc += wq[i]
+            t1_acc += wq[i] * dq[i]
+            wsum[q] = w_acc
+            t1[q] = t1_acc / w_acc
+            for c in range(k):
+                t2[q, c] = 0.0
+        for j in range(m):
+            s0 = r_starts[j]
+            s1 = r_starts[j + 1]
+            kk = krow[s0]
+            row[s0, 0] = (wv + wr[s0]) * kk
+            for q in range(1, n_len):
+                row[s0, q] = above[s0, q - 1] + wv * kk
+            for s in range(s0 + 1, s1):
+                kk = krow[s]
+                g_diag = (wv + wr[s]) * kk
+                g_ref = wr[s] * kk
+                g_cand = wv * kk
+                row[s, 0] = row[s - 1, 0] + g_ref
+                for q in range(1, n_len):
+                    row[s, q] = max(above[s - 1, q - 1] + g_diag, row[s - 1, q] + g_ref,
+                                    above[s, q - 1] + g_cand)
+            c = r_labels[j]
+            for q in range(n_len):
+                t2[q, c] += row[s1 - 1, q] / (wsum[q] + r_wsum[j])
         best = _INF
         best_head = -1
         best_lab = -1
-        wsum = 0.0
-        t1a = 0.0
-        for nv in range(1, min(max_len, v + 1) + 1):
-            i = v - nv + 1
-            wsum += wq[i]
-            t1a += wq[i] * dq[i]
-            t1 = t1a / wsum
-            for c in range(k):
-                t2[c] = 0.0
-            row = Q[cur, nv - 1]
-            above = Q[prev, nv - 2]
-            for j in range(m):
-                s0 = r_starts[j]
-                s1 = r_starts[j + 1]
-                for s in range(s0, s1):
-                    kk = krow[s]
-                    if nv == 1 and s == s0:
-                        row[s] = (wv_frame + wr[s]) * kk
-                    elif nv == 1:
-                        row[s] = row[s - 1] + wr[s] * kk
-                    elif s == s0:
-                        row[s] = above[s] + wv_frame * kk
-                    else:
-                        a = above[s - 1] + (wv_frame + wr[s]) * kk
-                        b = row[s - 1] + wr[s] * kk
-                        cc = above[s] + wv_frame * kk
-                        row[s] = max(a, b, cc)
-                t2[r_labels[j]] += row[s1 - 1] / (wsum + r_wsum[j])
-            if nv < min_len or obj[i] == _INF:
+        for q in range(min_len - 1, n_len):
+            i = v - q
+            if obj[i] == _INF:
                 continue
             dist_min = _INF
             c_min = -1
             for c in range(k):
                 if inv_count[c] == 0.0:
                     continue
-                dist = t1 - 2.0 * inv_count[c] * t2[c] + t3[c]
+                dist = t1[q] - 2.0 * inv_count[c] * t2[q, c] + t3[c]
                 if dist < dist_min:
                     dist_min = dist
                     c_min = c
@@ -193,8 +206,8 @@ def _dp_search(problem, seg, k, min_len, max_len, diag):
     obj[0] = 0.0
     head = np.empty(n, dtype=np.int64)
     lab = np.empty(n, dtype=np.int64)
-    Q = np.empty((2, max_len, n))
-    _dp_advance(problem.code, problem.sigma, problem.X, problem.weights, diag, problem.X,
+    Q = np.empty((2, n, max_len))
+    _dp_advance(problem.code, problem.sigma, problem.X, problem.weights, diag, problem.XT(),
                 problem.weights, seg.starts, seg.labels, wsum, inv, t3, problem.shift, 0,
                 min_len, max_len, Q, np.empty(n), obj, head, lab, 0, n)
     if obj[n] == _INF:

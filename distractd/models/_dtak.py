@@ -14,7 +14,7 @@ their lengths in frames. Only two rows of ``u`` are kept, so memory is O(n_y).
 import numpy as np
 from numba import njit
 
-from ._kernels import KERNELS, _kernel_value
+from ._kernels import KERNELS, _kernel_row
 
 __all__ = ["dtak", "gdtak", "segment_kernel_matrix"]
 
@@ -38,7 +38,7 @@ def dtak(K, w_x=None, w_y=None):
     n_x, n_y = K.shape
     w_x = np.ones(n_x) if w_x is None else np.asarray(w_x, dtype=np.float64)
     w_y = np.ones(n_y) if w_y is None else np.asarray(w_y, dtype=np.float64)
-    return _dtak_value(0, 0.0, K, K, 0, n_x, 0, n_y, w_x, w_y, 0.0, np.empty(n_y), np.empty(n_y))
+    return _dtak_block(K, 0, 0, 0, n_x, 0, n_y, w_x, w_y, np.empty(n_y), np.empty(n_y))
 
 
 def gdtak(T, n_x, n_y):
@@ -87,18 +87,17 @@ def segment_kernel_matrix(X, starts, weights=None, kernel="gaussian", sigma=1.0)
 
 
 @njit(cache=True)
-def _dtak_value(code, sigma, A, B, a0, a1, b0, b1, w_a, w_b, shift, prev, cur):
-    """DTAK between frames [a0, a1) of A and [b0, b1) of B, weighted by w_a[i] and w_b[j].
+def _dtak_block(K, r0, c0, a0, a1, b0, b1, w_a, w_b, prev, cur):
+    """DTAK between frames [a0, a1) of A and [b0, b1) of B from their kernel rows.
 
-    ``shift`` is added to κ where i == j (the positive-definiteness fix K + σI, meaningful when A
-    and B are one sequence); ``prev`` and ``cur`` are work rows of length ≥ b1 - b0.
+    ``K[i - r0, j - c0]`` is κ(A_i, B_j); the frames are weighted by w_a[i] and w_b[j]; ``prev`` and
+    ``cur`` are work rows of length ≥ b1 - b0.
     """
     for i in range(a0, a1):
         wi = w_a[i]
+        krow = K[i - r0]
         for j in range(b0, b1):
-            k = _kernel_value(code, sigma, A, i, B, j)
-            if i == j:
-                k += shift
+            k = krow[j - c0]
             wj = w_b[j]
             c = j - b0
             if i == a0 and j == b0:
@@ -120,16 +119,28 @@ def _dtak_value(code, sigma, A, B, a0, a1, b0, b1, w_a, w_b, shift, prev, cur):
 
 @njit(cache=True)
 def _segment_matrix(code, sigma, X, starts, w, shift):
+    """T[a, b] = DTAK of segments a and b of X; ``shift`` is added to κ(x_i, x_i) (K + σI).
+
+    The kernel rows of one segment's frames against the whole sequence are computed once per
+    segment, so memory is (longest segment) × n_frames; only the columns of later segments are evaluated.
+    """
     m = starts.shape[0] - 1
+    n = starts[m]
     longest = 0
     for s in range(m):
         longest = max(longest, starts[s + 1] - starts[s])
+    XT = X if code == 0 else np.ascontiguousarray(X.T)
+    K = np.empty((longest, n))
     prev = np.empty(longest)
     cur = np.empty(longest)
     T = np.empty((m, m))
     for a in range(m):
+        a0 = starts[a]
+        for i in range(a0, starts[a + 1]):
+            _kernel_row(code, sigma, X, i, XT, a0, K[i - a0, :n - a0])
+            K[i - a0, i - a0] += shift
         for b in range(a, m):
-            T[a, b] = _dtak_value(code, sigma, X, X, starts[a], starts[a + 1], starts[b],
-                                  starts[b + 1], w, w, shift, prev, cur)
+            T[a, b] = _dtak_block(K, a0, a0, a0, starts[a + 1], starts[b], starts[b + 1], w, w,
+                                  prev, cur)
             T[b, a] = T[a, b]
     return T

@@ -81,7 +81,7 @@ def frame_kernel(X, Y=None, kernel="gaussian", sigma=1.0):
     X = np.ascontiguousarray(X, dtype=np.float64)
     Y = X if Y is None else np.ascontiguousarray(Y, dtype=np.float64)
     K = np.empty((X.shape[0], Y.shape[0]))
-    _kernel_block(KERNELS[kernel], float(sigma), X, Y, K)
+    _kernel_block(KERNELS[kernel], float(sigma), X, np.ascontiguousarray(Y.T), K)
     return K
 
 
@@ -105,16 +105,41 @@ def _kernel_value(code, sigma, A, i, B, j):
 
 
 @njit(cache=True)
-def _kernel_row(code, sigma, A, i, B, out):
-    """out[j] = k(A[i], B[j]) for every row j of B (of A's columns when precomputed)."""
-    for j in range(out.shape[0]):
-        out[j] = _kernel_value(code, sigma, A, i, B, j)
+def _kernel_row(code, sigma, A, i, BT, j0, out):
+    """out[j] = k(A[i], B[j0 + j]) for j < len(out), given ``BT`` = Bᵀ (n_features, n_B), C order.
+
+    Feature-major so the loop over j vectorises; for code 0 (precomputed) out = A[i, j0:] and BT is
+    unused. The values equal :func:`_kernel_value` bit for bit (same summation order over features).
+    """
+    n = out.shape[0]
+    if code == 0:
+        for j in range(n):
+            out[j] = A[i, j0 + j]
+        return
+    out[:] = 0.0
+    for f in range(BT.shape[0]):
+        a = A[i, f]
+        col = BT[f, j0:j0 + n]
+        if code == 3:
+            for j in range(n):
+                out[j] += a * col[j]
+        else:
+            for j in range(n):
+                diff = a - col[j]
+                out[j] += diff * diff
+    if code == 2:
+        for j in range(n):
+            out[j] = 1.0 if out[j] == 0.0 else 0.0
+    elif code == 1:
+        denom = 2.0 * sigma * sigma + _EPS
+        for j in range(n):
+            out[j] = np.exp(-out[j] / denom)
 
 
 @njit(cache=True)
-def _kernel_block(code, sigma, A, B, out):
+def _kernel_block(code, sigma, A, BT, out):
     for i in range(out.shape[0]):
-        _kernel_row(code, sigma, A, i, B, out[i])
+        _kernel_row(code, sigma, A, i, BT, 0, out[i])
 
 
 @njit(cache=True)

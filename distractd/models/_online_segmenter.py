@@ -78,6 +78,7 @@ class SegmentPrototypes:
             raise ModelError(f"SegmentPrototypes: clusters must cover 0..{k - 1} (one per "
                              f"cluster label), got {np.unique(self.clusters).tolist()}")
         self.weights = np.ones(self.X.shape[0])
+        self.XT = np.ascontiguousarray(self.X.T)
         self.code = KERNELS[kernel]
         T = _segment_matrix(self.code, self.sigma, self.X, self.starts, self.weights, 0.0)
         self.inv_count, self.t3 = _cluster_terms(T, self.clusters, k)
@@ -182,11 +183,11 @@ class SegmentPrototypes:
     def new_state(self):
         """Work arrays of the programme: the DTAK rows Q and one kernel row."""
         P = self.X.shape[0]
-        return np.zeros((2, self.max_length, P)), np.empty(P)
+        return np.zeros((2, P, self.max_length)), np.empty(P)
 
     def _advance(self, Xq, wq, dq, offset, obj, head, lab, state, v0, v1):
         Q, krow = state
-        _dp_advance(self.code, self.sigma, Xq, wq, dq, self.X, self.weights, self.starts,
+        _dp_advance(self.code, self.sigma, Xq, wq, dq, self.XT, self.weights, self.starts,
                     self.clusters, self.segment_weights, self.inv_count, self.t3, 0.0, offset,
                     self.min_length, self.max_length, Q, krow, obj, head, lab, v0, v1)
 
