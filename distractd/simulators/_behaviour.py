@@ -4,8 +4,8 @@ Gaze is a semi-Markov process over targets. On the road, fixations (optokinetic 
 the future path, Lappi & Lehtonen 2013) follow each other with small resetting saccades; their
 positions are an AR(1) scatter around the road centre. After each road fixation an off-road glance
 starts with a hazard equal to the driver's glance rate; the glance goes to a mirror or the
-speedometer (or, in visual-distraction episodes, the centre-stack display). Cognitive load and a slow
-driving-demand process modulate scatter, glance rate and fixation duration. Blinks are a gamma
+speedometer (or, in visual-distraction episodes, the centre-stack display). Cognitive load and a
+slow driving-demand process modulate scatter, glance rate and fixation duration. Blinks are a gamma
 renewal process in time rescaled by the momentary blink rate, plus blinks attached to large gaze
 shifts (Cardona & Quevedo 2014).
 """

@@ -34,8 +34,8 @@ def saccade_duration(amplitude_deg, peak_deg_s, c_over_vmax_s):
 
 
 def ou_noise(rng, n, dt_s, tau_s, sd):
-    """A stationary Ornstein-Uhlenbeck (AR(1)) series of ``n`` samples with standard deviation ``sd``
-    and correlation time ``tau_s``, sampled every ``dt_s`` seconds."""
+    """A stationary Ornstein-Uhlenbeck (AR(1)) series of ``n`` samples with standard deviation
+    ``sd`` and correlation time ``tau_s``, sampled every ``dt_s`` seconds."""
     a = math.exp(-dt_s / tau_s)
     innovations = rng.standard_normal(n) * sd * math.sqrt(1 - a * a)
     innovations[0] = rng.standard_normal() * sd

@@ -43,8 +43,8 @@ def drive_schedule(rng, duration_s=None):
     rng : numpy.random.Generator
         Source of the section durations.
     duration_s : float or None, default=None
-        None: exactly nine protocol cycles (about 20-35 min). Otherwise the cycles are repeated as far
-        as needed and the last section is cut at ``duration_s``.
+        None: exactly nine protocol cycles (about 24-29 min). Otherwise the cycles are repeated as
+        far as needed and the last section is cut at ``duration_s``.
 
     Returns
     -------

@@ -213,7 +213,8 @@ def cohort_seeds(n_drivers, seed):
     check_params({"n_drivers": n_drivers, "seed": seed},
                  {"n_drivers": Interval(1, None, integer=True), "seed": _CONSTRAINTS["seed"]},
                  owner="simulate_cohort")
-    return [int(child.generate_state(1)[0]) for child in np.random.SeedSequence(seed).spawn(n_drivers)]
+    children = np.random.SeedSequence(seed).spawn(n_drivers)
+    return [int(child.generate_state(1)[0]) for child in children]
 
 
 def simulate_cohort(n_drivers, seed, **options):

@@ -5,7 +5,8 @@
   random confidence scatter.
 - ``track_loss``: gaze and pupil lost when the eye leaves the tracker's gaze range (faceLAB 5: eye
   yaw +-45 deg, pitch +-22 deg) or the lid covers the pupil (blinks), and glare/occlusion bursts
-  (Poisson onsets, log-normal lengths) that lose gaze, pupil and eyelid while the head stays tracked.
+  (Poisson onsets, log-normal lengths) that lose gaze, pupil and eyelid while the head stays
+  tracked.
 - ``drops``: frames lost in transport (Bernoulli, 0.1-1 % per driver).
 - ``duplicates``: frames delivered twice, with the same timestamp.
 - ``jitter``: Gaussian timestamp error of 0.5-2 ms, clipped to 0.4 frame so order is kept.
