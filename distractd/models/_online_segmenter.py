@@ -7,8 +7,14 @@ one new frame (window) at a time. Any future segmentation ends its previous segm
 last ``max_length`` frames, so a boundary is final once the best chains back from all of them pass
 through it (they coalesce); :class:`OnlineSegmenter` commits exactly those. Run over a whole
 sequence and flushed, its committed segments equal :meth:`SegmentPrototypes.segment`, the batch
-programme (one core, two drivers). A safety bound ``max_lag`` forces a commit of the current best
-chain if coalescence takes longer, and prunes the paths that disagree, so memory stays bounded.
+programme (one core, two drivers), as long as no commit was forced.
+
+Bounded lag: coalescence can take arbitrarily long, so every frame older than ``max_lag`` frames
+(default ``max_length``) is committed regardless: the best current chain is committed up to the
+end of its segment that holds that frame, and the paths that disagree are pruned. Every frame is
+then final at most ``max_lag`` frames after it arrived (measured at the end of each ``update``),
+memory stays bounded, and ``forced_commits`` counts where the result may differ from the batch
+programme.
 """
 
 import numpy as np
@@ -222,8 +228,14 @@ def _coalesced_end(head, obj, offset, committed, last, max_len):
 
 
 @njit(cache=True)
-def _prune_to(head, obj, offset, anchor, last):
-    """After forcing a commit at ``anchor``, make unreachable every frame whose chain avoids it."""
+def _prune_to(head, obj, offset, anchor, last, max_len):
+    """After forcing a commit at ``anchor``, make unreachable every frame whose chain avoids it.
+
+    Frames after ``anchor`` whose best chain does not end a segment at ``anchor`` lose their cost,
+    and so do the frames before it (no later segment may start before ``anchor + 1``).
+    """
+    for u in range(max(offset - 1, anchor - max_len), anchor):
+        obj[u - offset + 1] = _INF
     ok = np.zeros(last - anchor + 1, dtype=np.bool_)
     ok[0] = True
     for u in range(anchor + 1, last + 1):
@@ -241,8 +253,9 @@ class OnlineSegmenter:
     prototypes : SegmentPrototypes
         Reference segments, clusters and cluster labels.
     max_lag : int, default=None
-        Frames a boundary may stay uncommitted before the current best chain is forced
-        (None: 8 × max_length). Exact (batch-equal) results hold while no commit is forced.
+        Frames after which a frame is committed even if its boundary could still change (None:
+        ``prototypes.max_length``). The committed segments equal the batch programme whenever
+        ``forced_commits`` stays 0, e.g. with ``max_lag`` ≥ the stream length.
 
     Attributes
     ----------
@@ -251,13 +264,13 @@ class OnlineSegmenter:
     committed_end : int
         Frames [0, committed_end) are in committed segments.
     forced_commits : int
-        Commits forced by ``max_lag``.
+        Commits forced by ``max_lag`` (each may make the result differ from the batch programme).
     """
 
     def __init__(self, prototypes, max_lag=None):
         max_len = prototypes.max_length
-        max_lag = 8 * max_len if max_lag is None else max_lag
-        check_params({"max_lag": max_lag}, {"max_lag": Interval(max_len, None, integer=True)},
+        max_lag = max_len if max_lag is None else max_lag
+        check_params({"max_lag": max_lag}, {"max_lag": Interval(0, None, integer=True)},
                      owner="OnlineSegmenter")
         self.prototypes = prototypes
         self.max_lag = max_lag
@@ -289,7 +302,8 @@ class OnlineSegmenter:
         committed : ndarray of SEGMENT_DTYPE
             Segments that became final, in time order.
         provisional : numpy.void of SEGMENT_DTYPE or None
-            The best current segment holding the newest frame (None before any frame).
+            The best current segment holding the newest frame (None when every frame consumed is
+            already committed, e.g. before any frame).
         """
         x_rows = np.atleast_2d(np.asarray(x_rows, dtype=np.float64))
         if x_rows.shape[1] != self._X.shape[1]:
@@ -325,14 +339,14 @@ class OnlineSegmenter:
         end = _coalesced_end(self._head, self._obj, self._offset, self.committed_end - 1, last,
                              max_len)
         committed = [self._commit(end, last)] if end >= self.committed_end else []
-        if last - self.committed_end + 1 > self.max_lag:
+        limit = last - self.max_lag
+        if limit >= self.committed_end and self._obj[last - self._offset + 1] < _INF:
             anchor = last
-            while anchor > last - max_len:
+            while self._head[anchor - self._offset] > limit:
                 anchor = self._head[anchor - self._offset] - 1
-            if anchor >= self.committed_end:
-                self.forced_commits += 1
-                committed.append(self._commit(anchor, last))
-                _prune_to(self._head, self._obj, self._offset, anchor, last)
+            self.forced_commits += 1
+            committed.append(self._commit(anchor, last))
+            _prune_to(self._head, self._obj, self._offset, anchor, last, max_len)
         return np.concatenate(committed) if committed else np.empty(0, dtype=SEGMENT_DTYPE)
 
     def _commit(self, end, now):
@@ -342,7 +356,7 @@ class OnlineSegmenter:
         return self.prototypes._rows(starts, clusters, now)
 
     def _provisional(self):
-        if self.n_frames == 0:
+        if self.committed_end >= self.n_frames:
             return None
         last = self.n_frames - 1
         u = last - self._offset

@@ -35,8 +35,11 @@ def _stream(segmenter, X, rng):
         committed, provisional = segmenter.update(X[lo:lo + size])
         lo = min(lo + size, len(X))
         parts.append(committed)
-        assert provisional["end"] == lo and provisional["committed_at"] == -1
-        assert segmenter.committed_end <= provisional["start"]
+        if provisional is None:  # a forced commit took every frame so far
+            assert segmenter.committed_end == lo
+        else:
+            assert provisional["end"] == lo and provisional["committed_at"] == -1
+            assert segmenter.committed_end <= provisional["start"]
     parts.append(segmenter.flush())
     return np.concatenate(parts)
 
@@ -54,14 +57,23 @@ def test_stream_equals_batch_programme(prototypes, seed):
     assert np.array_equal(online["start"][1:], online["end"][:-1])
 
 
-def test_one_window_at_a_time_commits_within_a_bounded_lag(prototypes):
+def test_one_window_at_a_time_commits_every_frame_within_max_length(prototypes):
     X, y = _sequence(4, 40)
-    segmenter = OnlineSegmenter(prototypes)
-    rows = np.concatenate([segmenter.update(x)[0] for x in X] + [segmenter.flush()])
-    assert np.array_equal(rows["start"], prototypes.segment(X)["start"])
-    lags = rows["committed_at"][:-3] - (rows["end"][:-3] - 1)
-    assert lags.min() >= 0
-    assert lags.max() <= 8 * prototypes.max_length
+    segmenter = OnlineSegmenter(prototypes)  # max_lag = max_length = 14
+    assert segmenter.max_lag == 14
+    parts = []
+    for u, x in enumerate(X):
+        parts.append(segmenter.update(x)[0])
+        assert segmenter.committed_end >= u - 14 + 1  # every frame older than 14 frames is final
+    rows = np.concatenate(parts + [segmenter.flush()])
+    assert rows["start"][0] == 0 and rows["end"][-1] == len(X)
+    assert np.array_equal(rows["start"][1:], rows["end"][:-1])
+    assert (rows["committed_at"] - rows["start"]).max() <= 14
+    assert segmenter.forced_commits > 0
+    # forcing changes little on this data: the frames keep the batch programme's cluster
+    online = np.repeat(rows["cluster"], rows["end"] - rows["start"])
+    batch = prototypes.segment(X)
+    assert np.mean(online == np.repeat(batch["cluster"], batch["end"] - batch["start"])) >= 0.95
     # the segments carry the distraction label of their cluster: mostly right on this easy data
     frame_label = np.repeat(rows["label"], rows["end"] - rows["start"])
     assert np.mean(frame_label == (y == 2)) >= 0.9
@@ -93,6 +105,6 @@ def test_bad_inputs_name_the_problem(prototypes):
     with pytest.raises(ModelError, match="3 features, got 2"):
         OnlineSegmenter(prototypes).update(np.zeros((2, 2)))
     with pytest.raises(ConfigError, match="OnlineSegmenter.max_lag"):
-        OnlineSegmenter(prototypes, max_lag=3)
+        OnlineSegmenter(prototypes, max_lag=-1)
     with pytest.raises(ModelError, match="clusters must cover"):
         SegmentPrototypes(np.zeros((4, 1)), [0, 2, 4], [0, 2], [0, 1, 1])
