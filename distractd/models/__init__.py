@@ -18,8 +18,8 @@ from ._haca import HACA, segment_drive
 from ._kernels import frame_kernel, gaussian_bandwidth
 from ._online_segmenter import SEGMENT_DTYPE, OnlineSegmenter, SegmentPrototypes
 from ._metrics import (
-    accuracy, binary_scores, clustering_accuracy, clustering_g_mean, detection_delays,
-    false_alarms_per_hour, g_mean, sensitivity, specificity,
+    accuracy, binary_scores, clustering_accuracy, clustering_accuracy_many_to_one,
+    clustering_g_mean, detection_delays, false_alarms_per_hour, g_mean, sensitivity, specificity,
 )
 
 __all__ = [
@@ -27,7 +27,8 @@ __all__ = [
     "LapSVMClassifier", "rbf_kernel", "TSVMClassifier", "Detector", "save_model", "load_model",
     "DecisionSmoother", "smooth_decisions", "sselm_grid_search", "lapsvm_grid_search",
     "accuracy", "sensitivity", "specificity", "g_mean", "binary_scores", "clustering_accuracy",
-    "clustering_g_mean", "detection_delays", "false_alarms_per_hour",
+    "clustering_accuracy_many_to_one", "clustering_g_mean", "detection_delays",
+    "false_alarms_per_hour",
     "ACA", "HACA", "Segmentation", "dtak", "gdtak", "segment_kernel_matrix", "frame_kernel",
     "gaussian_bandwidth", "SEGMENT_DTYPE", "OnlineSegmenter", "SegmentPrototypes", "segment_drive",
     "USELM", "ELMJEC", "ELMCLR", "label_windows", "make_clusterer", "WindowLabels",

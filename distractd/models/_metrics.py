@@ -43,7 +43,8 @@ from .._errors import SchemaError
 
 __all__ = [
     "accuracy", "sensitivity", "specificity", "g_mean", "binary_scores",
-    "clustering_accuracy", "clustering_g_mean", "detection_delays", "false_alarms_per_hour",
+    "clustering_accuracy", "clustering_accuracy_many_to_one", "clustering_g_mean",
+    "detection_delays", "false_alarms_per_hour",
 ]
 
 SECONDS_PER_HOUR = 3600.0
@@ -161,6 +162,33 @@ def clustering_accuracy(y, c):
     np.add.at(table, (c_idx, y_idx), 1)
     rows, cols = linear_sum_assignment(table, maximize=True)
     return float(table[rows, cols].sum()) / len(y)
+
+
+def clustering_accuracy_many_to_one(y, c):
+    """Fraction of samples correct when each cluster is mapped to its majority class.
+
+    The fair score when there are more clusters than classes (e.g. k segment clusters against
+    distracted/attentive): several clusters may share a class. It is never below
+    :func:`clustering_accuracy` and equals it when every class is some cluster's majority.
+
+    Parameters
+    ----------
+    y : array-like of shape (n_samples,)
+        True class labels (any integers).
+    c : array-like of shape (n_samples,)
+        Cluster labels (any integers).
+
+    Returns
+    -------
+    float
+        In [0, 1].
+    """
+    y, c = _pair(y, c, "y", "c")
+    _, y_idx = np.unique(y, return_inverse=True)
+    clusters, c_idx = np.unique(c, return_inverse=True)
+    table = np.zeros((len(clusters), y_idx.max() + 1), dtype=np.int64)
+    np.add.at(table, (c_idx, y_idx), 1)
+    return float(table.max(axis=1).sum()) / len(y)
 
 
 def clustering_g_mean(y, c):

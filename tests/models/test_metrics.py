@@ -7,8 +7,8 @@ from sklearn.metrics import accuracy_score, recall_score
 
 from distractd._errors import SchemaError
 from distractd.models import (
-    accuracy, binary_scores, clustering_accuracy, clustering_g_mean, detection_delays,
-    false_alarms_per_hour, g_mean, sensitivity, specificity,
+    accuracy, binary_scores, clustering_accuracy, clustering_accuracy_many_to_one,
+    clustering_g_mean, detection_delays, false_alarms_per_hour, g_mean, sensitivity, specificity,
 )
 
 
@@ -125,3 +125,17 @@ def test_deployment_metrics_reject_bad_input():
         false_alarms_per_hour([0.5, 1.0], [2, 1], [0, 1])
     with pytest.raises(SchemaError, match="t must have the shape"):
         detection_delays([0.5], [1, 1], [0, 1])
+
+
+def test_clustering_accuracy_many_to_one_hand_count_and_brute_force():
+    y = np.array([0, 0, 0, 1, 1, 2, 2, 2])
+    c = np.array([5, 5, 9, 9, 9, 1, 1, 5])
+    # majorities: 5 -> 0 (2 of 3), 9 -> 1 (2 of 3), 1 -> 2 (2 of 2)
+    assert clustering_accuracy_many_to_one(y, c) == 6 / 8
+    rng = np.random.default_rng(4)
+    y = (rng.random(80) < 0.4).astype(int)
+    c = np.where(rng.random(80) < 0.7, 2 * y + rng.integers(0, 2, 80), rng.integers(0, 4, 80))
+    brute = max(np.mean(np.asarray(image)[c] == y)
+                for image in itertools.product((0, 1), repeat=4))
+    assert clustering_accuracy_many_to_one(y, c) == pytest.approx(brute)
+    assert clustering_accuracy_many_to_one(y, c) >= clustering_accuracy(y, c)
