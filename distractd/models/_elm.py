@@ -7,7 +7,8 @@ every ELM-family model of the package (ELM, SS-ELM, US-ELM, ELM-JEC, ELM-CLR).
 
 import numpy as np
 import scipy.linalg as la
-from scipy.special import expit
+import scipy.sparse as sp
+from numba import njit
 from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
@@ -57,33 +58,76 @@ def hidden_output(X, W, b):
     Returns
     -------
     H : ndarray of shape (n_samples, n_hidden)
-        Values in (0, 1).
+        Values in [0, 1].
     """
     Z = X @ W
-    Z += b
-    return expit(Z, out=Z)
+    np.subtract(-b, Z, out=Z)
+    with np.errstate(over="ignore"):
+        np.exp(Z, out=Z)
+    Z += 1.0
+    return np.divide(1.0, Z, out=Z)
+
+
+@njit(cache=True)
+def _weighted_graph_product(c, lam, indptr, indices, data, B):
+    """``diag(c) B + lam L B`` for a CSR matrix L (``indptr``, ``indices``, ``data``), row by row."""
+    out = np.empty_like(B)
+    for i in range(B.shape[0]):
+        row = out[i]
+        ci = c[i]
+        source = B[i]
+        for j in range(B.shape[1]):
+            row[j] = ci * source[j]
+        for p in range(indptr[i], indptr[i + 1]):
+            weight = lam * data[p]
+            other = B[indices[p]]
+            for j in range(B.shape[1]):
+                row[j] += weight * other[j]
+    return out
+
+
+def _primal_is_cheaper(n_rows, n_hidden, graph):
+    """Compare multiply-add counts: Gram product plus factorisation, primal vs dual."""
+    if graph:
+        return n_hidden * n_hidden * n_rows + n_hidden ** 3 / 6 < (
+            n_rows * n_rows * n_hidden / 2 + n_rows ** 3 / 3)
+    return n_hidden < n_rows
 
 
 def _solve_output_weights(H, T, c, L=None, lam=0.0):
     """Minimise ``½‖c^½(T − Hβ)‖² + ½‖β‖² + (λ/2) tr(βᵀHᵀLHβ)`` in closed form.
 
-    Primal ``(I + HᵀCH + λHᵀLH)⁻¹HᵀCT`` when ``n_hidden <= n_samples``, else the dual
-    ``Hᵀ(I + (C + λL)HHᵀ)⁻¹CT`` (ALGORITHMS §1.3, eq 5.6); ``c`` is the diagonal of C.
+    With ``M = C + λL`` (C = diag(c)), the primal ``β = (I + HᵀMH)⁻¹HᵀCT`` or the dual
+    ``β = Hᵀ(I + MHHᵀ)⁻¹CT`` (ALGORITHMS §1.3, eq 5.6), whichever costs fewer multiply-adds.
+    Without a graph term only rows with ``c > 0`` enter, and the dual is the SPD system
+    ``(C⁻¹ + HHᵀ)u = T``. Gram products ``HHᵀ`` are symmetric rank-k updates; SPD systems are
+    solved by Cholesky, the non-symmetric graph dual by LU.
     """
-    n_samples, n_hidden = H.shape
-    CT = c[:, None] * T
-    if n_hidden <= n_samples:
-        A = H.T @ (c[:, None] * H)
-        if L is not None and lam != 0.0:
-            A += lam * (H.T @ (L @ H))
+    graph = L is not None and lam != 0.0
+    if not graph:
+        rows = c > 0
+        H, T, c = H[rows], T[rows], c[rows]
+    n_rows, n_hidden = H.shape
+    if _primal_is_cheaper(n_rows, n_hidden, graph):
+        if graph:
+            L = sp.csr_matrix(L)
+            A = H.T @ _weighted_graph_product(c, float(lam), L.indptr, L.indices, L.data, H)
+        else:
+            root_c_H = np.sqrt(c)[:, None] * H
+            A = root_c_H.T @ root_c_H
         A[np.diag_indices_from(A)] += 1.0
-        return la.solve(A, H.T @ CT, assume_a="pos", overwrite_a=True)
+        return la.solve(A, H.T @ (c[:, None] * T), assume_a="pos", overwrite_a=True,
+                        check_finite=False)
     G = H @ H.T
-    A = c[:, None] * G
-    if L is not None and lam != 0.0:
-        A += lam * (L @ G)
-    A[np.diag_indices_from(A)] += 1.0
-    return H.T @ la.solve(A, CT, overwrite_a=True)
+    if graph:
+        L = sp.csr_matrix(L)
+        A = _weighted_graph_product(c, float(lam), L.indptr, L.indices, L.data, G)
+        A[np.diag_indices_from(A)] += 1.0
+        u = la.solve(A, c[:, None] * T, overwrite_a=True, check_finite=False)
+    else:
+        G[np.diag_indices_from(G)] += 1.0 / c
+        u = la.solve(G, T, assume_a="pos", overwrite_a=True, check_finite=False)
+    return H.T @ u
 
 
 def _encode_targets(y, classes):
