@@ -81,11 +81,15 @@ class Detector:
         -------
         scores : ndarray of shape (n_windows,)
         """
+        return self.estimator._decision(self.normalize(X_raw))
+
+    def normalize(self, X_raw):
+        """Apply the stored z-score to raw feature rows, shape (n_windows, n_features)."""
         X_raw = np.asarray(X_raw, dtype=np.float64)
         if X_raw.ndim != 2 or X_raw.shape[1] != len(self._mean):
             raise ModelError(f"model {self.model_id}: X_raw must have shape (n, "
                              f"{len(self._mean)}), got {X_raw.shape}")
-        return self.estimator._decision((X_raw - self._mean) / self._scale)
+        return (X_raw - self._mean) / self._scale
 
     def predict(self, X_raw):
         """1 (distracted) where the score is positive, else 0 (attentive), as int8."""

@@ -145,3 +145,11 @@ def test_feature_name_and_shape_checks(tmp_path):
 def test_save_rejects_bad_inputs(tmp_path, overrides, message):
     with pytest.raises(ModelError, match=message):
         _save(tmp_path, ELMClassifier(n_hidden=10, random_state=0), **overrides)
+
+
+def test_normalize_applies_the_stored_z_score(tmp_path):
+    path, _, X_raw, mean, scale = _save(tmp_path, ELMClassifier(n_hidden=10, random_state=0))
+    detector = load_model(path)
+    np.testing.assert_array_equal(detector.normalize(X_raw), (X_raw - mean) / scale)
+    with pytest.raises(ModelError, match=r"X_raw must have shape \(n, 3\), got \(4, 2\)"):
+        detector.normalize(np.zeros((4, 2)))
