@@ -18,13 +18,13 @@ import zmq
 import zmq.auth
 from prometheus_client import CollectorRegistry, start_http_server
 
-from .._errors import ConfigError, DistractdError
-from ..models import OnlineSegmenter, SegmentPrototypes, load_model
-from ..pipeline import PipelineConfig
+from .._errors import ConfigError, DistractdError, ModelError
+from ..models import SegmentPrototypes, load_model
+from ..pipeline import FIELD_INDEX, PipelineConfig, StreamProcessor, empty_block
 from ._config import load_config
 from ._metrics import Metrics
 from ._pupil import PupilAdapter, pupil_sub_endpoint
-from ._session import Session
+from ._session import Session, StreamSegmenter
 from ._systemd import Notifier
 from ._wire import Limits, Rejected, decode_samples, encode_event, encode_state
 
@@ -39,19 +39,54 @@ def default_model_path():
 
 
 class _Model:
-    """A loaded detector with everything a session needs from it."""
+    """A loaded detector with everything a session needs from it, checked and warmed up.
+
+    ``extras["segmenter"]`` (optional) holds :meth:`SegmentPrototypes.to_artifact` output whose
+    arrays also carry ``mean`` and ``scale``, the z-score of the prototypes' feature space.
+    """
 
     def __init__(self, path):
         self.path = str(path or default_model_path())
         self.detector = load_model(self.path)
-        self.pipeline_config = PipelineConfig.from_dict(self.detector.pipeline_config)
-        segmenter = self.detector.extras.get("segmenter")
-        self.prototypes = SegmentPrototypes.from_artifact(*segmenter) if segmenter else None
+        try:
+            self.pipeline_config = PipelineConfig.from_dict(self.detector.pipeline_config)
+            segmenter = self.detector.extras.get("segmenter")
+            if segmenter is not None and not {"mean", "scale"} <= set(segmenter[1]):
+                log.warning("model %s: segment prototypes lack their z-score arrays 'mean' and "
+                            "'scale'; online segmentation is off", self.detector.model_id)
+                segmenter = None
+            self.prototypes = SegmentPrototypes.from_artifact(*segmenter) if segmenter else None
+            self.zscore = (segmenter[1]["mean"], segmenter[1]["scale"]) if segmenter else None
+        except (DistractdError, TypeError) as exc:
+            raise ModelError(f"model file {self.path}: {type(exc).__name__}: {exc}") from None
+        self._warm_up()
 
     def segmenter(self, enabled):
         if not enabled or self.prototypes is None:
             return None
-        return OnlineSegmenter(self.prototypes)
+        return StreamSegmenter(self.prototypes, *self.zscore)
+
+    def _warm_up(self):
+        """Compile every kernel and run every part once on a synthetic stream (also a check)."""
+        n = int(round((self.pipeline_config.window_s + 2.0) * 60.0))
+        block = empty_block(n)
+        block[:, FIELD_INDEX["t"]] = np.arange(n) / 60.0
+        for field in ("gaze_r_yaw", "gaze_r_pitch", "gaze_l_yaw", "gaze_l_pitch", "head_x",
+                      "head_y", "head_z", "head_yaw", "head_pitch", "head_roll"):
+            block[:, FIELD_INDEX[field]] = 0.01 * np.sin(np.arange(n) / 7.0)
+        block[:, FIELD_INDEX["confidence"]] = 1.0
+        windows = StreamProcessor(self.pipeline_config).update(block)
+        try:
+            scores = self.detector.decision_function(np.nan_to_num(windows.X))
+            segmenter = self.segmenter(True)
+            if segmenter is not None:
+                segmenter.update(windows.X, windows.t_end)
+        except (ValueError, TypeError, IndexError) as exc:
+            raise ModelError(f"model file {self.path} fails on synthetic windows: "
+                             f"{type(exc).__name__}: {exc}") from None
+        if scores.shape != (len(windows),):
+            raise ModelError(f"model file {self.path}: decision_function returned shape "
+                             f"{scores.shape} for {len(windows)} windows")
 
 
 class _RateLimitedLog:

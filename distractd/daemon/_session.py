@@ -11,11 +11,11 @@ import math
 
 import numpy as np
 
-from ..models import DecisionSmoother
+from ..models import DecisionSmoother, OnlineSegmenter, standardize_windows
 from ..pipeline import StreamProcessor
 from ._wire import VERSION, Rejected
 
-__all__ = ["Session", "STATE_NAMES"]
+__all__ = ["Session", "StreamSegmenter", "STATE_NAMES"]
 
 STATE_NAMES = ("attentive", "distracted")
 """Published state of a smoothed decision 0 and 1."""
@@ -32,7 +32,7 @@ class Session:
         Window settings of the loaded model.
     smoothing : dict
         Keyword arguments of :class:`~distractd.models.DecisionSmoother`.
-    segmenter : OnlineSegmenter or None
+    segmenter : StreamSegmenter or None
         This stream's online segmenter, or None when segmentation is off.
     min_quality : float
         Windows whose valid-sample fraction is below this are published as ``unknown``.
@@ -112,10 +112,11 @@ class Session:
         """
         usable = np.isfinite(scores) & (windows.quality >= self.min_quality)
         decided = self.smoother.update(windows.t_end[usable], scores[usable])
-        committed = provisional = None
-        if self.segmenter is not None:
-            committed, provisional = self.segmenter.update(windows.X[usable])
-        states, events = [], []
+        events = []
+        segments = []
+        if self.segmenter is not None and usable.any():
+            segments = self.segmenter.update(windows.X[usable], windows.t_end[usable])
+        states = []
         k = 0
         for i in range(len(windows)):
             t_end = float(windows.t_end[i])
@@ -132,14 +133,66 @@ class Session:
             states.append({"v": VERSION, "stream": self.stream, "t": t_end,
                            "window": [float(windows.t_start[i]), t_end], "state": state,
                            "score": float(scores[i]), "model": model_id,
-                           "quality": float(windows.quality[i]), "segment": self.segment})
-        if self.segmenter is not None:
-            events.extend(self._segment_events(committed, provisional, windows.t_end[usable]))
-            if states:
-                states[-1]["segment"] = self.segment
+                           "quality": float(windows.quality[i]),
+                           "segment": self.segmenter.current if self.segmenter else None})
+        for segment in segments:
+            events.append({"v": VERSION, "stream": self.stream, "t": segment["end"],
+                           "type": "segment", "segment": segment})
         if states:
             self.latest = states[-1]
         return states, events
 
-    def _segment_events(self, committed, provisional, t_end):
-        raise NotImplementedError
+
+class StreamSegmenter:
+    """One stream's online segmentation, in seconds and published segment dicts.
+
+    Wraps an :class:`~distractd.models.OnlineSegmenter`: z-scores the raw window features with the
+    prototypes' ``mean``/``scale`` (missing measures become 0, the column mean), numbers the
+    segments, and translates frame indices to window end times.
+
+    Parameters
+    ----------
+    prototypes : SegmentPrototypes
+    mean, scale : ndarray of shape (n_features,)
+        The z-score of the prototypes' feature space.
+
+    Attributes
+    ----------
+    current : dict or None
+        The segment holding the newest window: ``{"id", "start", "label", "cluster", "final"}``.
+    """
+
+    def __init__(self, prototypes, mean, scale):
+        self.online = OnlineSegmenter(prototypes)
+        self.mean = mean
+        self.scale = scale
+        self.n_committed = 0
+        self.current = None
+        self._t_end = np.zeros(self.online.max_lag + 4 * prototypes.max_length + 16)
+
+    def update(self, X_raw, t_end):
+        """Consume windows' raw features and end times (s); return the segments they finalise."""
+        ring = len(self._t_end)
+        first = self.online.n_frames
+        self._t_end[(first + np.arange(len(t_end))) % ring] = t_end
+        Z = standardize_windows(X_raw, self.mean, self.scale)[0]
+        committed, provisional = self.online.update(Z)
+        finals = []
+        for row in committed:
+            finals.append({"id": self.n_committed, "start": float(self._t_end[row["start"] % ring]),
+                           "end": float(self._t_end[(row["end"] - 1) % ring]),
+                           "label": _LABELS[int(row["label"])], "cluster": int(row["cluster"]),
+                           "final": True})
+            self.n_committed += 1
+        if provisional is not None:
+            self.current = {"id": self.n_committed,
+                            "start": float(self._t_end[provisional["start"] % ring]),
+                            "label": _LABELS[int(provisional["label"])],
+                            "cluster": int(provisional["cluster"]), "final": False}
+        elif finals:
+            self.current = {key: finals[-1][key]
+                            for key in ("id", "start", "label", "cluster", "final")}
+        return finals
+
+
+_LABELS = {1: "distracted", 0: "attentive", -1: "unknown"}
