@@ -295,6 +295,10 @@ def _add_segment(subparsers):
     parser.add_argument("--k", type=int, default=4, help="number of clusters (top level)")
     parser.add_argument("--max-seconds", type=float, default=20.0,
                         help="longest segment, in seconds")
+    parser.add_argument("--model", metavar="MODEL",
+                        help="segment against the prototypes stored in this model artifact, with "
+                             "its z-score and cluster labels (--method, --k, --max-seconds and "
+                             "--seed then do not apply)")
     parser.add_argument("--seed", type=int, default=0, help="seed of the initialisations")
     parser.add_argument("--out", required=True,
                         help="CSV to write: start,end (s, window end times),cluster,label")
@@ -304,78 +308,54 @@ def _add_segment(subparsers):
 def _segment(args):
     import numpy as np
 
-    from .models import clustering_accuracy, segment_drive
-    from .pipeline import PipelineConfig, extract_features, read_recording
+    from ._errors import ModelError, RecordingError
+    from .models import (
+        SegmentPrototypes, clustering_accuracy_many_to_one, load_model, segment_drive,
+    )
+    from .pipeline import FEATURE_NAMES, PipelineConfig, extract_features, read_recording
 
-    config = _pipeline_config(args) or PipelineConfig()
+    detector = load_model(args.model) if args.model else None
+    if detector is not None and "segmenter" not in detector.extras:
+        raise ModelError(f"model {args.model} holds no segmenter prototypes (extras['segmenter'])")
+    config = _pipeline_config(args) or (PipelineConfig.from_dict(detector.pipeline_config)
+                                        if detector is not None else PipelineConfig())
     windows = extract_features(read_recording(args.input), config)
-    est = segment_drive(windows.X, method=args.method, n_clusters=args.k,
-                        max_seconds=args.max_seconds, hop_s=config.hop_s, random_state=args.seed)
-    starts = est.segments_.starts
-    t = np.append(windows.t_end, windows.t_end[-1] + config.hop_s)
+    if len(windows) == 0:
+        raise RecordingError(f"{args.input}: too short for one {config.window_s} s window")
     labelled = windows.label >= 0
-    mapping = {}  # cluster -> majority recorded label of its windows (-1 when none is labelled)
-    for cluster in np.unique(est.labels_):
-        votes = windows.label[labelled & (est.labels_ == cluster)]
-        mapping[cluster] = int(votes.mean() > 0.5) if votes.size else -1
+    if detector is not None:
+        detector.check_feature_names(FEATURE_NAMES)
+        Z = detector.normalize(windows.X)
+        rows = SegmentPrototypes.from_artifact(*detector.extras["segmenter"]).segment(
+            np.where(np.isnan(Z), 0.0, Z))
+        starts = np.append(rows["start"], rows["end"][-1])
+        clusters, labels = rows["cluster"], rows["label"]
+    else:
+        est = segment_drive(windows.X, method=args.method, n_clusters=args.k,
+                            max_seconds=args.max_seconds, hop_s=config.hop_s,
+                            random_state=args.seed)
+        starts, clusters = est.segments_.starts, est.segments_.labels
+        # each cluster's label: the majority recorded label of its windows (-1 when none)
+        mapping = np.full(clusters.max() + 1, -1)
+        for cluster in np.unique(est.labels_):
+            votes = windows.label[labelled & (est.labels_ == cluster)]
+            mapping[cluster] = int(votes.mean() > 0.5) if votes.size else -1
+        labels = mapping[clusters]
+    t = np.append(windows.t_end, windows.t_end[-1] + config.hop_s)
     with open(args.out, "w") as f:
         f.write("start,end,cluster,label\n")
-        for j, cluster in enumerate(est.segments_.labels):
-            f.write(f"{t[starts[j]]:.3f},{t[starts[j + 1]]:.3f},{cluster},{mapping[cluster]}\n")
+        for j, cluster in enumerate(clusters):
+            f.write(f"{t[starts[j]]:.3f},{t[starts[j + 1]]:.3f},{cluster},{labels[j]}\n")
+    message = f"{len(clusters)} segments"
     if labelled.any():
-        acc = clustering_accuracy(windows.label[labelled], est.labels_[labelled])
-        print(f"{len(est.segments_.labels)} segments; frame accuracy (best mapping) {acc:.3f}")
-    return 0
-
-
-def _add_simulate(subparsers):
-    parser = _command(subparsers, "simulate", _simulate,
-                      "Simulate drives of synthetic drivers (binary, or CSV for a .csv path).")
-    parser.add_argument("--seed", type=int, required=True, help="driver (or cohort) seed, >= 0")
-    parser.add_argument("--duration", type=float, default=None, metavar="SECONDS",
-                        help="drive length in seconds (default: the protocol, about 20-35 min)")
-    parser.add_argument("--rate", type=float, default=60.0, metavar="HZ",
-                        help="tracker frame rate in Hz (default 60)")
-    parser.add_argument("--cohort", type=int, default=None, metavar="N",
-                        help="simulate N drivers, written as <stem>_<NN><suffix> next to --out")
-    parser.add_argument("--out", required=True, metavar="PATH", help="recording to write")
-    parser.add_argument("--visual", action="store_true", help="add visual-distraction episodes")
-    for switch in ("cognitive", "noise", "track-loss", "drops", "duplicates", "jitter"):
-        parser.add_argument(f"--no-{switch}", dest=switch.replace("-", "_"),
-                            action="store_false", help=f"switch {switch} off")
-    parser.add_argument("--json", action="store_true", help="print a JSON summary")
-
-
-def _simulate(args):
-    from pathlib import Path
-
-    from tqdm import tqdm
-
-    from .pipeline import write_recording
-    from .simulators import cohort_seeds, simulate_drive
-
-    options = {name: getattr(args, name) for name in (
-        "cognitive", "visual", "noise", "track_loss", "drops", "duplicates", "jitter")}
-    out = Path(args.out)
-    if args.cohort is None:
-        jobs = [(args.seed, out, None)]
-    else:
-        width = max(2, len(str(args.cohort - 1)))
-        jobs = [(seed, out.with_name(f"{out.stem}_{i:0{width}d}{out.suffix}"), i)
-                for i, seed in enumerate(cohort_seeds(args.cohort, args.seed))]
-    summary = []
-    for seed, path, index in tqdm(jobs, desc="simulate", unit="drive", file=sys.stderr,
-                                  disable=None):
-        recording = simulate_drive(seed, args.duration, args.rate, **options)
-        if index is not None:
-            recording.meta["cohort"] = {"seed": args.seed, "index": index, "size": args.cohort}
-        path.parent.mkdir(parents=True, exist_ok=True)
-        write_recording(recording, path)
-        summary.append({"path": str(path), "seed": seed, "samples": recording.n_samples,
-                        "duration_s": recording.duration_s,
-                        "distracted_fraction": float((recording.labels == 1).mean())})
-    if args.json:
-        _print_json(summary if args.cohort is not None else summary[0])
+        frame_clusters = np.repeat(clusters, np.diff(starts))
+        acc = clustering_accuracy_many_to_one(windows.label[labelled], frame_clusters[labelled])
+        message += f"; frame accuracy (each cluster to its majority label) {acc:.3f}"
+        if detector is not None:
+            frame_labels = np.repeat(labels, np.diff(starts))
+            stored = np.mean(frame_labels[labelled] == windows.label[labelled])
+            message += f", with the model's cluster labels {stored:.3f}"
+    print(message)
     return 0
 
 

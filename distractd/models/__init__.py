@@ -14,9 +14,11 @@ from ._tsvm import TSVMClassifier
 from ._uselm import USELM
 from ._aca import ACA, Segmentation
 from ._dtak import dtak, gdtak, segment_kernel_matrix
-from ._haca import HACA, segment_drive
+from ._haca import HACA, driving_segmenter, segment_drive, standardize_windows
 from ._kernels import frame_kernel, gaussian_bandwidth
-from ._online_segmenter import SEGMENT_DTYPE, OnlineSegmenter, SegmentPrototypes
+from ._online_segmenter import (
+    SEGMENT_DTYPE, OnlineSegmenter, SegmentPrototypes, fit_segment_prototypes,
+)
 from ._metrics import (
     accuracy, binary_scores, clustering_accuracy, clustering_accuracy_many_to_one,
     clustering_g_mean, detection_delays, false_alarms_per_hour, g_mean, sensitivity, specificity,
@@ -31,6 +33,7 @@ __all__ = [
     "false_alarms_per_hour",
     "ACA", "HACA", "Segmentation", "dtak", "gdtak", "segment_kernel_matrix", "frame_kernel",
     "gaussian_bandwidth", "SEGMENT_DTYPE", "OnlineSegmenter", "SegmentPrototypes", "segment_drive",
+    "driving_segmenter", "standardize_windows", "fit_segment_prototypes",
     "USELM", "ELMJEC", "ELMCLR", "label_windows", "make_clusterer", "WindowLabels",
     "read_window_labels",
 ]

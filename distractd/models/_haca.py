@@ -19,7 +19,15 @@ from ._aca import (
 )
 from ._kernels import KERNELS
 
-__all__ = ["HACA", "segment_drive"]
+__all__ = ["HACA", "segment_drive", "driving_segmenter", "standardize_windows", "DRIVING_NEI",
+           "DRIVING_MAX_SECONDS", "DRIVING_N_CLUSTERS"]
+
+DRIVING_NEI = 0.3
+"""Gaussian bandwidth rule's neighbourhood fraction for z-scored window features."""
+DRIVING_MAX_SECONDS = 20.0
+"""Longest driving segment, in seconds."""
+DRIVING_N_CLUSTERS = 4
+"""Segment clusters for a drive."""
 
 
 class HACA(ClusterMixin, BaseEstimator):
@@ -175,45 +183,89 @@ class HACA(ClusterMixin, BaseEstimator):
         return list(zip(self.n_clusters, self.min_length, self.max_length))
 
 
-def segment_drive(X, method="aca", n_clusters=4, max_seconds=20.0, hop_s=0.5, random_state=0):
+def standardize_windows(X, mean=None, scale=None):
+    """z-score window features per column; missing values (NaN) become the column mean (0).
+
+    Parameters
+    ----------
+    X : ndarray of shape (n_windows, n_features)
+        Raw window features (NaN where a measure had no data).
+    mean, scale : ndarray of shape (n_features,), default=None
+        Column means and standard deviations to apply (e.g. a model's z-score); computed from ``X``
+        when None (columns with no data: mean 0; constant columns: scale 1).
+
+    Returns
+    -------
+    Z : ndarray of shape (n_windows, n_features)
+    mean, scale : ndarray of shape (n_features,)
+    """
+    X = np.asarray(X, dtype=np.float64)
+    if mean is None:
+        counts = np.sum(~np.isnan(X), axis=0)
+        mean = np.nansum(X, axis=0) / np.maximum(counts, 1)
+        centred = np.where(np.isnan(X), 0.0, X - mean)
+        scale = np.sqrt(np.sum(centred**2, axis=0) / np.maximum(counts, 1))
+        scale = np.where(scale > 0, scale, 1.0)
+    Z = (X - mean) / scale
+    return np.ascontiguousarray(np.where(np.isnan(Z), 0.0, Z)), mean, scale
+
+
+def driving_segmenter(method="aca", n_clusters=DRIVING_N_CLUSTERS, max_seconds=DRIVING_MAX_SECONDS,
+                      hop_s=0.5, random_state=0):
+    """Unfitted ACA or HACA with the driving defaults (docs/segmentation.md, "Driving defaults").
+
+    ACA: Gaussian kernel with ``nei`` = :data:`DRIVING_NEI` on z-scored window features, segments
+    up to ``max_seconds``, k-means initialisation merged into segments of at least 1 s, 3 restarts.
+    HACA: level 1 with 2 × n_clusters clusters and segments up to 5 s, level 2 with ``n_clusters``
+    clusters and up to ``max_seconds`` / 5 s level-1 segments.
+
+    Parameters
+    ----------
+    method : {"aca", "haca"}, default="aca"
+    n_clusters : int, default=DRIVING_N_CLUSTERS
+        Clusters (top level).
+    max_seconds : float, default=DRIVING_MAX_SECONDS
+        Longest segment, in seconds.
+    hop_s : float, default=0.5
+        Window hop, in seconds (one frame per window).
+    random_state : int, default=0
+        Seed of the initialisations.
+
+    Returns
+    -------
+    ACA or HACA
+    """
+    if method not in ("aca", "haca"):
+        raise ConfigError(f"segment method must be 'aca' or 'haca', got {method!r}")
+    max_len = max(2, int(round(max_seconds / hop_s)))
+    min_len = max(1, int(round(1.0 / hop_s)))
+    if method == "aca":
+        return ACA(n_clusters=n_clusters, min_length=min(min_len, max_len), max_length=max_len,
+                   nei=DRIVING_NEI, init="kmeans", n_init=3, random_state=random_state)
+    level1 = min(max(2, int(round(5.0 / hop_s))), max_len)
+    return HACA(n_clusters=(2 * n_clusters, n_clusters), min_length=(min(min_len, level1), 1),
+                max_length=(level1, max(2, int(round(max_len / level1)))), nei=DRIVING_NEI,
+                init="kmeans", n_init=3, random_state=random_state)
+
+
+def segment_drive(X, method="aca", n_clusters=DRIVING_N_CLUSTERS, max_seconds=DRIVING_MAX_SECONDS,
+                  hop_s=0.5, random_state=0):
     """Segment a drive's window-feature sequence with the driving defaults.
 
-    Columns with no data are dropped, remaining NaNs take the column mean, and the features are
-    z-scored. ACA uses a Gaussian kernel with ``nei=0.3``, segments of 2 windows up to
-    ``max_seconds``, k-means initialisation and 3 restarts; HACA uses level 1 with 2 × n_clusters
-    clusters and segments of 2–10 windows, level 2 with ``n_clusters`` clusters and up to
-    max_seconds / (5 hops) level-1 segments (see docs/segmentation.md for the choices).
+    The features are z-scored per drive (:func:`standardize_windows`), then segmented by
+    :func:`driving_segmenter`.
 
     Parameters
     ----------
     X : ndarray of shape (n_windows, n_features)
         Raw window features in time order (NaN where a measure had no data).
-    method : {"aca", "haca"}, default="aca"
-    n_clusters : int, default=4
-        Top-level clusters.
-    max_seconds : float, default=20.0
-        Longest segment, in seconds.
-    hop_s : float, default=0.5
-        Window hop, in seconds.
-    random_state : int, default=0
-        Seed of the initialisations.
+    method, n_clusters, max_seconds, hop_s, random_state
+        See :func:`driving_segmenter`.
 
     Returns
     -------
     estimator : ACA or HACA
         The fitted estimator (``segments_``, ``labels_``).
     """
-    X = np.asarray(X, dtype=np.float64)
-    X = X[:, ~np.all(np.isnan(X), axis=0)]
-    X = np.where(np.isnan(X), np.nanmean(X, axis=0), X)
-    scale = X.std(axis=0)
-    X = (X - X.mean(axis=0)) / np.where(scale > 0, scale, 1.0)
-    max_len = max(2, int(round(max_seconds / hop_s)))
-    if method == "aca":
-        est = ACA(n_clusters=n_clusters, min_length=2, max_length=max_len, nei=0.3, init="kmeans",
-                  n_init=3, random_state=random_state)
-    else:
-        est = HACA(n_clusters=(2 * n_clusters, n_clusters), min_length=(2, 1),
-                   max_length=(min(10, max_len), max(2, max_len // 5)), nei=0.3, init="kmeans",
-                   n_init=3, random_state=random_state)
-    return est.fit(X)
+    est = driving_segmenter(method, n_clusters, max_seconds, hop_s, random_state)
+    return est.fit(standardize_windows(X)[0])

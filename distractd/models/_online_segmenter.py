@@ -24,9 +24,10 @@ from .._errors import ModelError
 from .._validation import Interval, Options, check_params
 from ._aca import _INF, _backtrack, _cluster_terms, _dp_advance
 from ._dtak import _segment_matrix
+from ._haca import DRIVING_MAX_SECONDS, DRIVING_N_CLUSTERS, driving_segmenter
 from ._kernels import KERNELS, _kernel_diag
 
-__all__ = ["SEGMENT_DTYPE", "SegmentPrototypes", "OnlineSegmenter"]
+__all__ = ["SEGMENT_DTYPE", "SegmentPrototypes", "OnlineSegmenter", "fit_segment_prototypes"]
 
 SEGMENT_DTYPE = np.dtype([("start", np.int64), ("end", np.int64), ("cluster", np.int64),
                           ("label", np.int8), ("committed_at", np.int64)])
@@ -205,6 +206,48 @@ class SegmentPrototypes:
         rows["label"] = self.cluster_labels[clusters]
         rows["committed_at"] = committed_at
         return rows
+
+
+def fit_segment_prototypes(X_normalized, y_window_labels=None, *, method="aca",
+                           n_clusters=DRIVING_N_CLUSTERS, max_seconds=DRIVING_MAX_SECONDS,
+                           hop_s=0.5, max_segments=50, random_state=0):
+    """Prototypes for the online segmenter from a training drive's normalised windows.
+
+    Runs :func:`distractd.models.driving_segmenter` (ACA or HACA with the driving defaults) on the
+    windows, maps every cluster to the majority label of its labelled windows, and keeps at most
+    ``max_segments`` segments (at least one per cluster), which bounds the online cost.
+
+    Parameters
+    ----------
+    X_normalized : ndarray of shape (n_windows, n_features)
+        Window features in time order, z-scored as the model normalises them, without NaN.
+    y_window_labels : ndarray of shape (n_windows,), default=None
+        1 distracted, 0 attentive, -1 unknown; None leaves every cluster's label unknown (-1).
+    method : {"aca", "haca"}, default="aca"
+    n_clusters : int, default=DRIVING_N_CLUSTERS
+    max_seconds : float, default=DRIVING_MAX_SECONDS
+        Longest segment, in seconds.
+    hop_s : float, default=0.5
+        Window hop, in seconds.
+    max_segments : int, default=50
+        Prototype segments kept.
+    random_state : int, default=0
+        Seed of the segmentation and of the draw of kept segments.
+
+    Returns
+    -------
+    SegmentPrototypes
+    """
+    X = np.ascontiguousarray(X_normalized, dtype=np.float64)
+    if X.ndim != 2 or not np.all(np.isfinite(X)):
+        raise ModelError(f"fit_segment_prototypes: X_normalized must be a finite 2-D array, got "
+                         f"shape {X.shape}")
+    est = driving_segmenter(method, n_clusters, max_seconds, hop_s, random_state).fit(X)
+    seg = est.segments_
+    max_len = max(int(round(max_seconds / hop_s)), int(np.diff(seg.starts).max()))
+    return SegmentPrototypes.from_segmentation(
+        X, seg, y_window_labels, n_clusters=n_clusters, sigma=est.sigma_, max_length=max_len,
+        max_segments=max_segments, seed=random_state)
 
 
 @njit(cache=True)

@@ -108,3 +108,68 @@ def test_bad_inputs_name_the_problem(prototypes):
         OnlineSegmenter(prototypes, max_lag=-1)
     with pytest.raises(ModelError, match="clusters must cover"):
         SegmentPrototypes(np.zeros((4, 1)), [0, 2, 4], [0, 2], [0, 1, 1])
+
+
+@pytest.fixture(scope="module")
+def trained(tmp_path_factory):
+    """A 4-minute simulated drive and a model artifact trained on it, with segment prototypes."""
+    from distractd.models import ELMClassifier, fit_segment_prototypes, save_model
+    from distractd.models import standardize_windows
+    from distractd.pipeline import FEATURE_NAMES, PipelineConfig, extract_features, write_recording
+    from distractd.simulators import simulate_drive
+
+    tmp = tmp_path_factory.mktemp("segment_cli")
+    recording = simulate_drive(3, duration_s=240.0)
+    windows = extract_features(recording)
+    Z, mean, scale = standardize_windows(windows.X)
+    protos = fit_segment_prototypes(Z, windows.label, max_segments=20, random_state=0)
+    elm = ELMClassifier(n_hidden=20, random_state=0).fit(Z, windows.label)
+    model = tmp / "model.npz"
+    save_model(model, elm, normalizer_mean=mean, normalizer_scale=scale,
+               feature_names=FEATURE_NAMES, pipeline_config=PipelineConfig().to_dict(),
+               extras={"segmenter": protos.to_artifact()})
+    write_recording(recording, tmp / "drive.rec")
+    return tmp, windows, Z, protos
+
+
+def test_trained_prototypes_carry_majority_labels(trained):
+    _, windows, Z, protos = trained
+    assert protos.n_segments <= 20 and set(protos.cluster_labels.tolist()) <= {0, 1}
+    rows = protos.segment(Z)
+    frame_label = np.repeat(rows["label"], rows["end"] - rows["start"])
+    # the stored labels beat always answering the majority class on the training drive itself
+    majority = max(np.mean(windows.label == 1), np.mean(windows.label == 0))
+    assert np.mean(frame_label == windows.label) >= majority
+
+
+def test_segment_cli_uses_the_model_prototypes(trained, capsys):
+    from distractd.cli import main
+    from distractd.models import load_model
+
+    tmp, windows, Z, protos = trained
+    out = tmp / "segments.csv"
+    assert main(["segment", str(tmp / "drive.rec"), "--model", str(tmp / "model.npz"),
+                 "--out", str(out)]) == 0
+    table = np.loadtxt(out, delimiter=",", skiprows=1, ndmin=2)
+    stored = SegmentPrototypes.from_artifact(*load_model(tmp / "model.npz").extras["segmenter"])
+    expected = stored.segment(Z)
+    assert np.array_equal(table[:, 2], expected["cluster"])
+    assert np.array_equal(table[:, 3], expected["label"])
+    t = np.append(windows.t_end, windows.t_end[-1] + 0.5)
+    np.testing.assert_allclose(table[:, 0], t[expected["start"]], atol=5e-4)
+    assert "with the model's cluster labels" in capsys.readouterr().out
+
+
+def test_segment_cli_without_prototypes_fails_cleanly(trained, capsys):
+    from distractd.cli import main
+    from distractd.models import ELMClassifier, save_model
+    from distractd.pipeline import FEATURE_NAMES, PipelineConfig
+
+    tmp, windows, Z, _ = trained
+    bare = tmp / "bare.npz"
+    save_model(bare, ELMClassifier(n_hidden=5, random_state=0).fit(Z, windows.label),
+               normalizer_mean=np.zeros(25), normalizer_scale=np.ones(25),
+               feature_names=FEATURE_NAMES, pipeline_config=PipelineConfig().to_dict())
+    assert main(["segment", str(tmp / "drive.rec"), "--model", str(bare),
+                 "--out", str(tmp / "x.csv")]) == 1
+    assert "no segmenter prototypes" in capsys.readouterr().err
