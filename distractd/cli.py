@@ -359,6 +359,57 @@ def _segment(args):
     return 0
 
 
+def _add_simulate(subparsers):
+    parser = _command(subparsers, "simulate", _simulate,
+                      "Simulate drives of synthetic drivers (binary, or CSV for a .csv path).")
+    parser.add_argument("--seed", type=int, required=True, help="driver (or cohort) seed, >= 0")
+    parser.add_argument("--duration", type=float, default=None, metavar="SECONDS",
+                        help="drive length in seconds (default: the protocol, about 20-35 min)")
+    parser.add_argument("--rate", type=float, default=60.0, metavar="HZ",
+                        help="tracker frame rate in Hz (default 60)")
+    parser.add_argument("--cohort", type=int, default=None, metavar="N",
+                        help="simulate N drivers, written as <stem>_<NN><suffix> next to --out")
+    parser.add_argument("--out", required=True, metavar="PATH", help="recording to write")
+    parser.add_argument("--visual", action="store_true", help="add visual-distraction episodes")
+    for switch in ("cognitive", "noise", "track-loss", "drops", "duplicates", "jitter"):
+        parser.add_argument(f"--no-{switch}", dest=switch.replace("-", "_"),
+                            action="store_false", help=f"switch {switch} off")
+    parser.add_argument("--json", action="store_true", help="print a JSON summary")
+
+
+def _simulate(args):
+    from pathlib import Path
+
+    from tqdm import tqdm
+
+    from .pipeline import write_recording
+    from .simulators import cohort_seeds, simulate_drive
+
+    options = {name: getattr(args, name) for name in (
+        "cognitive", "visual", "noise", "track_loss", "drops", "duplicates", "jitter")}
+    out = Path(args.out)
+    if args.cohort is None:
+        jobs = [(args.seed, out, None)]
+    else:
+        width = max(2, len(str(args.cohort - 1)))
+        jobs = [(seed, out.with_name(f"{out.stem}_{i:0{width}d}{out.suffix}"), i)
+                for i, seed in enumerate(cohort_seeds(args.cohort, args.seed))]
+    summary = []
+    for seed, path, index in tqdm(jobs, desc="simulate", unit="drive", file=sys.stderr,
+                                  disable=None):
+        recording = simulate_drive(seed, args.duration, args.rate, **options)
+        if index is not None:
+            recording.meta["cohort"] = {"seed": args.seed, "index": index, "size": args.cohort}
+        path.parent.mkdir(parents=True, exist_ok=True)
+        write_recording(recording, path)
+        summary.append({"path": str(path), "seed": seed, "samples": recording.n_samples,
+                        "duration_s": recording.duration_s,
+                        "distracted_fraction": float((recording.labels == 1).mean())})
+    if args.json:
+        _print_json(summary if args.cohort is not None else summary[0])
+    return 0
+
+
 _COMMANDS = [_add_info, _add_convert, _add_run, _add_replay, _add_pupil_emulator, _add_demo,
              _add_events, _add_features, _add_label, _add_segment, _add_simulate]
 
