@@ -6,9 +6,9 @@ every ELM-family model of the package (ELM, SS-ELM, US-ELM, ELM-JEC, ELM-CLR).
 """
 
 import numpy as np
-import scipy.linalg as la
 import scipy.sparse as sp
 from numba import njit
+from scipy.linalg import lapack
 from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
@@ -116,18 +116,28 @@ def _solve_output_weights(H, T, c, L=None, lam=0.0):
             root_c_H = np.sqrt(c)[:, None] * H
             A = root_c_H.T @ root_c_H
         A[np.diag_indices_from(A)] += 1.0
-        return la.solve(A, H.T @ (c[:, None] * T), assume_a="pos", overwrite_a=True,
-                        check_finite=False)
+        return _solve_spd(A, H.T @ (c[:, None] * T))
     G = H @ H.T
-    if graph:
-        L = sp.csr_matrix(L)
-        A = _weighted_graph_product(c, float(lam), L.indptr, L.indices, L.data, G)
-        A[np.diag_indices_from(A)] += 1.0
-        u = la.solve(A, c[:, None] * T, overwrite_a=True, check_finite=False)
-    else:
+    if not graph:
         G[np.diag_indices_from(G)] += 1.0 / c
-        u = la.solve(G, T, assume_a="pos", overwrite_a=True, check_finite=False)
+        return H.T @ _solve_spd(G, T)
+    L = sp.csr_matrix(L)
+    A = _weighted_graph_product(c, float(lam), L.indptr, L.indices, L.data, G)
+    A[np.diag_indices_from(A)] += 1.0
+    lu, piv, info = lapack.dgetrf(A.T, overwrite_a=True)
+    if info > 0:
+        raise ModelError(f"singular SS-ELM system (lam={lam}); use a smaller lam or C")
+    u, _ = lapack.dgetrs(lu, piv, c[:, None] * T, trans=1)
     return H.T @ u
+
+
+def _solve_spd(A, B):
+    """``A⁻¹B`` by Cholesky for A = I + PSD or diag(1/c) + PSD (C order, overwritten)."""
+    _, x, info = lapack.dposv(A.T, B, overwrite_a=True)
+    if info != 0:
+        raise ModelError(f"ELM output-weight system is not positive definite (LAPACK dposv "
+                         f"info={info}); the penalties C are too large for float64")
+    return x
 
 
 def _encode_targets(y, classes):

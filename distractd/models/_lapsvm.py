@@ -19,13 +19,16 @@ import math
 
 import numpy as np
 import scipy.linalg as la
+import scipy.sparse as sp
 from numba import njit
+from scipy.linalg import lapack
 from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from .._errors import ModelError
 from .._validation import Interval, Options, check_params
+from ._elm import _weighted_graph_product
 from ._graph import _GraphMixin
 
 __all__ = ["LapSVMClassifier", "rbf_kernel"]
@@ -63,17 +66,19 @@ def rbf_kernel(A, B, width, B_sq=None):
 def _newton(K, L, y, gamma_A, gamma_I, fit_intercept, max_iter, weights=None):
     """Newton's method on J; ``y`` is ±1 on labelled points and 0 elsewhere.
 
-    ``weights`` (default 1) scale each point's squared-hinge term (used by the TSVM). Without a
-    graph term (``gamma_I == 0``) only the support-vector rows are solved for, α being 0 elsewhere.
+    Each step solves the bordered system ``[0 1ᵀ; c_sv  B + I_sv C K] [b; α] = [0; I_sv C y]``
+    of the current ``sv`` set, ``B = γ_A I + γ_I L K``; it stops when the set repeats. ``weights``
+    (C, default 1) scale each point's squared-hinge term (used by the TSVM). Without a graph term
+    only the support-vector rows are solved for, α being 0 elsewhere; with one, see
+    :func:`_newton_graph`.
     """
     n = len(y)
-    labelled = y != 0
     c = np.ones(n) if weights is None else weights
+    if gamma_I != 0.0:
+        return _newton_graph(K, L, y, c, gamma_A, gamma_I, fit_intercept, max_iter)
+    labelled = y != 0
     alpha, b = np.zeros(n), 0.0
     f = np.zeros(n)
-    if gamma_I != 0.0:
-        base = gamma_I * np.asarray(L @ K)
-        base[np.diag_indices(n)] += gamma_A
     sv_prev = np.zeros(n, dtype=bool)
     n_iter = 0
     while True:
@@ -81,22 +86,17 @@ def _newton(K, L, y, gamma_A, gamma_I, fit_intercept, max_iter, weights=None):
         if n_iter >= max_iter or np.array_equal(sv, sv_prev):
             break
         n_iter += 1
-        rows = np.arange(n) if gamma_I != 0.0 else np.flatnonzero(sv)
-        if gamma_I != 0.0:
-            A = base.copy()
-            A[sv] += c[sv, None] * K[sv]
-        else:
-            A = c[rows, None] * K[np.ix_(rows, rows)]
-            A[np.diag_indices_from(A)] += gamma_A
-        on_sv = sv[rows]
-        rhs = np.where(on_sv, c[rows] * y[rows], 0.0)
+        rows = np.flatnonzero(sv)
+        A = c[rows, None] * K[np.ix_(rows, rows)]
+        A[np.diag_indices_from(A)] += gamma_A
+        rhs = c[rows] * y[rows]
         alpha = np.zeros(n)
         if fit_intercept:
             m = len(rows)
             bordered = np.empty((m + 1, m + 1))
             bordered[0, 0] = 0.0
             bordered[0, 1:] = 1.0
-            bordered[1:, 0] = on_sv * c[rows]
+            bordered[1:, 0] = c[rows]
             bordered[1:, 1:] = A
             solution = la.solve(bordered, np.r_[0.0, rhs], overwrite_a=True, check_finite=False)
             b, alpha[rows] = solution[0], solution[1:]
@@ -105,6 +105,55 @@ def _newton(K, L, y, gamma_A, gamma_I, fit_intercept, max_iter, weights=None):
         f = K @ alpha
         sv_prev = sv
     return alpha, b, n_iter
+
+
+def _newton_graph(K, L, y, c, gamma_A, gamma_I, fit_intercept, max_iter):
+    """Newton's method with a graph term: one LU of B for every step (Woodbury on the sv rows).
+
+    The sv-dependent part ``E_s C_s K_s`` of the system matrix has rank |sv| ≤ l, so with
+    ``P = B⁻¹E_l`` (l labelled columns) and ``Q = K_l P``, ``(B + E_s C_s K_s)⁻¹E_s =
+    P_s (I + C_s Q_ss)⁻¹`` (push-through). Every step is then an |sv| × |sv| solve, and
+    ``α = P_s z`` with ``z = (I + C_s Q_ss)⁻¹ C_s (y_s − b)``; the bias makes ``1ᵀα = 0``.
+    """
+    n = len(y)
+    lab = np.flatnonzero(y != 0)
+    L = sp.csr_matrix(L)
+    B = _weighted_graph_product(np.zeros(n), float(gamma_I), L.indptr, L.indices, L.data, K)
+    B[np.diag_indices(n)] += gamma_A
+    lu, piv, info = lapack.dgetrf(B.T, overwrite_a=True)
+    if info > 0:
+        raise ModelError(f"LapSVMClassifier: γ_A I + γ_I L K is singular (gamma_A={gamma_A}, "
+                         f"gamma_I={gamma_I})")
+    E = np.zeros((n, len(lab)), order="F")
+    E[lab, np.arange(len(lab))] = 1.0
+    P, _ = lapack.dgetrs(lu, piv, E, trans=1, overwrite_b=True)
+    Q = K[lab] @ P
+    ones_P = P.sum(axis=0)
+    y_l, c_l = y[lab], c[lab]
+    f_l = np.zeros(len(lab))
+    b = 0.0
+    z = np.zeros(0)
+    sv_prev = np.zeros(len(lab), dtype=bool)
+    sv_rows = np.zeros(0, dtype=np.intp)
+    n_iter = 0
+    while True:
+        sv = y_l * (f_l + b) < 1.0
+        if n_iter >= max_iter or np.array_equal(sv, sv_prev):
+            break
+        n_iter += 1
+        sv_rows = np.flatnonzero(sv)
+        c_s = c_l[sv_rows]
+        M = c_s[:, None] * Q[np.ix_(sv_rows, sv_rows)]
+        M[np.diag_indices_from(M)] += 1.0
+        solved = la.solve(M, np.c_[c_s * y_l[sv_rows], c_s], overwrite_a=True,
+                          check_finite=False)
+        if fit_intercept and len(sv_rows):
+            ones_P_s = ones_P[sv_rows]
+            b = (ones_P_s @ solved[:, 0]) / (ones_P_s @ solved[:, 1])
+        z = solved[:, 0] - b * solved[:, 1]
+        f_l = Q[:, sv_rows] @ z
+        sv_prev = sv
+    return P[:, sv_rows] @ z, b, n_iter
 
 
 @njit(cache=True)
