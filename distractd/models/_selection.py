@@ -7,8 +7,10 @@ and the grid point of best mean G-mean over the folds wins (ties: first in
 :class:`~sklearn.model_selection.ParameterGrid` order).
 
 SS-ELM (:func:`sselm_grid_search`): the hidden layer is computed once for all rows; per fold the
-graph, ``S = HᵀLH`` and one symmetric eigendecomposition ``S = VΛVᵀ`` are computed once; then for
-every λ ``(I + λS)⁻¹ = V(I + λΛ)⁻¹Vᵀ`` costs O(n_H·l), and by the push-through identity
+graph, ``S = HᵀLH`` and one tridiagonal reduction ``S = ZTZᵀ`` (LAPACK ``dsytrd``, several times
+cheaper than an eigendecomposition) are computed once, and the labelled and test hidden rows are
+rotated by Zᵀ; then every λ is one tridiagonal SPD solve ``(I + λT)⁻¹`` with l right-hand sides
+(O(n_H·l)), and by the push-through identity
 ``β = (I + λS)⁻¹H_lᵀ(C̃⁻¹ + H_l(I + λS)⁻¹H_lᵀ)⁻¹T_l`` every C costs one l×l solve (l labelled rows).
 
 LapSVM (:func:`lapsvm_grid_search`): per fold the graph Laplacian once, per fold and kernel width
@@ -17,11 +19,13 @@ the Gram matrices once; every (γ_A, γ_I) is then one solver run.
 
 import numpy as np
 import scipy.linalg as la
+from numba import njit
+from scipy.linalg import lapack
 from sklearn.base import clone
 from sklearn.model_selection import ParameterGrid
 
 from .._errors import ModelError
-from ._elm import _encode_targets, hidden_output, hidden_weights
+from ._elm import _encode_targets, _weighted_graph_product, hidden_output, hidden_weights
 from ._lapsvm import rbf_kernel
 from ._metrics import g_mean
 from ._sselm import _class_weights
@@ -49,25 +53,64 @@ def _sselm_fold_outputs(estimator, H, X, y, train, test, C_grid, lam_grid):
     """Validation outputs, shape (len(C_grid), len(lam_grid), n_test, n_outputs), of one fold."""
     L = estimator._graph_laplacian(X[train])
     H_train = H[train]
-    evals, V = la.eigh(H_train.T @ (L @ H_train), driver="evr")
-    evals = np.maximum(evals, 0.0)
+    S = H_train.T @ _weighted_graph_product(np.zeros(len(train)), 1.0, L.indptr, L.indices,
+                                            L.data, H_train)
+    reflectors, diagonal, off_diagonal, tau, _ = lapack.dsytrd(
+        S.T, lower=1, lwork=int(lapack.dsytrd_lwork(len(S), lower=1)[0]), overwrite_a=1)
     labelled = y[train] != -1
     y_l = y[train][labelled]
     classes = np.unique(y_l)
     weights = _class_weights(y_l, np.ones(len(y_l), dtype=bool), classes, 1.0)
     T = _encode_targets(y_l, classes)
-    Y0 = V.T @ H_train[labelled].T
-    HvV = H[test] @ V
+    n_l = len(y_l)
+    Y = np.vstack([H_train[labelled], H[test]]).T.copy()
+    _reflect(reflectors, tau, Y)
+    Y0 = np.asfortranarray(Y[:, :n_l])
+    root_w = np.sqrt(weights)
+    inverse_C = 1.0 / np.asarray(C_grid, dtype=np.float64)
     outputs = np.empty((len(C_grid), len(lam_grid), len(test), T.shape[1]))
     for j, lam in enumerate(lam_grid):
-        Z = Y0 / (1.0 + lam * evals)[:, None]
-        Q = Y0.T @ Z
-        P = HvV @ Z
-        for i, C in enumerate(C_grid):
-            A = Q.copy()
-            A[np.diag_indices_from(A)] += 1.0 / (C * weights)
-            outputs[i, j] = P @ la.solve(A, T, assume_a="pos", overwrite_a=True)
+        _, _, Z, info = lapack.dptsv(1.0 + lam * diagonal, lam * off_diagonal, Y0)
+        if info != 0:
+            raise ModelError(f"sselm_grid_search: I + lam HᵀLH is not positive definite "
+                             f"(lam={lam}, LAPACK dptsv info={info})")
+        QP = Y.T @ Z
+        Q, P = QP[:n_l], QP[n_l:]
+        # (Q + diag(1/(C w)))⁻¹ = W^½ (W^½QW^½ + I/C)⁻¹ W^½: one l×l eigh serves every C.
+        mu, U = la.eigh(root_w[:, None] * Q * root_w[None, :], check_finite=False)
+        UT = U.T @ (root_w[:, None] * T)
+        PU = P @ (root_w[:, None] * U)
+        outputs[:, j] = np.einsum("tk,ck,ko->cto", PU, 1.0 / (mu[None, :] + inverse_C[:, None]),
+                                  UT)
     return outputs
+
+
+@njit(cache=True)
+def _reflect(reflectors, tau, Y):
+    """``Y ← QᵀY`` (Y in C order) for the orthogonal Q of ``dsytrd(lower=1)``: ``Q = H_0 … H_{n-2}``.
+
+    ``H_i = I − τ_i v vᵀ`` with ``v = (0, …, 0, 1, reflectors[i+2:, i])`` (1 at position i+1).
+    Loops run along the rows of Y so that they vectorise.
+    """
+    n = reflectors.shape[0]
+    s = np.empty(Y.shape[1])
+    for i in range(n - 1):
+        t = tau[i]
+        if t == 0.0:
+            continue
+        s[:] = Y[i + 1]
+        for r in range(i + 2, n):
+            vr = reflectors[r, i]
+            row = Y[r]
+            for col in range(s.shape[0]):
+                s[col] += vr * row[col]
+        s *= t
+        Y[i + 1] -= s
+        for r in range(i + 2, n):
+            vr = reflectors[r, i]
+            row = Y[r]
+            for col in range(s.shape[0]):
+                row[col] -= vr * s[col]
 
 
 def _to_labels(outputs, classes):
