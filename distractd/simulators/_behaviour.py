@@ -5,7 +5,8 @@ the future path, Lappi & Lehtonen 2013) follow each other with small resetting s
 positions are an AR(1) scatter around the road centre. After each road fixation an off-road glance
 starts with a hazard equal to the driver's glance rate; the glance goes to a mirror or the
 speedometer (or, in visual-distraction episodes, the centre-stack display). Cognitive load and a
-slow driving-demand process modulate scatter, glance rate and fixation duration. Blinks are a gamma
+slow driving-demand process modulate scatter, glance rate and fixation duration; the road's bends
+and hills move the road centre. Blinks are a gamma
 renewal process in time rescaled by the momentary blink rate, plus blinks attached to large gaze
 shifts (Cardona & Quevedo 2014).
 """
@@ -15,7 +16,7 @@ from dataclasses import dataclass
 import numpy as np
 from numba import njit
 
-from ._oculomotor import main_sequence_peak, ou_noise, saccade_duration
+from ._oculomotor import main_sequence_peak, saccade_duration
 
 __all__ = ["TARGETS", "GazePlan", "BlinkPlan", "plan_gaze", "plan_blinks"]
 
@@ -33,7 +34,6 @@ _TARGET_GEOMETRY = np.array([
 ])
 # Share of mirror/instrument glances per target (road and display are never drawn here).
 _GLANCE_SHARE = np.array([0.0, 0.40, 0.25, 0.10, 0.25, 0.0])
-_DEMAND_SD, _DEMAND_TAU_S = 0.15, 60.0
 _LINKED_BLINK_DEG, _LINKED_BLINK_P = 30.0, 0.85
 _BLINK_CV = 0.8
 _GRID_DT_S = 0.1
@@ -75,7 +75,7 @@ class BlinkPlan:
     depth: np.ndarray
 
 
-def plan_gaze(rng, traits, t_end_s, load, visual, *, grid_dt_s=_GRID_DT_S):
+def plan_gaze(rng, traits, t_end_s, load, visual, road, demand, *, grid_dt_s=_GRID_DT_S):
     """Draw the fixation and saccade sequence of one drive.
 
     Parameters
@@ -86,6 +86,11 @@ def plan_gaze(rng, traits, t_end_s, load, visual, *, grid_dt_s=_GRID_DT_S):
         Drive length in seconds.
     load, visual : ndarray
         Cognitive load (0..1) and visual-task flag (0/1) on a grid of step ``grid_dt_s`` from 0 s.
+    road : ndarray of shape (n_grid, 2)
+        Direction (yaw, pitch; deg) of the road ahead relative to the car on the same grid: bends
+        and hills move the road-centre fixations (tangent-point looking, Land & Lee 1994).
+    demand : ndarray of shape (n_grid,)
+        Driving demand factor (around 1) on the same grid: scales road scatter and glance rate.
 
     Returns
     -------
@@ -96,7 +101,6 @@ def plan_gaze(rng, traits, t_end_s, load, visual, *, grid_dt_s=_GRID_DT_S):
     geometry[1:, 0] = rng.uniform(geometry[1:, 0], geometry[1:, 1])
     geometry[1:, 2] = rng.uniform(geometry[1:, 2], geometry[1:, 3])
     geometry[0, 2] = traits.road_pitch_deg
-    demand = np.exp(ou_noise(rng, len(load), grid_dt_s, _DEMAND_TAU_S, _DEMAND_SD))
     normals = rng.standard_normal((n_max, 5))
     uniforms = rng.random((n_max, 4))
     params = np.array([
@@ -104,10 +108,10 @@ def plan_gaze(rng, traits, t_end_s, load, visual, *, grid_dt_s=_GRID_DT_S):
         traits.fixation_median_s, traits.glance_rate_per_min / 60.0, traits.glance_median_s,
         traits.okn_gain_per_s, traits.load_gaze_sd_yaw, traits.load_gaze_sd_pitch,
         traits.load_glance_rate, traits.load_fixation, traits.vmax_deg_s, traits.c_deg,
-        traits.load_velocity,
+        traits.load_velocity, traits.load_gaze_pitch_deg,
     ])
     out = np.empty((n_max, 10))
-    n = _plan_gaze_kernel(t_end_s, grid_dt_s, load, demand, visual, geometry[:, 0],
+    n = _plan_gaze_kernel(t_end_s, grid_dt_s, load, demand, visual, road, geometry[:, 0],
                           geometry[:, 2], np.cumsum(_GLANCE_SHARE), params, normals, uniforms, out)
     out = out[:n]
     start, duration = out[:, 0], out[:, 1]
@@ -122,10 +126,10 @@ def plan_gaze(rng, traits, t_end_s, load, visual, *, grid_dt_s=_GRID_DT_S):
 
 
 @njit(cache=True)
-def _plan_gaze_kernel(t_end, grid_dt, load, demand, visual, target_yaw, target_pitch,
+def _plan_gaze_kernel(t_end, grid_dt, load, demand, visual, road, target_yaw, target_pitch,
                       glance_cdf, params, normals, uniforms, out):
     (sd_yaw, sd_pitch, road_pitch, fix_median, glance_rate, glance_median, okn_gain,
-     m_sd_yaw, m_sd_pitch, m_glance, m_fix, vmax, c, m_vel) = params
+     m_sd_yaw, m_sd_pitch, m_glance, m_fix, vmax, c, m_vel, ahead_pitch) = params
     n_grid = len(load)
     t = 0.0
     road_yaw, road_pitch_now = 0.0, road_pitch
@@ -145,7 +149,8 @@ def _plan_gaze_kernel(t_end, grid_dt, load, demand, visual, target_yaw, target_p
             road_yaw = rho * road_yaw + np.sqrt(1 - rho * rho) * s_yaw * z[0]
             road_pitch_now = road_pitch + rho * (road_pitch_now - road_pitch) + \
                 np.sqrt(1 - rho * rho) * s_pitch * z[1]
-            yaw, pitch = road_yaw, road_pitch_now
+            yaw = road_yaw + road[k, 0]
+            pitch = road_pitch_now + road[k, 1] + ahead_pitch * level
             duration = fix_median * m_fix ** level * np.exp(0.45 * z[2])
             duration = min(max(duration, 0.1), 3.0)
             drift_yaw = okn_gain * yaw + 0.3 * z[3]

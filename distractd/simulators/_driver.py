@@ -42,6 +42,7 @@ class DriverTraits:
     head_position_m: tuple
     posture_sd_m: float
     posture_axes: tuple
+    posture_rot_sd_deg: tuple
     blink_rate_per_min: float
     blink_close_s: float
     blink_open_s: float
@@ -56,6 +57,8 @@ class DriverTraits:
     drop_fraction: float
     duplicate_fraction: float
     jitter_s: float
+    calibration_drift_deg: float
+    pupil_light_sd_mm: float
     susceptibility: float
     load_gaze_sd_yaw: float
     load_gaze_sd_pitch: float
@@ -66,6 +69,8 @@ class DriverTraits:
     load_pupil_mm: float
     load_head_sd: float
     load_lean_m: tuple
+    load_head_rot_deg: tuple
+    load_gaze_pitch_deg: float
 
     def summary(self):
         """The traits as a JSON-ready dict (floats rounded to 4 significant digits)."""
@@ -101,6 +106,9 @@ def draw_driver(seed):
     def lognormal(median, sigma):
         return float(median * math.exp(sigma * rng.standard_normal()))
 
+    def unit(vector):
+        return vector / np.linalg.norm(vector)
+
     # Susceptibility ~ Exponential(1): mean 1, about 26 % of drivers below 0.3 (nearly no effect).
     susceptibility = float(rng.exponential(1.0))
     effects = {name: float(median ** susceptibility * math.exp(0.05 * rng.standard_normal()))
@@ -108,10 +116,8 @@ def draw_driver(seed):
     # Posture drifts slowly in a plane of two modes (slump, sideways lean); under load the head
     # moves by about 1 cm across that plane (towards the windscreen). The tracker's world frame is
     # tilted with the camera rig, so the lean is spread over x, y, z. No source: chosen values.
-    lean_axis = np.ones(3) + 0.3 * rng.standard_normal(3)
-    lean_axis /= np.linalg.norm(lean_axis)
-    first = np.cross(lean_axis, [1.0, 0.0, 0.0])
-    first /= np.linalg.norm(first)
+    lean_axis = unit(np.ones(3) + 0.3 * rng.standard_normal(3))
+    first = unit(np.cross(lean_axis, [1.0, 0.0, 0.0]))
     second = np.cross(lean_axis, first)
     lean = lean_axis * lognormal(0.015, 0.3)
     # Blink rate: log-normal between drivers, women higher (Sforza 2008), median ~17/min driving.
@@ -155,5 +161,15 @@ def draw_driver(seed):
         susceptibility=susceptibility,
         load_pupil_mm=float(0.15 * susceptibility * math.exp(0.2 * rng.standard_normal())),
         load_lean_m=tuple(float(v) for v in lean),
+        # Slow structure and the load signature across fields (see docs/simulator.md): posture
+        # rotation creep (yaw, pitch, roll), tracker calibration drift, ambient-light pupil drift;
+        # under load a per-driver head rotation (a "listening" head set: unit direction, about
+        # 1.5 deg) and gaze further ahead (Reimer 2009, direction). No source for the sizes.
+        posture_rot_sd_deg=(lognormal(2.0, 0.3), lognormal(1.5, 0.3), lognormal(1.0, 0.3)),
+        calibration_drift_deg=lognormal(0.6, 0.3),
+        pupil_light_sd_mm=lognormal(0.2, 0.3),
+        load_head_rot_deg=tuple(float(v) for v in unit(rng.standard_normal(3))
+                                * lognormal(1.5, 0.3)),
+        load_gaze_pitch_deg=lognormal(0.5, 0.3),
         **effects,
     )

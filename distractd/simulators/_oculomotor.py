@@ -12,8 +12,8 @@ import numpy as np
 from numba import njit
 from scipy.signal import lfilter
 
-__all__ = ["main_sequence_peak", "saccade_duration", "ou_noise", "render_gaze", "render_eyelid",
-           "render_head", "MIN_INTERNAL_HZ"]
+__all__ = ["main_sequence_peak", "saccade_duration", "ou_noise", "smooth_drift", "render_gaze",
+           "render_eyelid", "render_head", "MIN_INTERNAL_HZ"]
 
 MIN_INTERNAL_HZ = 500.0
 _SHAPE = math.pi / 2
@@ -40,6 +40,18 @@ def ou_noise(rng, n, dt_s, tau_s, sd):
     innovations = rng.standard_normal(n) * sd * math.sqrt(1 - a * a)
     innovations[0] = rng.standard_normal() * sd
     return lfilter([1.0], [1.0, -a], innovations)
+
+
+def smooth_drift(rng, n, dt_s, tau_s, sd):
+    """A slow drift of ``n`` samples with standard deviation ``sd``: an Ornstein-Uhlenbeck series
+    low-passed once more with the same time constant ``tau_s``, so it is smooth (its change over
+    ``dt << tau_s`` grows like ``dt``, not ``sqrt(dt)``), as posture, light and calibration creep
+    are."""
+    a = math.exp(-dt_s / tau_s)
+    scale = math.sqrt((1 + a * a) / (1 + a) ** 2)   # stationary SD of the twice-filtered series
+    x = ou_noise(rng, n, dt_s, tau_s, 1.0)
+    y, _ = lfilter([1.0 - a], [1.0, -a], x, zi=[(scale - 1.0 + a) * x[0]])
+    return y * sd / scale
 
 
 def render_gaze(plan, n_frames, rate_hz, internal=False):

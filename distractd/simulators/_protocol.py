@@ -76,25 +76,27 @@ def schedule_labels(t, sections):
     return labels
 
 
-def cognitive_load(t, sections, rise_s=1.5, decay_s=6.0, sound_modulation=0.3):
-    """The cognitive load level (0..1) at times ``t``.
+def cognitive_load(t, sections, rise_s=1.5, decay_s=6.0, sound_modulation=0.3, gains=None):
+    """The cognitive load level (0..1 times the section's gain) at times ``t``.
 
     Load rises exponentially with time constant ``rise_s`` after a task onset (full within 2-5 s),
     dips by up to ``sound_modulation`` between sounds (period 2 s, Halin et al. 2025: gaze
     concentrates while processing, re-scans in between) and decays with ``decay_s`` after the task
-    ends (carry-over into the recovery gap, Reyes & Lee 2008).
+    ends (carry-over into the recovery gap, Reyes & Lee 2008). ``gains`` (one per task section, in
+    order; None = all 1) scales each section's level: the driver's engagement varies from task to
+    task.
     """
     t = np.asarray(t, dtype=np.float64)
     load = np.zeros(len(t))
-    for section in sections:
-        if section.kind != "task":
-            continue
+    tasks = [section for section in sections if section.kind == "task"]
+    gains = np.ones(len(tasks)) if gains is None else np.asarray(gains, dtype=np.float64)
+    for section, gain in zip(tasks, gains):
         inside = (t >= section.start_s) & (t < section.end_s)
         since = t[inside] - section.start_s
         phase = np.cos(np.pi * since / SOUND_PERIOD_S) ** 2
-        level = (1 - np.exp(-since / rise_s)) * (1 - sound_modulation * (1 - phase))
+        level = gain * (1 - np.exp(-since / rise_s)) * (1 - sound_modulation * (1 - phase))
         load[inside] = np.maximum(load[inside], level)
-        reached = 1 - np.exp(-section.duration_s / rise_s)
+        reached = gain * (1 - np.exp(-section.duration_s / rise_s))
         after = (t >= section.end_s) & (t < section.end_s + 6 * decay_s)
         load[after] = np.maximum(load[after],
                                  reached * np.exp(-(t[after] - section.end_s) / decay_s))

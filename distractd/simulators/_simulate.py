@@ -14,7 +14,7 @@ from .._validation import Interval, check_params
 from ..pipeline import FIELD_INDEX, Recording, empty_block
 from ._behaviour import plan_blinks, plan_gaze
 from ._driver import draw_driver
-from ._oculomotor import ou_noise, render_eyelid, render_gaze, render_head
+from ._oculomotor import ou_noise, render_eyelid, render_gaze, render_head, smooth_drift
 from ._protocol import cognitive_load, drive_schedule, schedule_labels
 from ._tracker import apply_tracker
 
@@ -25,6 +25,11 @@ SIMULATOR_VERSION = 1
 _GRID_DT_S = 0.1
 _IPD_M = 0.063
 _HEAD_OMEGA = 8.0  # rad/s: a critically damped head settles (95 %) in about 0.6 s
+_SECTION_GAIN_SIGMA = 0.3   # log-normal spread of the load level between task sections (A)
+_POSTURE_TAU_S = 120.0      # posture rotation creep (A)
+_LIGHT_TAU_S = 90.0         # ambient-light pupil drift: clouds, road direction (A)
+_DEMAND_SD, _DEMAND_TAU_S = 0.35, 60.0        # log driving demand: traffic, junctions (A)
+_ROAD_SD_DEG, _ROAD_TAU_S = (2.5, 1.0), 40.0  # road direction ahead: bends, hills (A)
 _DEFAULT_OPTIONS = {"cognitive": True, "visual": False, "noise": True, "track_loss": True,
                     "drops": True, "duplicates": True, "jitter": True}
 _CONSTRAINTS = {
@@ -43,7 +48,9 @@ class DriveTruth:
     ``t`` is the nominal frame grid; ``rows`` maps each delivered sample to its frame. ``gaze`` and
     ``blinks`` are the event plans (:class:`GazePlan`, :class:`BlinkPlan`); ``load`` the cognitive
     load per frame; ``gaze_yaw``/``gaze_pitch`` the true gaze in the world, ``head`` (n, 3) the true
-    head yaw/pitch/roll, ``closure`` the true eyelid closure, per frame.
+    head yaw/pitch/roll, ``closure`` the true eyelid closure, per frame; ``gaze_offset`` (n, 2) the
+    tracker's gaze offset (yaw, pitch) per frame; ``section_gains`` the load level of each task
+    section.
     """
 
     traits: object
@@ -57,6 +64,8 @@ class DriveTruth:
     gaze_pitch: np.ndarray
     head: np.ndarray
     closure: np.ndarray
+    gaze_offset: np.ndarray
+    section_gains: np.ndarray
 
 
 def simulate_drive(seed, duration_s=None, rate_hz=60.0, *, cognitive=True, visual=False,
@@ -112,26 +121,35 @@ def simulate_drive_truth(seed, duration_s=None, rate_hz=60.0, **options):
     check_params({"seed": seed, "duration_s": duration_s, "rate_hz": rate_hz, **options},
                  _CONSTRAINTS, owner="simulate_drive")
     cognitive, visual = options["cognitive"], options["visual"]
-    streams = np.random.SeedSequence(seed).spawn(6)
-    rng_schedule, rng_gaze, rng_blinks, rng_body, rng_tracker = (
+    streams = np.random.SeedSequence(seed).spawn(7)
+    rng_schedule, rng_gaze, rng_blinks, rng_body, rng_tracker, rng_road = (
         np.random.default_rng(s) for s in streams[1:])
     traits = draw_driver(streams[0])
     sections = drive_schedule(rng_schedule, duration_s)
+    gains = np.exp(_SECTION_GAIN_SIGMA * rng_schedule.standard_normal(
+        sum(s.kind == "task" for s in sections)))
     t_end = sections[-1].end_s
     n = int(math.floor(t_end * rate_hz))
     t = np.arange(n) / rate_hz
 
     grid_t = np.arange(int(math.ceil(t_end / _GRID_DT_S)) + 1) * _GRID_DT_S
-    load_grid = cognitive_load(grid_t, sections) if cognitive else np.zeros(len(grid_t))
+    load_grid = (cognitive_load(grid_t, sections, gains=gains) if cognitive
+                 else np.zeros(len(grid_t)))
     visual_grid = (schedule_labels(grid_t, sections).astype(np.float64) if visual
                    else np.zeros(len(grid_t)))
-    gaze = plan_gaze(rng_gaze, traits, t_end, load_grid, visual_grid, grid_dt_s=_GRID_DT_S)
+    demand_grid = np.exp(ou_noise(rng_road, len(grid_t), _GRID_DT_S, _DEMAND_TAU_S, _DEMAND_SD))
+    road_grid = np.column_stack([smooth_drift(rng_road, len(grid_t), _GRID_DT_S, _ROAD_TAU_S, sd)
+                                 for sd in _ROAD_SD_DEG])
+    gaze = plan_gaze(rng_gaze, traits, t_end, load_grid, visual_grid, road_grid, demand_grid,
+                     grid_dt_s=_GRID_DT_S)
     blinks = plan_blinks(rng_blinks, traits, t_end, load_grid, visual_grid, gaze,
                          grid_dt_s=_GRID_DT_S)
     load = np.interp(t, grid_t, load_grid)
+    demand = np.interp(t, grid_t, demand_grid)
 
     gaze_yaw, gaze_pitch, in_saccade = render_gaze(gaze, n, rate_hz)
-    head = _head(rng_body, traits, gaze, t, load)
+    fixation = np.maximum(np.searchsorted(gaze.start, t, side="right") - 1, 0)
+    head = _head(rng_body, traits, gaze, t, load, demand)
     eye_yaw, eye_pitch = gaze_yaw - head[:, 0], gaze_pitch - head[:, 1]
     closure = render_eyelid(t, blinks)
 
@@ -139,8 +157,7 @@ def simulate_drive_truth(seed, duration_s=None, rate_hz=60.0, **options):
     block[:, 0] = t
     block[:, [FIELD_INDEX[f] for f in ("head_yaw", "head_pitch", "head_roll")]] = np.radians(head)
     block[:, [FIELD_INDEX[f] for f in ("head_x", "head_y", "head_z")]] = _head_position(
-        rng_body, traits, head, rate_hz, load)
-    fixation = np.maximum(np.searchsorted(gaze.start, t, side="right") - 1, 0)
+        rng_body, traits, head, rate_hz, load, demand)
     half_vergence = np.degrees(np.arctan(_IPD_M / 2 / gaze.distance_m[fixation]))
     for eye, sign in (("r", -1.0), ("l", 1.0)):
         block[:, FIELD_INDEX[f"gaze_{eye}_yaw"]] = np.radians(gaze_yaw + sign * half_vergence)
@@ -149,6 +166,7 @@ def simulate_drive_truth(seed, duration_s=None, rate_hz=60.0, **options):
     opening *= 1 + ou_noise(rng_body, n, 1 / rate_hz, 5.0, 0.03)
     pupil = traits.pupil_mm + ou_noise(rng_body, n, 1 / rate_hz, 8.0, 0.15)
     pupil += traits.load_pupil_mm * load
+    pupil += smooth_drift(rng_body, n, 1 / rate_hz, _LIGHT_TAU_S, traits.pupil_light_sd_mm)
     for eye, sign in (("r", 0.5), ("l", -0.5)):
         block[:, FIELD_INDEX[f"eyelid_{eye}"]] = np.clip(opening * (1 + sign * 0.02), 0.0, 1.3)
         block[:, FIELD_INDEX[f"pupil_{eye}"]] = np.clip(pupil + sign * traits.anisocoria_mm,
@@ -157,7 +175,7 @@ def simulate_drive_truth(seed, duration_s=None, rate_hz=60.0, **options):
     block[:, FIELD_INDEX["blink"]] = closure >= 0.5
 
     switches = {k: options[k] for k in ("noise", "track_loss", "drops", "duplicates", "jitter")}
-    samples, rows = apply_tracker(rng_tracker, traits, block.copy(), eye_yaw, eye_pitch, closure,
+    samples, rows, offset = apply_tracker(rng_tracker, traits, block.copy(), eye_yaw, eye_pitch, closure,
                                   rate_hz, **switches)
     meta = {
         "source": "simulator", "simulator_version": SIMULATOR_VERSION, "seed": int(seed),
@@ -169,12 +187,13 @@ def simulate_drive_truth(seed, duration_s=None, rate_hz=60.0, **options):
     recording = Recording(samples, schedule_labels(t[rows], sections), meta)
     truth = DriveTruth(traits=traits, sections=sections, t=t, rows=rows, gaze=gaze, blinks=blinks,
                        load=load, gaze_yaw=gaze_yaw, gaze_pitch=gaze_pitch, head=head,
-                       closure=closure)
+                       closure=closure, gaze_offset=offset, section_gains=gains)
     return recording, truth
 
 
-def _head(rng, traits, gaze, t, load):
-    """Head yaw, pitch, roll (deg): gaze-coupled turns plus postural sway."""
+def _head(rng, traits, gaze, t, load, demand):
+    """Head yaw, pitch, roll (deg): gaze-coupled turns, postural sway, slow posture creep and the
+    driver's head set under load."""
     excess_yaw = np.maximum(np.abs(gaze.yaw) - traits.eye_free_deg, 0.0)
     excess_pitch = np.maximum(np.abs(gaze.pitch - traits.road_pitch_deg) - 10.0, 0.0)
     target = np.column_stack([
@@ -187,17 +206,20 @@ def _head(rng, traits, gaze, t, load):
     onset = np.maximum.accumulate(gaze.saccade_start + lag)
     head = render_head(t, onset, target, _HEAD_OMEGA)
     dt = t[1] - t[0] if len(t) > 1 else 1.0
-    sway_scale = traits.head_sway_deg * traits.load_head_sd ** load
+    sway_scale = traits.head_sway_deg * traits.load_head_sd ** load * demand
     for column, share in enumerate((1.0, 0.6, 0.5)):
         head[:, column] += share * sway_scale * ou_noise(rng, len(t), dt, 2.0, 1.0)
+    for column, sd in enumerate(traits.posture_rot_sd_deg):
+        head[:, column] += smooth_drift(rng, len(t), dt, _POSTURE_TAU_S, sd)
+    head += load[:, None] * np.asarray(traits.load_head_rot_deg)
     return head
 
 
-def _head_position(rng, traits, head_deg, rate_hz, load):
+def _head_position(rng, traits, head_deg, rate_hz, load, demand):
     """Head x, y, z (m): seat position, slow posture drift in the driver's two posture modes,
     sway, a lean under load, and the lateral shift that comes with head yaw."""
     n = len(head_deg)
-    scale = traits.head_sway_m * traits.load_head_sd ** load
+    scale = traits.head_sway_m * traits.load_head_sd ** load * demand
     position = np.column_stack([ou_noise(rng, n, 1 / rate_hz, 1.5, 1.0) * scale for _ in range(3)])
     for axis in np.reshape(traits.posture_axes, (2, 3)):
         position += ou_noise(rng, n, 1 / rate_hz, 90.0, traits.posture_sd_m)[:, None] * axis

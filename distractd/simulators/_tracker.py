@@ -1,8 +1,9 @@
 """The remote eye/head tracker between the driver and the samples: each imperfection switchable.
 
-- ``noise``: a constant per-driver gaze offset (accuracy, Blignaut et al. 2012) plus white noise of
-  the driver's RMS sample-to-sample level, growing with head yaw; small head, pupil, eyelid noise;
-  random confidence scatter.
+- ``noise``: a per-driver gaze offset (accuracy, Blignaut et al. 2012) that creeps slowly during
+  the drive (calibration drift, smooth, time constant 5 min), plus white noise of the driver's RMS
+  sample-to-sample level, growing with head yaw; small head, pupil, eyelid noise; random confidence
+  scatter.
 - ``track_loss``: gaze and pupil lost when the eye leaves the tracker's gaze range (faceLAB 5: eye
   yaw +-45 deg, pitch +-22 deg) or the lid covers the pupil (blinks), and glare/occlusion bursts
   (Poisson onsets, log-normal lengths) that lose gaze, pupil and eyelid while the head stays
@@ -20,6 +21,7 @@ import math
 import numpy as np
 
 from ..pipeline import FIELD_INDEX
+from ._oculomotor import smooth_drift
 
 __all__ = ["apply_tracker", "EYE_YAW_RANGE_DEG", "EYE_PITCH_RANGE_DEG"]
 
@@ -33,6 +35,7 @@ _HEAD_POS = [FIELD_INDEX[f] for f in ("head_x", "head_y", "head_z")]
 _PUPIL = [FIELD_INDEX["pupil_r"], FIELD_INDEX["pupil_l"]]
 _EYELID = [FIELD_INDEX["eyelid_r"], FIELD_INDEX["eyelid_l"]]
 _CONF = FIELD_INDEX["confidence"]
+_CALIBRATION_TAU_S = 300.0
 
 
 def apply_tracker(rng, traits, block, eye_yaw_deg, eye_pitch_deg, closure, rate_hz, *,
@@ -60,16 +63,22 @@ def apply_tracker(rng, traits, block, eye_yaw_deg, eye_pitch_deg, closure, rate_
         The delivered block.
     rows : ndarray of int
         For each delivered sample, its frame in ``block``.
+    offset : ndarray of shape (n_frames, 2)
+        The gaze offset (yaw, pitch; deg) added to both eyes per frame; zeros without ``noise``.
     """
     n = len(block)
     eccentricity = np.abs(eye_yaw_deg) / EYE_YAW_RANGE_DEG
     block[:, _CONF] = 1.0 - 0.3 * np.minimum(eccentricity, 1.0) ** 2
+    offset = np.zeros((n, 2))
     if noise:
         head_yaw_deg = np.degrees(np.abs(block[:, FIELD_INDEX["head_yaw"]]))
         scale = np.radians(traits.noise_deg / math.sqrt(2)) * (1 + head_yaw_deg / 45.0)
         block[:, _GAZE] += rng.standard_normal((n, 4)) * scale[:, None]
-        block[:, _YAWS] += math.radians(traits.offset_yaw_deg)
-        block[:, _PITCHES] += math.radians(traits.offset_pitch_deg)
+        for column, constant in enumerate((traits.offset_yaw_deg, traits.offset_pitch_deg)):
+            offset[:, column] = constant + smooth_drift(
+                rng, n, 1 / rate_hz, _CALIBRATION_TAU_S, traits.calibration_drift_deg)
+        block[:, _YAWS] += np.radians(offset[:, :1])
+        block[:, _PITCHES] += np.radians(offset[:, 1:])
         block[:, _HEAD_ROT] += rng.standard_normal((n, 3)) * math.radians(0.15)
         block[:, _HEAD_POS] += rng.standard_normal((n, 3)) * 0.0005
         block[:, _PUPIL] += rng.standard_normal((n, 2)) * 0.05
@@ -93,7 +102,7 @@ def apply_tracker(rng, traits, block, eye_yaw_deg, eye_pitch_deg, closure, rate_
         rows = rows[rng.random(n) >= traits.drop_fraction]
     if duplicates:
         rows = np.repeat(rows, 1 + (rng.random(len(rows)) < traits.duplicate_fraction))
-    return block[rows], rows
+    return block[rows], rows, offset
 
 
 def _bursts(rng, traits, n, rate_hz):

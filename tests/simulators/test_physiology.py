@@ -62,7 +62,9 @@ def test_fixation_and_glance_durations(drive):
     assert 0.5 <= glance.mean() <= 1.1  # Brackstone & Waterson 2004: ~0.65 s (cohort median)
     minutes = _normal(truth.t, truth.sections).sum() / 60 / 60
     mirrors = np.isin(plan.target, (1, 2, 3)) & normal
-    assert 2 <= mirrors.sum() / minutes <= 10
+    mirror_share = 0.75   # interior 0.40 + right 0.25 + left 0.10 of the glances
+    expected = mirror_share * traits.glance_rate_per_min
+    assert 0.4 * expected <= mirrors.sum() / minutes <= 1.3 * expected
 
 
 def test_blink_rate_duration_and_variability(drive):
