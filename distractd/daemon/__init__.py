@@ -4,7 +4,7 @@ from ._config import DEFAULTS, load_config, parse_override
 from ._demo import NotifyReceiver, build_default_model, demo, free_port
 from ._metrics import LATENCY_BUCKETS_S, Metrics
 from ._pupil import PupilAdapter, gaze_angles, pupil_sub_endpoint
-from ._service import Service, default_model_path, run
+from ._service import Model, Service, default_model_path, run
 from ._session import Session, StreamSegmenter
 from ._systemd import Notifier
 from ._wire import (
@@ -16,7 +16,7 @@ __all__ = [
     "DEFAULTS", "load_config", "parse_override", "demo", "build_default_model", "free_port",
     "NotifyReceiver",
     "Metrics", "LATENCY_BUCKETS_S", "PupilAdapter",
-    "gaze_angles", "pupil_sub_endpoint", "Service", "Session", "StreamSegmenter", "run", "default_model_path",
+    "gaze_angles", "pupil_sub_endpoint", "Service", "Model", "Session", "StreamSegmenter", "run", "default_model_path",
     "Notifier", "VERSION", "REJECTION_REASONS", "Rejected", "Limits", "decode_samples",
     "decode_output", "encode_map", "encode_block", "encode_state", "encode_event",
 ]

@@ -34,9 +34,10 @@ def free_port():
 
 
 class NotifyReceiver:
-    """A ``NOTIFY_SOCKET`` datagram endpoint, as systemd provides, collecting messages.
+    """A ``NOTIFY_SOCKET`` datagram endpoint, as systemd provides, collecting every message.
 
-    Use as a context manager; :attr:`path` is the value for the child's ``NOTIFY_SOCKET``.
+    A background thread reads the socket continuously (as systemd does, so the sender's queue never
+    fills). Use as a context manager; :attr:`path` is the value for the child's ``NOTIFY_SOCKET``.
     """
 
     def __init__(self):
@@ -44,28 +45,41 @@ class NotifyReceiver:
         self.path = str(Path(self._dir.name) / "notify")
         self.sock = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
         self.sock.bind(self.path)
+        self.sock.settimeout(0.05)
         self.messages = []
+        self._closed = threading.Event()
+        self._thread = threading.Thread(target=self._read, daemon=True)
+        self._thread.start()
+
+    def _read(self):
+        while not self._closed.is_set():
+            try:
+                self.messages.append(self.sock.recv(4096).decode("utf-8"))
+            except TimeoutError:
+                continue
+            except OSError:
+                return
 
     def __enter__(self):
         return self
 
     def __exit__(self, *_):
-        self.sock.close()
-        self._dir.cleanup()
+        if not self._closed.is_set():
+            self._closed.set()
+            self._thread.join()
+            self.sock.close()
+            self._dir.cleanup()
 
     def wait_for(self, key, timeout_s):
-        """Collect messages until one holds ``key`` (e.g. ``"READY=1"``); return it or None."""
+        """The first message received so far or within ``timeout_s`` holding the line ``key``."""
         deadline = time.monotonic() + timeout_s
-        while (remaining := deadline - time.monotonic()) > 0:
-            self.sock.settimeout(remaining)
-            try:
-                message = self.sock.recv(4096).decode("utf-8")
-            except TimeoutError:
+        while True:
+            for message in list(self.messages):
+                if key in message.split("\n"):
+                    return message
+            if time.monotonic() >= deadline:
                 return None
-            self.messages.append(message)
-            if key in message.split("\n"):
-                return message
-        return None
+            time.sleep(0.02)
 
 
 def build_default_model(path, seed=7, n_labelled=60, random_state=0):
@@ -76,8 +90,7 @@ def build_default_model(path, seed=7, n_labelled=60, random_state=0):
     ``n_labelled`` of them, half per class, keep their label and the rest are unlabelled, as in the
     source protocol (S0 §5.4.1); an :class:`~distractd.models.SSELMClassifier` (defaults,
     ``random_state``) is fitted. The drive is also segmented with ACA (driving defaults) and at
-    most 40 segments become the online segmenter's prototypes, stored with the z-score (arrays
-    ``mean``, ``scale``) in ``extras["segmenter"]``.
+    most 40 segments become the online segmenter's prototypes (``extras["segmenter"]``).
 
     Command: ``distractd demo --build-model distractd/data/default_model.npz``.
     """
@@ -106,7 +119,7 @@ def build_default_model(path, seed=7, n_labelled=60, random_state=0):
                "accuracy_all_windows": float((predicted == y_true).mean())}
     return save_model(Path(path), estimator, normalizer_mean=mean, normalizer_scale=scale,
                       feature_names=list(FEATURE_NAMES), pipeline_config=config.to_dict(),
-                      extras={"segmenter": (params, {**arrays, "mean": mean, "scale": scale})},
+                      extras={"segmenter": (params, arrays)},
                       summary=summary, seed=seed)
 
 

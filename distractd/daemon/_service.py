@@ -28,7 +28,7 @@ from ._session import Session, StreamSegmenter
 from ._systemd import Notifier
 from ._wire import Limits, Rejected, decode_samples, encode_event, encode_state
 
-__all__ = ["Service", "run", "default_model_path"]
+__all__ = ["Service", "Model", "run", "default_model_path"]
 
 log = logging.getLogger("distractd.daemon")
 
@@ -38,11 +38,11 @@ def default_model_path():
     return Path(__file__).resolve().parents[1] / "data" / "default_model.npz"
 
 
-class _Model:
+class Model:
     """A loaded detector with everything a session needs from it, checked and warmed up.
 
-    ``extras["segmenter"]`` (optional) holds :meth:`SegmentPrototypes.to_artifact` output whose
-    arrays also carry ``mean`` and ``scale``, the z-score of the prototypes' feature space.
+    ``extras["segmenter"]`` (optional) holds :meth:`SegmentPrototypes.to_artifact` output, in the
+    model's z-scored feature space.
     """
 
     def __init__(self, path):
@@ -51,12 +51,7 @@ class _Model:
         try:
             self.pipeline_config = PipelineConfig.from_dict(self.detector.pipeline_config)
             segmenter = self.detector.extras.get("segmenter")
-            if segmenter is not None and not {"mean", "scale"} <= set(segmenter[1]):
-                log.warning("model %s: segment prototypes lack their z-score arrays 'mean' and "
-                            "'scale'; online segmentation is off", self.detector.model_id)
-                segmenter = None
             self.prototypes = SegmentPrototypes.from_artifact(*segmenter) if segmenter else None
-            self.zscore = (segmenter[1]["mean"], segmenter[1]["scale"]) if segmenter else None
         except (DistractdError, TypeError) as exc:
             raise ModelError(f"model file {self.path}: {type(exc).__name__}: {exc}") from None
         self._warm_up()
@@ -64,7 +59,7 @@ class _Model:
     def segmenter(self, enabled):
         if not enabled or self.prototypes is None:
             return None
-        return StreamSegmenter(self.prototypes, *self.zscore)
+        return StreamSegmenter(self.prototypes, self.detector.normalize)
 
     def _warm_up(self):
         """Compile every kernel and run every part once on a synthetic stream (also a check)."""
@@ -106,6 +101,13 @@ class _RateLimitedLog:
                     f" ({more} more {reason} since the last line)" if more else "")
         self.last_s[reason] = now_s
 
+    def flush(self, now_s, force=False):
+        """Log the counts suppressed for reasons whose interval has passed (all when forced)."""
+        for reason in list(self.suppressed):
+            if force or now_s - self.last_s[reason] >= self.interval_s:
+                log.warning("rejected %d more %s messages", self.suppressed.pop(reason), reason)
+                self.last_s[reason] = now_s
+
 
 class Service:
     """The running daemon.
@@ -131,7 +133,7 @@ class Service:
         self.metrics = Metrics(registry or CollectorRegistry(),
                                per_stream=config["metrics"]["per_stream"])
         self.notifier = notifier or Notifier()
-        self.model = _Model(config["model"]["path"])
+        self.model = Model(config["model"]["path"])
         self.metrics.set_model(self.model.detector.model_id, self.model.detector.kind)
         self.sessions = {}
         self.pupil = None
@@ -261,11 +263,13 @@ class Service:
                                              for s in self.sessions.values())
                 self.metrics.active_streams.set(len(self.sessions))
                 self.notifier.status(self._status_text(counts, now))
+                self.rejection_log.flush(now)
                 counts.restart(now)
                 next_status = now + service["status_interval_s"]
             if self._reload and not stopping:
                 self._reload = False
                 self.reload()
+        self.rejection_log.flush(now, force=True)
         status = f"stopping: drained, {len(self.sessions)} streams"
         self.notifier.stopping(status)
         log.info(status)
@@ -397,7 +401,7 @@ class Service:
         try:
             config = load_config(self.config_path, self.overrides) if self.config_path \
                 else load_config(overrides=self.overrides)
-            model = _Model(config["model"]["path"])
+            model = Model(config["model"]["path"])
         except DistractdError as exc:
             self.metrics.reload_failed.inc()
             log.error("reload rejected, keeping model %s: %s", self.model.detector.model_id, exc)

@@ -11,7 +11,7 @@ import math
 
 import numpy as np
 
-from ..models import DecisionSmoother, OnlineSegmenter, standardize_windows
+from ..models import DecisionSmoother, OnlineSegmenter
 from ..pipeline import StreamProcessor
 from ._wire import VERSION, Rejected
 
@@ -67,19 +67,20 @@ class Session:
         Raises
         ------
         Rejected
-            ``time_backwards`` when every timestamp is at or before the stream's latest one.
+            ``time_backwards`` when every timestamp is before the stream's latest one (a repeat of
+            the latest goes on to the pipeline, which counts it as a duplicate sample).
         """
         t = block[:, 0]
         t_max = float(np.nanmax(t)) if len(t) and not np.isnan(t).all() else -math.inf
-        if t_max <= self.last_t:
-            raise Rejected("time_backwards", f"stream {self.stream}: newest t {t_max!r} is not "
-                                             f"after the stream's latest t {self.last_t!r}")
+        if t_max < self.last_t:
+            raise Rejected("time_backwards", f"stream {self.stream}: newest t {t_max!r} is "
+                                             f"before the stream's latest t {self.last_t!r}")
         n_lost = 0
         if seq is not None:
             if self.next_seq is not None and seq > self.next_seq:
                 n_lost = seq - self.next_seq
             self.next_seq = seq + 1
-        self.last_t = t_max
+        self.last_t = max(self.last_t, t_max)
         self.last_seen_s = now_s
         return self.processor.update(block), n_lost
 
@@ -146,15 +147,15 @@ class Session:
 class StreamSegmenter:
     """One stream's online segmentation, in seconds and published segment dicts.
 
-    Wraps an :class:`~distractd.models.OnlineSegmenter`: z-scores the raw window features with the
-    prototypes' ``mean``/``scale`` (missing measures become 0, the column mean), numbers the
-    segments, and translates frame indices to window end times.
+    Wraps an :class:`~distractd.models.OnlineSegmenter`: z-scores the raw window features as the
+    model does (missing measures become 0, the training mean), numbers the segments, and
+    translates frame indices to window end times.
 
     Parameters
     ----------
     prototypes : SegmentPrototypes
-    mean, scale : ndarray of shape (n_features,)
-        The z-score of the prototypes' feature space.
+    normalize : callable
+        The model's z-score of raw feature rows (:meth:`Detector.normalize`).
 
     Attributes
     ----------
@@ -162,10 +163,9 @@ class StreamSegmenter:
         The segment holding the newest window: ``{"id", "start", "label", "cluster", "final"}``.
     """
 
-    def __init__(self, prototypes, mean, scale):
+    def __init__(self, prototypes, normalize):
         self.online = OnlineSegmenter(prototypes)
-        self.mean = mean
-        self.scale = scale
+        self.normalize = normalize
         self.n_committed = 0
         self.current = None
         self._t_end = np.zeros(self.online.max_lag + 4 * prototypes.max_length + 16)
@@ -175,8 +175,8 @@ class StreamSegmenter:
         ring = len(self._t_end)
         first = self.online.n_frames
         self._t_end[(first + np.arange(len(t_end))) % ring] = t_end
-        Z = standardize_windows(X_raw, self.mean, self.scale)[0]
-        committed, provisional = self.online.update(Z)
+        Z = self.normalize(X_raw)
+        committed, provisional = self.online.update(np.where(np.isnan(Z), 0.0, Z))
         finals = []
         for row in committed:
             finals.append({"id": self.n_committed, "start": float(self._t_end[row["start"] % ring]),

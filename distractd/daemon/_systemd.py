@@ -40,13 +40,21 @@ class Notifier:
         self.watchdog_s = int(usec) / 1e6 if usec.isdigit() and int(usec) > 0 and for_us else None
 
     def notify(self, **assignments):
-        """Send ``KEY=VALUE`` lines (keys upper-cased); return whether a message was sent."""
+        """Send ``KEY=VALUE`` lines (keys upper-cased); return whether a message was sent.
+
+        The send never blocks: when the receiver's queue is full (or gone) the message is
+        dropped, as a missed STATUS or WATCHDOG ping must not stall the daemon's loop.
+        """
         if not self.enabled:
             return False
         message = "\n".join(f"{key.upper()}={value}" for key, value in assignments.items())
         with socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM | socket.SOCK_CLOEXEC) as sock:
-            sock.connect(self.address)
-            sock.sendall(message.encode("utf-8"))
+            sock.setblocking(False)
+            try:
+                sock.connect(self.address)
+                sock.send(message.encode("utf-8"))
+            except (BlockingIOError, ConnectionRefusedError, FileNotFoundError):
+                return False
         return True
 
     def ready(self, status):

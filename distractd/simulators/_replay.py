@@ -84,7 +84,9 @@ def replay(recordings, endpoint, speed=1.0, copies=1, form="block", block_sample
     Returns
     -------
     dict
-        ``streams``, ``messages``, ``samples``, ``elapsed_s``, ``behind_s`` (largest lateness).
+        ``streams``, ``messages``, ``samples``, ``start_monotonic_s`` (``time.monotonic()`` at the
+        schedule's origin; the same clock in every process of the machine), ``elapsed_s``,
+        ``behind_s`` (the largest lateness of a message against its schedule).
     """
     from ..daemon import encode_block, encode_map  # at call time: the daemon imports the models
 
@@ -151,7 +153,8 @@ def replay(recordings, endpoint, speed=1.0, copies=1, form="block", block_sample
         if own_context:
             context.term()
     return {"streams": sum(len(names) for names in ids), "messages": messages,
-            "samples": samples, "elapsed_s": elapsed_s, "behind_s": behind_s}
+            "samples": int(samples), "start_monotonic_s": start, "elapsed_s": elapsed_s,
+            "behind_s": behind_s}
 
 
 def _present(row):

@@ -43,3 +43,12 @@ def test_watchdog_interval_only_for_this_process():
     assert Notifier({"WATCHDOG_USEC": "3000000", "WATCHDOG_PID": str(os.getpid())}).watchdog_s == 3.0
     assert Notifier({"WATCHDOG_USEC": "3000000", "WATCHDOG_PID": "1"}).watchdog_s is None
     assert Notifier({"WATCHDOG_USEC": "0"}).watchdog_s is None
+
+
+def test_a_full_receiver_queue_drops_messages_instead_of_blocking():
+    with socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM) as sock:  # bound, never read
+        name = f"distractd-test-{uuid.uuid4().hex}"
+        sock.bind("\0" + name)
+        notifier = Notifier({"NOTIFY_SOCKET": "@" + name})
+        sent = [notifier.status(f"{i} streams") for i in range(2000)]
+    assert sent[0] and not all(sent)

@@ -1,0 +1,193 @@
+"""Daemon load benchmark: K streams at 60 Hz, map and block form, lag, drops, CPU and RSS.
+
+Two parts, each printing one JSON line per measurement:
+
+1. ``single``: one stream in-process (session + detector + smoother + segmenter, no sockets), fed a
+   simulated drive in 0.1 s blocks; processing latency per completed window (µs percentiles).
+2. ``load``: ``distractd run`` as a subprocess with the shipped model, ``distractd replay
+   --streams K`` as the sender (copies of one simulated drive, hop phases staggered), and this
+   process subscribing to the states. Lag = time a state is received minus the scheduled send time
+   of the message holding the sample that completed its window (includes the sender's own lateness
+   and two loopback hops, so it over-estimates the daemon's own lag). Drops = messages sent minus
+   messages the daemon counted, and states expected minus states received. CPU = daemon CPU
+   seconds per wall second; RSS per stream = (RSS under load - idle RSS) / K.
+
+Run: ``.venv/bin/python benchmarks/daemon_load.py [--streams 100 300 1000] [--forms block map]
+[--duration 25] [--no-segmentation]``. Timings depend on the machine's load; report them with it.
+"""
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+import zmq
+
+from distractd.daemon import (
+    Model, NotifyReceiver, Session, decode_output, default_model_path, free_port, load_config,
+)
+from distractd.pipeline import PipelineConfig, write_recording
+from distractd.simulators import simulate_drive
+
+BLOCK_SAMPLES = 6
+
+
+def _percentiles(values_s, scale=1e3):
+    values = np.asarray(values_s) * scale
+    if not values.size:
+        return {"p50": None, "p99": None, "p999": None, "max": None}
+    p50, p99, p999 = np.percentile(values, [50, 99, 99.9])
+    return {"p50": round(float(p50), 3), "p99": round(float(p99), 3),
+            "p999": round(float(p999), 3), "max": round(float(values.max()), 3)}
+
+
+def single_stream(recording, segmentation):
+    """Per-window processing latency of one stream, in-process."""
+    model = Model(default_model_path())
+    config = load_config()
+    session = Session("one", model.pipeline_config, config["smoothing"],
+                      model.segmenter(segmentation), config["sessions"]["min_quality"], 0.0)
+    latencies = []
+    samples = recording.samples
+    for lo in range(0, len(samples), BLOCK_SAMPLES):
+        start = time.perf_counter()
+        windows, _ = session.ingest(samples[lo:lo + BLOCK_SAMPLES], None, 0.0)
+        if len(windows):
+            scores = np.full(len(windows), np.nan)
+            finite = np.isfinite(windows.X).all(axis=1)
+            if finite.any():
+                scores[finite] = model.detector.decision_function(windows.X[finite])
+            session.publish(windows, scores, model.detector.model_id)
+            latencies.append((time.perf_counter() - start) / len(windows))
+    return {"bench": "single", "segmentation": segmentation, "windows": len(latencies),
+            "latency_ms": _percentiles(latencies)}
+
+
+def _proc_cpu_s(pid):
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def _proc_rss_bytes(pid):
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1]) * 1024
+    return 0
+
+
+def _scrape(port, name):
+    import urllib.request
+
+    with urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=10) as response:
+        for line in response.read().decode().splitlines():
+            if line.startswith(name + " "):
+                return float(line.split()[1])
+    return None
+
+
+def load(recording, path, n_streams, form, segmentation):
+    """One load run; returns the JSON-ready result."""
+    input_ep = f"tcp://127.0.0.1:{free_port()}"
+    output_ep = f"tcp://127.0.0.1:{free_port()}"
+    metrics_port = free_port()
+    command = [sys.executable, "-m", "distractd.cli", "run",
+               "--set", f'input.bind=["{input_ep}"]', "--set", f"output.bind={output_ep}",
+               "--set", f"metrics.port={metrics_port}", "--set", "service.log_level=warning",
+               "--set", "output.republish_s=3600",
+               "--set", f"sessions.segmentation={'true' if segmentation else 'false'}"]
+    config = PipelineConfig()
+    t = recording.t
+    per_message = 1 if form == "map" else BLOCK_SAMPLES
+    stagger_s = 0.5
+    with NotifyReceiver() as notify:
+        daemon = subprocess.Popen(command, env={**os.environ, "NOTIFY_SOCKET": notify.path})
+        try:
+            assert notify.wait_for("READY=1", 180), "daemon not ready"
+            idle_rss = _proc_rss_bytes(daemon.pid)
+            context = zmq.Context()
+            sub = context.socket(zmq.SUB)
+            sub.linger = 0
+            sub.rcvhwm = 0
+            sub.subscribe(b"state.")
+            sub.connect(output_ep)
+            time.sleep(0.5)
+            cpu0 = _proc_cpu_s(daemon.pid)
+            sender = subprocess.Popen(
+                [sys.executable, "-m", "distractd.cli", "replay", str(path), "--endpoint",
+                 input_ep, "--streams", str(n_streams), "--form", form, "--stream-id", "s",
+                 "--block-samples", str(BLOCK_SAMPLES)], stdout=subprocess.PIPE, text=True)
+            received_t, received_stream, received_at = [], [], []
+            while sender.poll() is None or sub.poll(0):
+                if sub.poll(100):
+                    _, stream, message = decode_output(sub.recv_multipart())
+                    received_at.append(time.monotonic())
+                    received_stream.append(int(stream.rsplit("-", 1)[1]))
+                    received_t.append(message["t"])
+            wall0 = time.monotonic()
+            while sub.poll(1000):
+                _, stream, message = decode_output(sub.recv_multipart())
+                received_at.append(time.monotonic())
+                received_stream.append(int(stream.rsplit("-", 1)[1]))
+                received_t.append(message["t"])
+            summary = json.loads(sender.stdout.read())
+            cpu_s = _proc_cpu_s(daemon.pid) - cpu0
+            wall_s = summary["elapsed_s"] + (time.monotonic() - wall0)
+            rss = _proc_rss_bytes(daemon.pid)
+            received_msgs = _scrape(metrics_port, "distractd_messages_received_total")
+            sub.close()
+            context.term()
+        finally:
+            daemon.terminate()
+            daemon.wait(30)
+    # lag: state received minus the scheduled send of the message completing its window
+    stream = np.asarray(received_stream)
+    offset = stagger_s * stream / n_streams
+    t_end = np.asarray(received_t) - offset
+    completing = np.searchsorted(t, t_end + config.lag_s - 1e-9, side="left")
+    message_end = np.minimum((completing // per_message + 1) * per_message, len(t)) - 1
+    due = summary["start_monotonic_s"] + (t[message_end] - t[0]) + offset
+    lag = np.asarray(received_at) - due
+    expected_states = n_streams * int((t[-1] - t[0] - config.window_s - config.lag_s)
+                                      / config.hop_s)
+    return {"bench": "load", "form": form, "streams": n_streams, "segmentation": segmentation,
+            "duration_s": round(float(t[-1] - t[0]), 1),
+            "samples_per_s": round(summary["samples"] / summary["elapsed_s"]),
+            "messages_sent": summary["messages"], "messages_dropped":
+                int(summary["messages"] - (received_msgs or 0)),
+            "states_received": len(lag), "states_expected_about": expected_states,
+            "sender_behind_max_s": round(summary["behind_s"], 3),
+            "lag_ms": _percentiles(lag),
+            "daemon_cpu_per_wall_s": round(cpu_s / wall_s, 3),
+            "cpu_us_per_sample": round(1e6 * cpu_s / max(summary["samples"], 1), 2),
+            "rss_mb": round(rss / 2**20, 1),
+            "rss_kb_per_stream": round((rss - idle_rss) / 1024 / n_streams, 1)}
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--streams", type=int, nargs="+", default=[100, 300, 1000])
+    parser.add_argument("--forms", nargs="+", choices=("block", "map"), default=["block", "map"])
+    parser.add_argument("--duration", type=float, default=25.0, help="seconds per load run")
+    parser.add_argument("--no-segmentation", action="store_true")
+    args = parser.parse_args()
+    segmentation = not args.no_segmentation
+    print(json.dumps({"bench": "machine", "cpus": os.cpu_count(),
+                      "loadavg_1min": os.getloadavg()[0]}), flush=True)
+    print(json.dumps(single_stream(simulate_drive(3, duration_s=300.0), segmentation)), flush=True)
+    recording = simulate_drive(3, duration_s=args.duration)
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / "drive.npz"
+        write_recording(recording, path)
+        for form in args.forms:
+            for n_streams in args.streams:
+                print(json.dumps(load(recording, path, n_streams, form, segmentation)),
+                      flush=True)
+
+
+if __name__ == "__main__":
+    main()
