@@ -119,7 +119,8 @@ def run_grid(drives, hop_s=0.5):
         for i, (windows, centres, truth) in enumerate(drives):
             Z = standardize_windows(windows.X)[0]
             max_len = int(round(config["max_seconds"] / hop_s))
-            min_len = 2 if config["min_seconds"] is None else int(round(config["min_seconds"] / hop_s))
+            min_s = config["min_seconds"]
+            min_len = 2 if min_s is None else int(round(min_s / hop_s))
             t0 = time.perf_counter()
             aca = ACA(n_clusters=config["n_clusters"], min_length=min_len, max_length=max_len,
                       enforce_min_length=config["min_seconds"] is not None, nei=config["nei"],

@@ -122,7 +122,8 @@ def _segment_matrix(code, sigma, X, starts, w, shift):
     """T[a, b] = DTAK of segments a and b of X; ``shift`` is added to κ(x_i, x_i) (K + σI).
 
     The kernel rows of one segment's frames against the whole sequence are computed once per
-    segment, so memory is (longest segment) × n_frames; only the columns of later segments are evaluated.
+    segment (only the columns of this and later segments), so memory is (longest segment) ×
+    n_frames.
     """
     m = starts.shape[0] - 1
     n = starts[m]
