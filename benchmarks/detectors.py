@@ -1,22 +1,35 @@
-"""Detector speed: fits, predictions and the SS-ELM grid search, against SVC and a plain numpy port.
+"""Detector speed: fits, predictions, selection and one driver's protocol, against SVC and numpy ports.
 
-Data: 800 windows × 25 z-scored features (two Gaussian classes), 60 labelled, the rest unlabelled.
-Prints one JSON line per measurement (milliseconds or microseconds, median of repeats).
-Run: .venv/bin/python benchmarks/detectors.py
+Data: 800 windows × 25 z-scored features (two Gaussian classes), 60 labelled, the rest unlabelled
+(the source's sizes). Every timing is the median and the minimum of repeats on one BLAS thread
+(``threadpoolctl``); peak memory is measured separately with ``tracemalloc``. Prints one JSON line
+per measurement. Run: .venv/bin/python benchmarks/detectors.py [--quick]
+
+``--quick`` skips the per-driver protocol (about a minute) and the LapSVM selection estimate.
 """
 
+import argparse
 import json
+import os
+import tempfile
 import time
 import tracemalloc
 
 import numpy as np
+import scipy.linalg as la
 from scipy.special import expit
 from sklearn.model_selection import RepeatedStratifiedKFold
 from sklearn.svm import SVC
+from threadpoolctl import threadpool_limits
 
 from distractd.models import (
-    LapSVMClassifier, SSELMClassifier, knn_graph, laplacian, sselm_grid_search,
+    LapSVMClassifier, SSELMClassifier, hidden_output, hidden_weights, knn_graph,
+    lapsvm_grid_search, laplacian, load_model, rbf_kernel, save_model, sselm_grid_search,
 )
+from distractd.models._elm import _solve_output_weights
+from distractd.models._protocol import ModelSpec, evaluate_driver, model_specs
+
+DECADES = [10.0 ** k for k in range(-6, 7)]
 
 
 def _data(seed=0, n=800, d=25, n_labelled=60):
@@ -26,25 +39,41 @@ def _data(seed=0, n=800, d=25, n_labelled=60):
     X = (X - X.mean(axis=0)) / X.std(axis=0)
     y = np.full(n, -1)
     y[:n_labelled] = y_true[:n_labelled]
-    return X, y
+    return X, y, y_true
 
 
-def _median_ms(fn, repeats):
+def _time_ms(fn, repeats):
+    """(median, minimum) wall time of ``fn()`` in milliseconds, after one warm-up call."""
     fn()
     times = []
     for _ in range(repeats):
         start = time.perf_counter()
         fn()
         times.append(time.perf_counter() - start)
-    return 1e3 * float(np.median(times))
+    return 1e3 * float(np.median(times)), 1e3 * float(np.min(times))
+
+
+def _peak_mb(fn):
+    tracemalloc.start()
+    fn()
+    peak = tracemalloc.get_traced_memory()[1]
+    tracemalloc.stop()
+    return peak / 2 ** 20
 
 
 def _emit(name, **values):
     print(json.dumps({"benchmark": name, **values}), flush=True)
 
 
+def _emit_timed(name, fn, repeats, memory=False, **extra):
+    median, minimum = _time_ms(fn, repeats)
+    if memory:
+        extra["peak_mb"] = round(_peak_mb(fn), 2)
+    _emit(name, ms_median=round(median, 3), ms_min=round(minimum, 3), **extra)
+
+
 def _numpy_sselm(X, y, C=1.0, lam=1.0, n_hidden=1000, seed=0):
-    """Straightforward numpy port of the SS-ELM formula (dense Laplacian, dual branch)."""
+    """Straightforward numpy port of the SS-ELM formula (dense graph and Laplacian, dual)."""
     rng = np.random.default_rng(seed)
     W = rng.uniform(-1, 1, (X.shape[1], n_hidden))
     H = expit(X @ W)
@@ -64,43 +93,140 @@ def _numpy_sselm(X, y, C=1.0, lam=1.0, n_hidden=1000, seed=0):
     return H.T @ np.linalg.solve(np.eye(len(X)) + (np.diag(c) + lam * L) @ H @ H.T, c * T)
 
 
-def main():
-    X, y = _data()
+def _numpy_lapsvm_newton(K, L, y, gamma_A, gamma_I, max_iter=200):
+    """Straightforward numpy port of the reference Newton: the full bordered system every step."""
+    n = len(y)
+    labelled = y != 0
+    alpha, b, f = np.zeros(n), 0.0, np.zeros(n)
+    base = gamma_A * np.eye(n) + gamma_I * (L @ K)
+    sv_prev = np.zeros(n, dtype=bool)
+    for _ in range(max_iter):
+        sv = labelled & (y * (f + b) < 1.0)
+        if np.array_equal(sv, sv_prev):
+            break
+        A = np.zeros((n + 1, n + 1))
+        A[0, 1:] = 1.0
+        A[1:, 0] = sv
+        A[1:, 1:] = base + sv[:, None] * K
+        solution = np.linalg.solve(A, np.r_[0.0, np.where(sv, y, 0.0)])
+        b, alpha = solution[0], solution[1:]
+        f = K @ alpha
+        sv_prev = sv
+    return alpha, b
+
+
+def _fits(X, y):
     labelled = y != -1
     sselm = SSELMClassifier(n_hidden=1000, C=1.0, lam=1.0, random_state=0)
-    _emit("sselm_fit", n_windows=800, n_features=25, n_hidden=1000,
-          ms=_median_ms(lambda: sselm.fit(X, y), 7))
-    _emit("graph_10nn", ms=_median_ms(lambda: laplacian(knn_graph(X, 10)), 7))
-    _emit("sselm_fit_numpy_port", ms=_median_ms(lambda: _numpy_sselm(X, y), 3))
-    newton = LapSVMClassifier(gamma_A=1e-2, gamma_I=1e-2, kernel_width=3.0)
-    pcg = LapSVMClassifier(gamma_A=1e-2, gamma_I=1e-2, kernel_width=3.0, solver="pcg")
-    _emit("lapsvm_newton_fit", ms=_median_ms(lambda: newton.fit(X, y), 5),
-          n_iter=newton.n_iter_)
-    _emit("lapsvm_pcg_stability_fit", ms=_median_ms(lambda: pcg.fit(X, y), 5),
-          n_iter=pcg.n_iter_)
+    _emit_timed("sselm_fit", lambda: sselm.fit(X, y), 9, memory=True, n_windows=len(X),
+                n_features=X.shape[1], n_hidden=1000, n_neighbors=10)
+    W, b = hidden_weights(X.shape[1], 1000, 0)
+    _emit_timed("sselm_stage_hidden_layer", lambda: hidden_output(X, W, b), 15)
+    _emit_timed("sselm_stage_graph_10nn_laplacian", lambda: laplacian(knn_graph(X, 10)), 15)
+    H, L = hidden_output(X, W, b), laplacian(knn_graph(X, 10))
+    c = np.where(labelled, 1.0, 0.0)
+    T = np.where(labelled, np.where(y == 1, 1.0, -1.0), 0.0)[:, None]
+    _emit_timed("sselm_stage_solve_dual", lambda: _solve_output_weights(H, T, c, L, 1.0), 9)
+    _emit_timed("sselm_stage_gram_HHt_floor", lambda: H @ H.T, 9)
+    _emit_timed("sselm_fit_numpy_port", lambda: _numpy_sselm(X, y), 3, memory=True)
+
+    common = dict(gamma_A=1e-2, gamma_I=1e-2, kernel_width=3.0)
+    newton = LapSVMClassifier(**common)
+    pcg = LapSVMClassifier(solver="pcg", **common)
+    _emit_timed("lapsvm_newton_fit", lambda: newton.fit(X, y), 9, memory=True,
+                n_iter=newton.fit(X, y).n_iter_)
+    _emit_timed("lapsvm_pcg_stability_fit", lambda: pcg.fit(X, y), 9, memory=True,
+                n_iter=pcg.fit(X, y).n_iter_)
+    K = rbf_kernel(X, X, 3.0)
+    signed = np.where(labelled, np.where(y == 1, 1.0, -1.0), 0.0)
+    _emit_timed("lapsvm_stage_kernel", lambda: rbf_kernel(X, X, 3.0), 15)
+    _emit_timed("lapsvm_newton_solver_given_K_L", lambda: newton._solve(K, L, signed), 9)
+    _emit_timed("lapsvm_pcg_solver_given_K_L", lambda: pcg._solve(K, L, signed), 15)
+    _emit_timed("lapsvm_newton_solver_numpy_port",
+                lambda: _numpy_lapsvm_newton(K, L, signed, 1e-2, 1e-2), 3)
     svc = SVC(C=1.0, gamma=0.5 / 9.0)
-    _emit("sklearn_svc_fit_labelled", ms=_median_ms(lambda: svc.fit(X[labelled], y[labelled]),
-                                                    7))
-    for name, model in (("sselm", sselm), ("lapsvm", newton), ("sklearn_svc", svc)):
-        one = X[:1].copy()
-        thousand = X[np.arange(1000) % 800].copy()
+    _emit_timed("sklearn_svc_fit_labelled", lambda: svc.fit(X[labelled], y[labelled]), 15,
+                n_labelled=int(labelled.sum()))
+    return {"sselm": sselm.fit(X, y), "lapsvm": newton.fit(X, y), "svc": svc}
+
+
+def _predictions(models, X):
+    one = X[:1].copy()
+    thousand = X[np.arange(1000) % len(X)].copy()
+    for name, model in models.items():
         predict = model._decision if hasattr(model, "_decision") else model.decision_function
-        per_call = [_median_ms(lambda: predict(one), 200) for _ in range(3)]
-        _emit(f"{name}_predict", one_window_us=1e3 * min(per_call),
-              thousand_windows_ms=_median_ms(lambda: predict(thousand), 20))
-    folds = list(RepeatedStratifiedKFold(n_splits=4, n_repeats=3, random_state=0).split(
-        X[labelled], y[labelled]))
-    unl = np.flatnonzero(~labelled)
-    folds = [(np.r_[train, unl], test) for train, test in folds]
-    grid = {"C": [10.0 ** k for k in range(-6, 7)], "lam": [10.0 ** k for k in range(-6, 7)]}
-    tracemalloc.start()
+        one_us = min(_time_ms(lambda: predict(one), 2000)[1] for _ in range(3)) * 1e3
+        median, minimum = _time_ms(lambda: predict(thousand), 30)
+        _emit(f"{name}_predict", one_window_us_min=round(one_us, 2),
+              thousand_windows_ms_median=round(median, 3), thousand_windows_ms_min=round(minimum, 3))
+    with tempfile.TemporaryDirectory() as folder:
+        path = os.path.join(folder, "sselm.npz")
+        save_model(path, models["sselm"], normalizer_mean=np.zeros(X.shape[1]),
+                   normalizer_scale=np.ones(X.shape[1]),
+                   feature_names=[f"f{i}" for i in range(X.shape[1])], pipeline_config={})
+        detector = load_model(path)
+    one_us = min(_time_ms(lambda: detector.decision_function(one), 2000)[1] for _ in range(3))
+    _emit("detector_sselm_predict_raw_row", one_window_us_min=round(1e3 * one_us, 2))
+
+
+def _inner_folds(X, y):
+    labelled = y != -1
+    folds = RepeatedStratifiedKFold(n_splits=4, n_repeats=3, random_state=0).split(
+        X[labelled], y[labelled])
+    unlabelled = np.flatnonzero(~labelled)
+    return [(np.r_[train, unlabelled], test) for train, test in folds]
+
+
+def _selection(X, y, quick):
+    folds = _inner_folds(X, y)
+    grid = {"C": DECADES, "lam": DECADES}
+    model = SSELMClassifier(n_hidden=1000, random_state=0)
     start = time.perf_counter()
-    best = sselm_grid_search(sselm, grid, X, y, folds)
+    best = sselm_grid_search(model, grid, X, y, folds)
+    _emit("sselm_grid_search_3x4fold_13x13", s=round(time.perf_counter() - start, 3), best=best,
+          peak_mb=round(_peak_mb(lambda: sselm_grid_search(model, grid, X, y, folds[:1])), 1))
+    if quick:
+        return
+    sub = {"gamma_A": DECADES[::4], "gamma_I": DECADES[::4], "kernel_width": [10.0]}
+    start = time.perf_counter()
+    lapsvm_grid_search(LapSVMClassifier(), sub, X, y, folds)
     elapsed = time.perf_counter() - start
-    peak = tracemalloc.get_traced_memory()[1]
-    tracemalloc.stop()
-    _emit("sselm_grid_search_3x4fold_13x13", s=elapsed, best=best, peak_mb=peak / 2 ** 20)
+    per_point = elapsed / (16 * len(folds))
+    _emit("lapsvm_grid_search_subset", grid_points=16, folds=len(folds), s=round(elapsed, 3),
+          ms_per_point_and_fold=round(1e3 * per_point, 2),
+          extrapolated_full_13x13x4_s=round(per_point * 13 * 13 * 4 * len(folds), 1))
+
+
+def _protocol(X, y_true):
+    t = 5.0 * np.arange(1, len(X) + 1)
+    for name, spec in (
+            ("sselm", ModelSpec("sselm", SSELMClassifier(n_hidden=1000),
+                                {"C": DECADES, "lam": DECADES}, semi_supervised=True,
+                                randomised=True, select=sselm_grid_search)),
+            ("elm", model_specs(["elm"])[0]),
+            ("svm", model_specs(["svm"])[0])):
+        start = time.perf_counter()
+        result = evaluate_driver(X, y_true, t, [spec], deployment=False)
+        g = float(np.mean([s["g_mean"] for s in result[name]["splits"]]))
+        _emit(f"protocol_one_driver_{name}", s=round(time.perf_counter() - start, 2),
+              splits=len(result[name]["splits"]), mean_test_g_mean=round(g, 4))
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true", help="skip the slow protocol parts")
+    args = parser.parse_args(argv)
+    X, y, y_true = _data()
+    _emit("environment", load_average_1min=round(os.getloadavg()[0], 2), cpus=os.cpu_count(),
+          blas_threads=1)
+    with threadpool_limits(limits=1):
+        models = _fits(X, y)
+        _predictions(models, X)
+        _selection(X, y, args.quick)
+        if not args.quick:
+            _protocol(X, y_true)
+    return 0
 
 
 if __name__ == "__main__":
-    main()
+    raise SystemExit(main())
