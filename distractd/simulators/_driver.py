@@ -83,7 +83,7 @@ class DriverTraits:
 # multipliers"), applied as median ** susceptibility.
 _LOAD_MEDIANS = {
     "load_gaze_sd_yaw": 0.95, "load_gaze_sd_pitch": 0.8, "load_glance_rate": 0.55,
-    "load_fixation": 1.05, "load_velocity": 0.97, "load_blink_rate": 1.15, "load_head_sd": 0.85,
+    "load_fixation": 1.05, "load_velocity": 0.97, "load_blink_rate": 1.25, "load_head_sd": 0.85,
 }
 
 
@@ -169,7 +169,7 @@ def draw_driver(seed):
         calibration_drift_deg=lognormal(0.6, 0.3),
         pupil_light_sd_mm=lognormal(0.2, 0.3),
         load_head_rot_deg=tuple(float(v) for v in unit(rng.standard_normal(3))
-                                * lognormal(1.5, 0.3)),
-        load_gaze_pitch_deg=lognormal(0.5, 0.3),
+                                * lognormal(1.0, 0.3)),
+        load_gaze_pitch_deg=lognormal(0.3, 0.3),
         **effects,
     )

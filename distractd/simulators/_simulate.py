@@ -28,7 +28,7 @@ _HEAD_OMEGA = 8.0  # rad/s: a critically damped head settles (95 %) in about 0.6
 _SECTION_GAIN_SIGMA = 0.3   # log-normal spread of the load level between task sections (A)
 _POSTURE_TAU_S = 120.0      # posture rotation creep (A)
 _LIGHT_TAU_S = 90.0         # ambient-light pupil drift: clouds, road direction (A)
-_DEMAND_SD, _DEMAND_TAU_S = 0.35, 60.0        # log driving demand: traffic, junctions (A)
+_DEMAND_SD, _DEMAND_TAU_S = 0.6, 60.0         # log driving demand: traffic, junctions (A)
 _ROAD_SD_DEG, _ROAD_TAU_S = (2.5, 1.0), 40.0  # road direction ahead: bends, hills (A)
 _DEFAULT_OPTIONS = {"cognitive": True, "visual": False, "noise": True, "track_loss": True,
                     "drops": True, "duplicates": True, "jitter": True}
@@ -137,7 +137,8 @@ def simulate_drive_truth(seed, duration_s=None, rate_hz=60.0, **options):
                  else np.zeros(len(grid_t)))
     visual_grid = (schedule_labels(grid_t, sections).astype(np.float64) if visual
                    else np.zeros(len(grid_t)))
-    demand_grid = np.exp(ou_noise(rng_road, len(grid_t), _GRID_DT_S, _DEMAND_TAU_S, _DEMAND_SD))
+    demand_grid = np.exp(ou_noise(rng_road, len(grid_t), _GRID_DT_S, _DEMAND_TAU_S, _DEMAND_SD)
+                         - _DEMAND_SD ** 2 / 2)   # mean 1
     road_grid = np.column_stack([smooth_drift(rng_road, len(grid_t), _GRID_DT_S, _ROAD_TAU_S, sd)
                                  for sd in _ROAD_SD_DEG])
     gaze = plan_gaze(rng_gaze, traits, t_end, load_grid, visual_grid, road_grid, demand_grid,
