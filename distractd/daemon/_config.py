@@ -45,8 +45,8 @@ DEFAULTS = {
     },
     "smoothing": {
         "mode": "hysteresis",
-        "on": 0.0,
-        "off": 0.0,
+        "on": 0.1,
+        "off": -0.1,
         "min_dwell_s": 0.0,
     },
     "metrics": {

@@ -178,7 +178,7 @@ class _Watcher(threading.Thread):
         self.labels = recording.labels
         self.out = out
         self.seen = []
-        self._stop = threading.Event()
+        self._done = threading.Event()
 
     def run(self):
         with zmq.Context() as context, context.socket(zmq.SUB) as sub:
@@ -186,7 +186,7 @@ class _Watcher(threading.Thread):
             sub.subscribe(b"state.")
             sub.subscribe(b"event.")
             sub.connect(self.endpoint)
-            while not self._stop.is_set():
+            while not self._done.is_set():
                 if not sub.poll(100):
                     continue
                 kind, stream, message = decode_output(sub.recv_multipart())
@@ -196,8 +196,9 @@ class _Watcher(threading.Thread):
                               f"{message['to']}", file=self.out, flush=True)
                     continue
                 truth = self._truth(message["t"])
-                if not self.seen or message["t"] > self.seen[-1][0]:
-                    self.seen.append((message["t"], message["state"], truth))
+                if self.seen and message["t"] <= self.seen[-1][0]:
+                    continue  # a re-published latest state
+                self.seen.append((message["t"], message["state"], truth))
                 if len(self.seen) % 10 == 0:
                     print(f"  t={message['t']:7.1f} s  state {message['state']:<10} score "
                           f"{message['score']:+.2f}  truth {truth}", file=self.out, flush=True)
@@ -207,7 +208,7 @@ class _Watcher(threading.Thread):
         return {1: "distracted", 0: "attentive"}.get(int(self.labels[max(i, 0)]), "unknown")
 
     def stop(self):
-        self._stop.set()
+        self._done.set()
         self.join(timeout=5)
 
     def summary(self):

@@ -16,7 +16,7 @@ import pytest
 import zmq
 import zmq.auth
 
-from distractd.daemon import default_model_path, encode_block, encode_map
+from distractd.daemon import DEFAULTS, default_model_path, encode_block, encode_map
 from distractd.models import load_model, save_model, smooth_decisions
 from distractd.pipeline import (
     FIELD_INDEX, FIELDS, N_FIELDS, PipelineConfig, Recording, extract_features, write_recording,
@@ -44,8 +44,8 @@ def expected_states(recording, detector, min_quality=0.5):
     scores[finite] = detector.decision_function(windows.X[finite])
     usable = finite & (windows.quality >= min_quality)
     states = np.array(["unknown"] * len(windows), dtype=object)
-    states[usable] = np.where(smooth_decisions(windows.t_end[usable], scores[usable]) == 1,
-                              "distracted", "attentive")
+    smoothed = smooth_decisions(windows.t_end[usable], scores[usable], **DEFAULTS["smoothing"])
+    states[usable] = np.where(smoothed == 1, "distracted", "attentive")
     return windows, scores, states
 
 
