@@ -112,8 +112,7 @@ def _newton_graph(K, L, y, c, gamma_A, gamma_I, fit_intercept, max_iter):
 
     The sv-dependent part ``E_s C_s K_s`` of the system matrix has rank |sv| ≤ l, so with
     ``P = B⁻¹E_l`` (l labelled columns) and ``Q = K_l P``, ``(B + E_s C_s K_s)⁻¹E_s =
-    P_s (I + C_s Q_ss)⁻¹`` (push-through). Every step is then an |sv| × |sv| solve, and
-    ``α = P_s z`` with ``z = (I + C_s Q_ss)⁻¹ C_s (y_s − b)``; the bias makes ``1ᵀα = 0``.
+    P_s (I + C_s Q_ss)⁻¹`` (push-through); see :func:`_newton_sv_steps`.
     """
     n = len(y)
     lab = np.flatnonzero(y != 0)
@@ -127,13 +126,30 @@ def _newton_graph(K, L, y, c, gamma_A, gamma_I, fit_intercept, max_iter):
     E = np.zeros((n, len(lab)), order="F")
     E[lab, np.arange(len(lab))] = 1.0
     P, _ = lapack.dgetrs(lu, piv, E, trans=1, overwrite_b=True)
-    Q = K[lab] @ P
-    ones_P = P.sum(axis=0)
-    y_l, c_l = y[lab], c[lab]
-    f_l = np.zeros(len(lab))
+    z, sv_rows, b, n_iter = _newton_sv_steps(K[lab] @ P, P.sum(axis=0), y[lab], c[lab],
+                                             fit_intercept, max_iter)
+    return P[:, sv_rows] @ z, b, n_iter
+
+
+def _newton_sv_steps(Q, ones_P, y_l, c_l, fit_intercept, max_iter):
+    """Newton steps on the labelled points given ``Q = K_l B⁻¹E_l`` and ``ones_P = 1ᵀB⁻¹E_l``.
+
+    Each step solves ``(I + C_s Q_ss) [m, n] = [C_s y_s, c_s]`` on the current sv set; the bias
+    ``b = 1ᵀP_s m / 1ᵀP_s n`` makes ``1ᵀα = 0`` and ``α = P_s z`` with ``z = m − b n``. Stops when
+    the sv set repeats or after ``max_iter`` steps.
+
+    Returns
+    -------
+    z : ndarray of shape (n_sv,)
+    sv_rows : ndarray of shape (n_sv,)
+        Positions among the labelled points.
+    b : float
+    n_iter : int
+    """
+    f_l = np.zeros(len(y_l))
     b = 0.0
     z = np.zeros(0)
-    sv_prev = np.zeros(len(lab), dtype=bool)
+    sv_prev = np.zeros(len(y_l), dtype=bool)
     sv_rows = np.zeros(0, dtype=np.intp)
     n_iter = 0
     while True:
@@ -153,7 +169,7 @@ def _newton_graph(K, L, y, c, gamma_A, gamma_I, fit_intercept, max_iter):
         z = solved[:, 0] - b * solved[:, 1]
         f_l = Q[:, sv_rows] @ z
         sv_prev = sv
-    return P[:, sv_rows] @ z, b, n_iter
+    return z, sv_rows, b, n_iter
 
 
 @njit(cache=True)

@@ -14,7 +14,9 @@ rotated by Zᵀ; then every λ is one tridiagonal SPD solve ``(I + λT)⁻¹`` w
 ``β = (I + λS)⁻¹H_lᵀ(C̃⁻¹ + H_l(I + λS)⁻¹H_lᵀ)⁻¹T_l`` every C costs one l×l solve (l labelled rows).
 
 LapSVM (:func:`lapsvm_grid_search`): per fold the graph Laplacian once, per fold and kernel width
-the Gram matrices once; every (γ_A, γ_I) is then one solver run.
+the Gram matrices and (Newton solver) one Hessenberg reduction ``LK = Z Hs Zᵀ``; every (γ_A, γ_I)
+is then one O(n²) shifted Hessenberg elimination, a triangular solve with l right-hand sides and
+the Newton steps on the labelled points (no n × n factorisation per grid point).
 """
 
 import numpy as np
@@ -26,7 +28,7 @@ from sklearn.model_selection import ParameterGrid
 
 from .._errors import ModelError
 from ._elm import _encode_targets, _weighted_graph_product, hidden_output, hidden_weights
-from ._lapsvm import rbf_kernel
+from ._lapsvm import _newton_sv_steps, rbf_kernel
 from ._metrics import g_mean
 from ._sselm import _class_weights
 
@@ -158,7 +160,10 @@ def lapsvm_grid_search(estimator, grid, X, y, cv, random_state=None):
     """Best ``gamma_A``, ``gamma_I`` and ``kernel_width`` of a :class:`LapSVMClassifier`.
 
     Parameters are as for :func:`sselm_grid_search`; the estimator's solver settings are used for
-    every fit.
+    every fit. With the Newton solver and every ``gamma_I > 0``, each fold and width reduces
+    ``LK`` to Hessenberg form once and every (γ_A, γ_I) costs one shifted Hessenberg solve
+    (see :func:`_lapsvm_width_outputs`); otherwise every grid point is one solver run on the
+    fold's Gram matrices.
 
     Returns
     -------
@@ -167,6 +172,8 @@ def lapsvm_grid_search(estimator, grid, X, y, cv, random_state=None):
     axes = _axes(grid, estimator, ("gamma_A", "gamma_I", "kernel_width"))
     scores = np.zeros([len(v) for v in axes.values()])
     classes = np.unique(y[y != -1])
+    params = estimator.get_params()
+    reuse = params["solver"] == "newton" and min(axes["gamma_I"]) > 0
     model = clone(estimator)
     for train, test in cv:
         X_train = X[train]
@@ -174,13 +181,74 @@ def lapsvm_grid_search(estimator, grid, X, y, cv, random_state=None):
         labelled = y[train] != -1
         signed = np.where(labelled, np.where(y[train] == classes[1], 1.0, -1.0), 0.0)
         sq = np.einsum("ij,ij->i", X_train, X_train)
+        outputs = np.empty((len(axes["gamma_A"]), len(axes["gamma_I"]), len(test)))
         for k, width in enumerate(axes["kernel_width"]):
             K = rbf_kernel(X_train, X_train, width, sq)
             K_test = rbf_kernel(X[test], X_train, width, sq)
-            for i, gamma_A in enumerate(axes["gamma_A"]):
-                for j, gamma_I in enumerate(axes["gamma_I"]):
-                    model.set_params(gamma_A=gamma_A, gamma_I=gamma_I)
-                    alpha, b, _ = model._solve(K, L, signed)
-                    predicted = classes[(K_test @ alpha + b > 0).astype(np.intp)]
-                    scores[i, j, k] += g_mean(y[test], predicted)
+            if reuse:
+                outputs = _lapsvm_width_outputs(K, K_test, L, signed, axes["gamma_A"],
+                                                axes["gamma_I"], params["fit_intercept"],
+                                                params["max_iter"])
+            else:
+                for i, gamma_A in enumerate(axes["gamma_A"]):
+                    for j, gamma_I in enumerate(axes["gamma_I"]):
+                        model.set_params(gamma_A=gamma_A, gamma_I=gamma_I)
+                        alpha, b, _ = model._solve(K, L, signed)
+                        outputs[i, j] = K_test @ alpha + b
+            predictions = classes[(outputs > 0).astype(np.intp)]
+            for i, j in np.ndindex(outputs.shape[:2]):
+                scores[i, j, k] += g_mean(y[test], predictions[i, j])
     return _best(axes, scores)
+
+
+def _lapsvm_width_outputs(K, K_test, L, signed, gamma_A_grid, gamma_I_grid, fit_intercept,
+                          max_iter):
+    """Newton LapSVM test outputs, shape (len(gamma_A_grid), len(gamma_I_grid), n_test).
+
+    ``LK = Z Hs Zᵀ`` (Hessenberg, once), so ``B⁻¹E_l = Z (μI + Hs)⁻¹ ZᵀE_l / γ_I`` with
+    ``μ = γ_A/γ_I``: per grid point an O(n²) elimination of the shifted Hessenberg matrix and
+    one triangular solve with l right-hand sides, then the Newton steps of
+    :func:`._lapsvm._newton_sv_steps` on the labelled points.
+    """
+    n = len(K)
+    lab = np.flatnonzero(signed != 0)
+    LK = _weighted_graph_product(np.zeros(n), 1.0, L.indptr, L.indices, L.data, K)
+    Hs, Z = la.hessenberg(LK, calc_q=True, overwrite_a=True, check_finite=False)
+    ZE = np.ascontiguousarray(Z[lab].T)
+    K_lab_Z = K[lab] @ Z
+    ones_Z = Z.sum(axis=0)
+    K_test_Z = K_test @ Z
+    y_l, c_l = signed[lab], np.ones(len(lab))
+    outputs = np.empty((len(gamma_A_grid), len(gamma_I_grid), len(K_test)))
+    for i, gamma_A in enumerate(gamma_A_grid):
+        for j, gamma_I in enumerate(gamma_I_grid):
+            R = ZE / gamma_I
+            U = _eliminate_shifted_hessenberg(Hs, gamma_A / gamma_I, R)
+            ZP = la.solve_triangular(U, R, check_finite=False, overwrite_b=True)
+            z, sv_rows, b, _ = _newton_sv_steps(K_lab_Z @ ZP, ones_Z @ ZP, y_l, c_l,
+                                                fit_intercept, max_iter)
+            outputs[i, j] = K_test_Z @ (ZP[:, sv_rows] @ z) + b
+    return outputs
+
+
+@njit(cache=True, error_model="numpy")
+def _eliminate_shifted_hessenberg(Hs, mu, R):
+    """Upper-triangular U of ``Hs + mu I`` (Hs upper Hessenberg) by Gaussian elimination with
+    partial pivoting; the same row operations are applied to ``R`` in place (O(n²) + O(n·m))."""
+    n = Hs.shape[0]
+    U = Hs.copy()
+    for i in range(n):
+        U[i, i] += mu
+    for k in range(n - 1):
+        if abs(U[k + 1, k]) > abs(U[k, k]):
+            for j in range(k, n):
+                U[k, j], U[k + 1, j] = U[k + 1, j], U[k, j]
+            for j in range(R.shape[1]):
+                R[k, j], R[k + 1, j] = R[k + 1, j], R[k, j]
+        m = U[k + 1, k] / U[k, k]
+        U[k + 1, k] = 0.0
+        for j in range(k + 1, n):
+            U[k + 1, j] -= m * U[k, j]
+        for j in range(R.shape[1]):
+            R[k + 1, j] -= m * R[k, j]
+    return U
