@@ -21,7 +21,7 @@ from ._tracker import apply_tracker
 __all__ = ["simulate_drive", "simulate_drive_truth", "DriveTruth", "simulate_cohort",
            "cohort_seeds"]
 
-SIMULATOR_VERSION = 1
+SIMULATOR_VERSION = 2
 _GRID_DT_S = 0.1
 _IPD_M = 0.063
 _HEAD_OMEGA = 8.0  # rad/s: a critically damped head settles (95 %) in about 0.6 s
