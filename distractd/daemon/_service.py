@@ -17,6 +17,7 @@ import numpy as np
 import zmq
 import zmq.auth
 from prometheus_client import CollectorRegistry, start_http_server
+from threadpoolctl import threadpool_limits
 
 from .._errors import ConfigError, DistractdError, ModelError
 from ..models import SegmentPrototypes, load_model
@@ -173,12 +174,14 @@ class Service:
                      self.http_server.server_port)
         context = zmq.Context()
         authenticator = None
+        blas = threadpool_limits(limits=1)  # one loop thread; BLAS threads only contend
         try:
             if self.config["security"]["curve"]:
                 authenticator = self._start_curve(context)
             with self._sockets(context) as sockets:
                 self._loop(*sockets)
         finally:
+            blas.restore_original_limits()
             if authenticator is not None:
                 authenticator.stop()
             context.term()
@@ -241,11 +244,14 @@ class Service:
             now = time.monotonic()
             pending = []
             n_read = 0
+            samples_before = counts.samples
             if sub in ready or stopping:
                 n_read += self._drain(sub, pending, counts, service["max_batch_messages"])
             if pupil_sub is not None and (pupil_sub in ready or stopping):
                 n_read += self._drain_pupil(pupil_sub, pending, counts,
                                             service["max_batch_messages"])
+            if counts.samples != samples_before:
+                self.metrics.samples_received.inc(counts.samples - samples_before)
             if pending:
                 self._classify_and_publish(pending, pub, counts)
             now = time.monotonic()
@@ -259,6 +265,8 @@ class Service:
                 self.notifier.watchdog()
                 next_watchdog = now + watchdog_every
             if now >= next_status:
+                for session in self.sessions.values():
+                    self._count_sample_rejections(session)
                 self.metrics.streams = tuple((s.stream, s.processor.rate_hz)
                                              for s in self.sessions.values())
                 self.metrics.active_streams.set(len(self.sessions))
@@ -270,6 +278,8 @@ class Service:
                 self._reload = False
                 self.reload()
         self.rejection_log.flush(now, force=True)
+        for session in self.sessions.values():
+            self._count_sample_rejections(session)
         status = f"stopping: drained, {len(self.sessions)} streams"
         self.notifier.stopping(status)
         log.info(status)
@@ -284,12 +294,12 @@ class Service:
                 break
             n += 1
             now = time.monotonic()
-            metrics.messages_received.inc()
             try:
                 stream, block, seq = decode_samples(frames, self.limits)
                 self._ingest(stream, block, seq, now, pending, counts)
             except Rejected as exc:
                 self._reject(exc, now)
+        metrics.messages_received.inc(n)
         return n
 
     def _drain_pupil(self, sock, pending, counts, budget):
@@ -301,13 +311,13 @@ class Service:
                 break
             n += 1
             now = time.monotonic()
-            self.metrics.messages_received.inc()
             try:
                 block = self.pupil.update(frames)
                 if block is not None:
                     self._ingest(self.config["pupil"]["stream"], block, None, now, pending, counts)
             except Rejected as exc:
                 self._reject(exc, now)
+        self.metrics.messages_received.inc(n)
         return n
 
     def _reject(self, exc, now):
@@ -323,14 +333,15 @@ class Service:
                                                    f"streams are active")
             session = self._new_session(stream, now)
         windows, n_lost = session.ingest(block, seq, now)
-        self.metrics.samples_received.inc(len(block))
         counts.samples += len(block)
         if n_lost:
             self.metrics.messages_lost.inc(n_lost)
-        for reason, count in session.new_rejections().items():
-            self.metrics.sample_rejections(reason).inc(count)
         if len(windows):
             pending.append((session, windows, now))
+
+    def _count_sample_rejections(self, session):
+        for reason, count in session.new_rejections().items():
+            self.metrics.sample_rejections(reason).inc(count)
 
     def _new_session(self, stream, now):
         config = self.config
@@ -378,7 +389,7 @@ class Service:
         idle_s = self.config["sessions"]["idle_timeout_s"]
         expired = [s for s, session in self.sessions.items() if now - session.last_seen_s > idle_s]
         for stream in expired:
-            del self.sessions[stream]
+            self._count_sample_rejections(self.sessions.pop(stream))
             log.info("stream %s: expired after %.0f s without input", stream, idle_s)
         if expired:
             self.metrics.streams_expired.inc(len(expired))

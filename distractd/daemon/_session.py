@@ -71,7 +71,9 @@ class Session:
             the latest goes on to the pipeline, which counts it as a duplicate sample).
         """
         t = block[:, 0]
-        t_max = float(np.nanmax(t)) if len(t) and not np.isnan(t).all() else -math.inf
+        t_max = float(t.max()) if len(t) else -math.inf
+        if math.isnan(t_max):  # rare: a sample without t, which the pipeline counts
+            t_max = float(np.nanmax(t)) if not np.isnan(t).all() else -math.inf
         if t_max < self.last_t:
             raise Rejected("time_backwards", f"stream {self.stream}: newest t {t_max!r} is "
                                              f"before the stream's latest t {self.last_t!r}")

@@ -126,7 +126,9 @@ def _decode_block(stream, message, limits):
     if dtype not in _DTYPES:
         raise Rejected("bad_block", f"stream {stream}: dtype must be one of {list(_DTYPES)}, "
                                     f"got {dtype!r}")
-    if not isinstance(fields, list) or not fields or not all(isinstance(f, str) for f in fields):
+    canonical = fields == _CANONICAL
+    if not canonical and (not isinstance(fields, list) or not fields
+                          or not all(isinstance(f, str) for f in fields)):
         raise Rejected("bad_block", f"stream {stream}: fields must be a list of names, "
                                     f"got {fields!r}")
     row_bytes = _DTYPES[dtype].itemsize * len(fields)
@@ -138,7 +140,7 @@ def _decode_block(stream, message, limits):
         raise Rejected("oversized", f"stream {stream}: block of {n_samples} samples exceeds "
                                     f"input.max_block_samples={limits.max_block_samples}")
     values = np.frombuffer(data, dtype=_DTYPES[dtype]).reshape(n_samples, len(fields))
-    if fields == _CANONICAL and dtype == "<f8":
+    if canonical and dtype == "<f8":
         return values
     try:
         return block_from_columns(fields, values)
