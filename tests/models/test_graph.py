@@ -4,6 +4,7 @@ import numpy as np
 import pytest
 import scipy.io as sio
 import scipy.sparse as sp
+from sklearn.neighbors import NearestNeighbors
 
 from distractd._errors import ModelError
 from distractd.models import knn_graph, laplacian
@@ -49,6 +50,19 @@ def test_laplacian_properties_and_power():
     d = np.asarray(W.sum(axis=1)).ravel()
     np.testing.assert_allclose(Ln @ np.sqrt(d), 0, atol=1e-12)
     np.testing.assert_allclose(laplacian(W, power=3).toarray(), L @ L @ L, atol=1e-10)
+
+
+def test_compiled_knn_matches_sklearn_on_random_data():
+    X = np.random.default_rng(7).normal(size=(300, 25))
+    distances, indices = NearestNeighbors(n_neighbors=10).fit(X).kneighbors()
+    width = distances.mean()
+    directed = sp.csr_matrix((np.exp(-distances.ravel() ** 2 / (2 * width ** 2)),
+                              (np.repeat(np.arange(300), 10), indices.ravel())), shape=(300, 300))
+    expected = directed.maximum(directed.T).toarray()
+    W = knn_graph(X, n_neighbors=10)
+    assert W.has_sorted_indices
+    np.testing.assert_allclose(W.toarray(), expected, rtol=0, atol=1e-14)
+    np.testing.assert_array_equal(W.toarray(), W.toarray().T)
 
 
 def test_duplicates_are_not_their_own_neighbours():
