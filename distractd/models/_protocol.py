@@ -26,6 +26,7 @@ from typing import Callable
 import numpy as np
 from scipy import stats
 from sklearn.base import clone
+from sklearn.svm import SVC
 from sklearn.metrics.pairwise import rbf_kernel
 from sklearn.model_selection import ParameterGrid, RepeatedStratifiedKFold, train_test_split
 from sklearn.preprocessing import StandardScaler
@@ -33,13 +34,24 @@ from tqdm import tqdm
 
 from .._errors import ConfigError, SchemaError
 from .._validation import Interval, check_params
+from ._elm import ELMClassifier
+from ._lapsvm import LapSVMClassifier
 from ._metrics import binary_scores, detection_delays, false_alarms_per_hour
+from ._selection import lapsvm_grid_search, sselm_grid_search
+from ._sselm import SSELMClassifier
+from ._tsvm import TSVMClassifier
 
 __all__ = [
     "ModelSpec", "Split", "make_splits", "select_params", "grid_search", "svm_grid_search",
     "evaluate_driver", "evaluate_cohort",
-    "summarise", "paired_tests", "sweep", "WINDOW_METRICS",
+    "summarise", "paired_tests", "sweep", "model_specs", "MODELS", "PAIRS", "WINDOW_METRICS",
 ]
+
+MODELS = ("sselm", "lapsvm", "tsvm", "elm", "svm")
+"""Model ids: the semi-supervised detectors and their supervised counterparts."""
+
+PAIRS = (("sselm", "elm"), ("lapsvm", "svm"), ("tsvm", "svm"))
+"""(semi-supervised, supervised) pairs tested by right-tailed paired t-tests (S0 §5.4.5)."""
 
 WINDOW_METRICS = ("accuracy", "sensitivity", "specificity", "g_mean")
 TIMINGS = ("select_ms", "fit_ms", "predict_ms")
@@ -84,6 +96,53 @@ class ModelSpec:
     semi_supervised: bool = False
     randomised: bool = False
     select: Callable | None = None
+
+
+def model_specs(names=MODELS, grid="full"):
+    """The protocol's models with their hyper-parameter grids.
+
+    Parameters
+    ----------
+    names : sequence of str, default=MODELS
+        Model ids among ``"sselm"``, ``"lapsvm"``, ``"tsvm"``, ``"elm"``, ``"svm"``.
+    grid : {"full", "small"}, default="full"
+        ``"full"``: the source grids (S0 §5.4.3) — regularisation and SVM/TSVM kernel width
+        σ in {1e-6, ..., 1e6}, LapSVM σ in {1, 10, 100, 1000}; ELM/SS-ELM n_H = 1000.
+        ``"small"``: a few points around the usual optimum, for tests and quick looks.
+
+    Returns
+    -------
+    list of ModelSpec
+    """
+    if grid not in ("full", "small"):
+        raise ConfigError(f"protocol.grid must be 'full' or 'small', got {grid!r}")
+    unknown = [name for name in names if name not in MODELS]
+    if unknown:
+        raise ConfigError(f"protocol.models must be among {list(MODELS)}, got {unknown}")
+    full = grid == "full"
+    decades = [10.0 ** k for k in range(-6, 7)]
+    reg = decades if full else [1e-2, 1.0, 1e2]
+    width = decades if full else [1.0, 3.0, 10.0]
+    specs = {
+        "svm": lambda: ModelSpec(
+            "svm", SVC(kernel="rbf"),
+            {"C": decades if full else [0.1, 1.0, 10.0, 100.0],
+             "gamma": [0.5 / sigma ** 2 for sigma in width]},
+            select=svm_grid_search),
+        "elm": lambda: ModelSpec("elm", ELMClassifier(n_hidden=1000), {"C": reg},
+                                 randomised=True),
+        "sselm": lambda: ModelSpec("sselm", SSELMClassifier(n_hidden=1000),
+                                   {"C": reg, "lam": reg}, semi_supervised=True,
+                                   randomised=True, select=sselm_grid_search),
+        "lapsvm": lambda: ModelSpec(
+            "lapsvm", LapSVMClassifier(),
+            {"gamma_A": reg, "gamma_I": reg,
+             "kernel_width": [1.0, 10.0, 100.0, 1000.0] if full else [3.0, 10.0]},
+            semi_supervised=True, select=lapsvm_grid_search),
+        "tsvm": lambda: ModelSpec("tsvm", TSVMClassifier(), {"C": reg, "kernel_width": width},
+                                  semi_supervised=True),
+    }
+    return [specs[name]() for name in names]
 
 
 @dataclass(frozen=True)
