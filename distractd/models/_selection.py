@@ -90,7 +90,7 @@ def _sselm_fold_outputs(estimator, H, X, y, train, test, C_grid, lam_grid):
 
 @njit(cache=True)
 def _reflect(reflectors, tau, Y):
-    """``Y ← QᵀY`` (Y in C order) for the orthogonal Q of ``dsytrd(lower=1)``: ``Q = H_0 … H_{n-2}``.
+    """``Y ← QᵀY`` (Y in C order), Q = H_0 … H_{n-2} of ``dsytrd(lower=1)`` or ``dgehrd``.
 
     ``H_i = I − τ_i v vᵀ`` with ``v = (0, …, 0, 1, reflectors[i+2:, i])`` (1 at position i+1).
     Loops run along the rows of Y so that they vectorise.
@@ -206,7 +206,8 @@ def _lapsvm_width_outputs(K, K_test, L, signed, gamma_A_grid, gamma_I_grid, fit_
                           max_iter):
     """Newton LapSVM test outputs, shape (len(gamma_A_grid), len(gamma_I_grid), n_test).
 
-    ``LK = Z Hs Zᵀ`` (Hessenberg, once), so ``ZᵀB⁻¹E_l = X_μ / γ_I`` with
+    ``LK = Z Hs Zᵀ`` (Hessenberg, LAPACK ``dgehrd`` once; Z is kept as reflectors, applied by
+    :func:`_reflect`), so ``ZᵀB⁻¹E_l = X_μ / γ_I`` with
     ``X_μ = (μI + Hs)⁻¹ZᵀE_l`` and ``μ = γ_A/γ_I``. Grid points sharing a ratio μ (25 distinct
     ratios on a 13 × 13 decade grid; ratios equal to 12 significant digits are merged) share one
     O(n²) elimination of the shifted Hessenberg matrix, one triangular solve with l right-hand
@@ -216,11 +217,19 @@ def _lapsvm_width_outputs(K, K_test, L, signed, gamma_A_grid, gamma_I_grid, fit_
     n = len(K)
     lab = np.flatnonzero(signed != 0)
     LK = _weighted_graph_product(np.zeros(n), 1.0, L.indptr, L.indices, L.data, K)
-    Hs, Z = la.hessenberg(LK, calc_q=True, overwrite_a=True, check_finite=False)
-    ZE = np.ascontiguousarray(Z[lab].T)
-    K_lab_Z = K[lab] @ Z
-    ones_Z = Z.sum(axis=0)
-    K_test_Z = K_test @ Z
+    reduced, tau, _ = lapack.dgehrd(np.asfortranarray(LK), overwrite_a=1,
+                                    lwork=int(lapack.dgehrd_lwork(n)[0]))
+    Hs = np.ascontiguousarray(reduced)
+    # Zᵀ applied to [E_l, K_lᵀ, 1, K_testᵀ] at once, Z never formed.
+    n_l, n_test = len(lab), len(K_test)
+    Y = np.zeros((n, 2 * n_l + 1 + n_test))
+    Y[lab, np.arange(n_l)] = 1.0
+    Y[:, n_l:2 * n_l] = K[lab].T
+    Y[:, 2 * n_l] = 1.0
+    Y[:, 2 * n_l + 1:] = K_test.T
+    _reflect(reduced, tau, Y)
+    ZE = Y[:, :n_l].copy()
+    K_lab_Z, ones_Z, K_test_Z = Y[:, n_l:2 * n_l].T, Y[:, 2 * n_l], Y[:, 2 * n_l + 1:].T
     y_l, c_l = signed[lab], np.ones(len(lab))
     outputs = np.empty((len(gamma_A_grid), len(gamma_I_grid), len(K_test)))
     ratios = {}
