@@ -1,4 +1,4 @@
-"""Detector speed: fits, predictions, selection and one driver's protocol, against SVC and numpy ports.
+"""Detector speed: fits, predictions, selection, one driver's protocol; vs SVC and numpy ports.
 
 Data: 800 windows × 25 z-scored features (two Gaussian classes), 60 labelled, the rest unlabelled
 (the source's sizes). Every timing is the median and the minimum of repeats on one BLAS thread
@@ -158,7 +158,8 @@ def _predictions(models, X):
         one_us = min(_time_ms(lambda: predict(one), 2000)[1] for _ in range(3)) * 1e3
         median, minimum = _time_ms(lambda: predict(thousand), 30)
         _emit(f"{name}_predict", one_window_us_min=round(one_us, 2),
-              thousand_windows_ms_median=round(median, 3), thousand_windows_ms_min=round(minimum, 3))
+              thousand_windows_ms_median=round(median, 3),
+              thousand_windows_ms_min=round(minimum, 3))
     with tempfile.TemporaryDirectory() as folder:
         path = os.path.join(folder, "sselm.npz")
         save_model(path, models["sselm"], normalizer_mean=np.zeros(X.shape[1]),

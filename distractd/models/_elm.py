@@ -70,7 +70,7 @@ def hidden_output(X, W, b):
 
 @njit(cache=True)
 def _weighted_graph_product(c, lam, indptr, indices, data, B):
-    """``diag(c) B + lam L B`` for a CSR matrix L (``indptr``, ``indices``, ``data``), row by row."""
+    """``diag(c) B + lam L B``, L in CSR arrays (``indptr``, ``indices``, ``data``), row by row."""
     out = np.empty_like(B)
     for i in range(B.shape[0]):
         row = out[i]

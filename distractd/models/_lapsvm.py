@@ -545,6 +545,7 @@ class LapSVMClassifier(_GraphMixin, _KernelExpansionBase):
         elif self.cg_stop_iter is not None:
             stop_every = self.cg_stop_iter
         else:
-            stop_every = max(round(math.sqrt(len(signed)) / 2), 1) if self.cg_stop == "stability" else 1
+            stop_every = (max(round(math.sqrt(len(signed)) / 2), 1)
+                          if self.cg_stop == "stability" else 1)
         return _pcg(K, L, signed, self.gamma_A, self.gamma_I, self.fit_intercept,
                     self.max_iter, self.cg_stop, stop_param, stop_every)
