@@ -42,7 +42,7 @@ class DriverTraits:
     head_position_m: tuple
     posture_sd_m: float
     posture_axes: tuple
-    posture_rot_sd_deg: tuple
+    posture_rot_deg: tuple
     blink_rate_per_min: float
     blink_close_s: float
     blink_open_s: float
@@ -119,7 +119,7 @@ def draw_driver(seed):
     lean_axis = unit(np.ones(3) + 0.3 * rng.standard_normal(3))
     first = unit(np.cross(lean_axis, [1.0, 0.0, 0.0]))
     second = np.cross(lean_axis, first)
-    lean = lean_axis * lognormal(0.015, 0.3)
+    lean = lean_axis * lognormal(0.012, 0.3)
     # Blink rate: log-normal between drivers, women higher (Sforza 2008), median ~17/min driving.
     blink_median = 24.0 if female else 19.0
     return DriverTraits(
@@ -161,15 +161,17 @@ def draw_driver(seed):
         susceptibility=susceptibility,
         load_pupil_mm=float(0.15 * susceptibility * math.exp(0.2 * rng.standard_normal())),
         load_lean_m=tuple(float(v) for v in lean),
-        # Slow structure and the load signature across fields (see docs/simulator.md): posture
-        # rotation creep (yaw, pitch, roll), tracker calibration drift, ambient-light pupil drift;
-        # under load a per-driver head rotation (a "listening" head set: unit direction, about
-        # 1.5 deg) and gaze further ahead (Reimer 2009, direction). No source for the sizes.
-        posture_rot_sd_deg=(lognormal(2.0, 0.3), lognormal(1.5, 0.3), lognormal(1.0, 0.3)),
+        # Slow structure and the load signature across fields (see docs/simulator.md): the head
+        # rotation (yaw, pitch, roll; deg per unit mode) that comes with each posture mode,
+        # tracker calibration drift, ambient-light pupil drift; under load a per-driver head
+        # rotation (a "listening" head set: random direction, about 1 deg) and gaze further ahead
+        # (Reimer 2009, direction). No source for the sizes.
+        posture_rot_deg=tuple(float(v) for v in (rng.standard_normal((2, 3)) *
+                                                  [2.0, 1.5, 1.0] * lognormal(1.0, 0.3)).ravel()),
         calibration_drift_deg=lognormal(0.6, 0.3),
         pupil_light_sd_mm=lognormal(0.2, 0.3),
         load_head_rot_deg=tuple(float(v) for v in unit(rng.standard_normal(3))
-                                * lognormal(1.0, 0.3)),
+                                * lognormal(0.8, 0.3)),
         load_gaze_pitch_deg=lognormal(0.3, 0.3),
         **effects,
     )

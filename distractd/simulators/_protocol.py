@@ -76,7 +76,7 @@ def schedule_labels(t, sections):
     return labels
 
 
-def cognitive_load(t, sections, rise_s=1.5, decay_s=6.0, sound_modulation=0.3, gains=None):
+def cognitive_load(t, sections, rise_s=1.5, decay_s=4.0, sound_modulation=0.3, gains=None):
     """The cognitive load level (0..1 times the section's gain) at times ``t``.
 
     Load rises exponentially with time constant ``rise_s`` after a task onset (full within 2-5 s),

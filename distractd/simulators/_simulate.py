@@ -24,9 +24,11 @@ __all__ = ["simulate_drive", "simulate_drive_truth", "DriveTruth", "simulate_coh
 SIMULATOR_VERSION = 2
 _GRID_DT_S = 0.1
 _IPD_M = 0.063
+_EYE_RANGE_DEG = 50.0       # eye-in-head yaw limit (human range about 55 deg)
 _HEAD_OMEGA = 8.0  # rad/s: a critically damped head settles (95 %) in about 0.6 s
 _SECTION_GAIN_SIGMA = 0.3   # log-normal spread of the load level between task sections (A)
-_POSTURE_TAU_S = 120.0      # posture rotation creep (A)
+_SECTION_SET_SD = 1.0       # per-section variation of the load posture, times its mean size (A)
+_POSTURE_TAU_S = 120.0      # posture creep (A)
 _LIGHT_TAU_S = 90.0         # ambient-light pupil drift: clouds, road direction (A)
 _DEMAND_SD, _DEMAND_TAU_S = 0.6, 60.0         # log driving demand: traffic, junctions (A)
 _ROAD_SD_DEG, _ROAD_TAU_S = (2.5, 1.0), 40.0  # road direction ahead: bends, hills (A)
@@ -126,8 +128,10 @@ def simulate_drive_truth(seed, duration_s=None, rate_hz=60.0, **options):
         np.random.default_rng(s) for s in streams[1:])
     traits = draw_driver(streams[0])
     sections = drive_schedule(rng_schedule, duration_s)
-    gains = np.exp(_SECTION_GAIN_SIGMA * rng_schedule.standard_normal(
-        sum(s.kind == "task" for s in sections)))
+    task_starts = np.array([s.start_s for s in sections if s.kind == "task"])
+    gains = np.exp(_SECTION_GAIN_SIGMA * rng_schedule.standard_normal(len(task_starts)))
+    # each task section's load posture (head lean, head set) varies around the driver's own
+    section_sets = rng_schedule.standard_normal((len(task_starts), 6)) * _SECTION_SET_SD
     t_end = sections[-1].end_s
     n = int(math.floor(t_end * rate_hz))
     t = np.arange(n) / rate_hz
@@ -150,7 +154,14 @@ def simulate_drive_truth(seed, duration_s=None, rate_hz=60.0, **options):
 
     gaze_yaw, gaze_pitch, in_saccade = render_gaze(gaze, n, rate_hz)
     fixation = np.maximum(np.searchsorted(gaze.start, t, side="right") - 1, 0)
-    head = _head(rng_body, traits, gaze, t, load, demand)
+    posture = np.column_stack([smooth_drift(rng_body, n, 1 / rate_hz, _POSTURE_TAU_S, 1.0)
+                               for _ in range(2)])
+    current = np.maximum(np.searchsorted(task_starts, t, side="right") - 1, 0)
+    load_set = load[:, None] * (1 + section_sets[current]) if len(task_starts) else \
+        np.zeros((n, 6))
+    head = _head(rng_body, traits, gaze, t, load, demand, posture, load_set[:, 3:])
+    # the eye stops at its mechanical range; the head makes up the rest (Guitton & Volle 1987)
+    head[:, 0] = np.clip(head[:, 0], gaze_yaw - _EYE_RANGE_DEG, gaze_yaw + _EYE_RANGE_DEG)
     eye_yaw, eye_pitch = gaze_yaw - head[:, 0], gaze_pitch - head[:, 1]
     closure = render_eyelid(t, blinks)
 
@@ -158,7 +169,7 @@ def simulate_drive_truth(seed, duration_s=None, rate_hz=60.0, **options):
     block[:, 0] = t
     block[:, [FIELD_INDEX[f] for f in ("head_yaw", "head_pitch", "head_roll")]] = np.radians(head)
     block[:, [FIELD_INDEX[f] for f in ("head_x", "head_y", "head_z")]] = _head_position(
-        rng_body, traits, head, rate_hz, load, demand)
+        rng_body, traits, head, rate_hz, load, demand, posture, load_set[:, :3])
     half_vergence = np.degrees(np.arctan(_IPD_M / 2 / gaze.distance_m[fixation]))
     for eye, sign in (("r", -1.0), ("l", 1.0)):
         block[:, FIELD_INDEX[f"gaze_{eye}_yaw"]] = np.radians(gaze_yaw + sign * half_vergence)
@@ -176,8 +187,8 @@ def simulate_drive_truth(seed, duration_s=None, rate_hz=60.0, **options):
     block[:, FIELD_INDEX["blink"]] = closure >= 0.5
 
     switches = {k: options[k] for k in ("noise", "track_loss", "drops", "duplicates", "jitter")}
-    samples, rows, offset = apply_tracker(rng_tracker, traits, block.copy(), eye_yaw, eye_pitch, closure,
-                                  rate_hz, **switches)
+    samples, rows, offset = apply_tracker(rng_tracker, traits, block.copy(), eye_yaw, eye_pitch,
+                                          closure, rate_hz, **switches)
     meta = {
         "source": "simulator", "simulator_version": SIMULATOR_VERSION, "seed": int(seed),
         "driver_id": f"sim-{seed}", "rate_hz": float(rate_hz),
@@ -192,13 +203,17 @@ def simulate_drive_truth(seed, duration_s=None, rate_hz=60.0, **options):
     return recording, truth
 
 
-def _head(rng, traits, gaze, t, load, demand):
-    """Head yaw, pitch, roll (deg): gaze-coupled turns, postural sway, slow posture creep and the
-    driver's head set under load."""
-    excess_yaw = np.maximum(np.abs(gaze.yaw) - traits.eye_free_deg, 0.0)
+def _head(rng, traits, gaze, t, load, demand, posture, load_set):
+    """Head yaw, pitch, roll (deg): gaze-coupled turns, postural sway, the rotation that comes with
+    the two posture modes (``posture``, unit SD each) and the head set under load (``load_set``:
+    per frame and angle, the multiple of the driver's head set in effect)."""
+    set_head = posture @ np.reshape(traits.posture_rot_deg, (2, 3))
+    # gaze shifts are carried from where the posture has set the head
+    rel_yaw = gaze.yaw - set_head[np.minimum(np.searchsorted(t, gaze.start), len(t) - 1), 0]
+    excess_yaw = np.maximum(np.abs(rel_yaw) - traits.eye_free_deg, 0.0)
     excess_pitch = np.maximum(np.abs(gaze.pitch - traits.road_pitch_deg) - 10.0, 0.0)
     target = np.column_stack([
-        np.sign(gaze.yaw) * excess_yaw * traits.head_gain,
+        np.sign(rel_yaw) * excess_yaw * traits.head_gain,
         np.sign(gaze.pitch - traits.road_pitch_deg) * excess_pitch * 0.5,
         np.zeros(len(gaze)),
     ])
@@ -210,21 +225,20 @@ def _head(rng, traits, gaze, t, load, demand):
     sway_scale = traits.head_sway_deg * traits.load_head_sd ** load * demand
     for column, share in enumerate((1.0, 0.6, 0.5)):
         head[:, column] += share * sway_scale * ou_noise(rng, len(t), dt, 2.0, 1.0)
-    for column, sd in enumerate(traits.posture_rot_sd_deg):
-        head[:, column] += smooth_drift(rng, len(t), dt, _POSTURE_TAU_S, sd)
-    head += load[:, None] * np.asarray(traits.load_head_rot_deg)
+    head += set_head
+    head += load_set * np.asarray(traits.load_head_rot_deg)
     return head
 
 
-def _head_position(rng, traits, head_deg, rate_hz, load, demand):
+def _head_position(rng, traits, head_deg, rate_hz, load, demand, posture, load_set):
     """Head x, y, z (m): seat position, slow posture drift in the driver's two posture modes,
-    sway, a lean under load, and the lateral shift that comes with head yaw."""
+    sway, a lean under load (``load_set``: per frame and axis, the multiple of the driver's lean in
+    effect), and the lateral shift that comes with head yaw."""
     n = len(head_deg)
     scale = traits.head_sway_m * traits.load_head_sd ** load * demand
     position = np.column_stack([ou_noise(rng, n, 1 / rate_hz, 1.5, 1.0) * scale for _ in range(3)])
-    for axis in np.reshape(traits.posture_axes, (2, 3)):
-        position += ou_noise(rng, n, 1 / rate_hz, 90.0, traits.posture_sd_m)[:, None] * axis
-    position += load[:, None] * np.asarray(traits.load_lean_m)
+    position += posture @ np.reshape(traits.posture_axes, (2, 3)) * traits.posture_sd_m
+    position += load_set * np.asarray(traits.load_lean_m)
     position += np.asarray(traits.head_position_m)
     position[:, 0] += traits.head_shift_m_per_rad * np.radians(head_deg[:, 0])
     return position

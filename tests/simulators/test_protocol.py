@@ -53,11 +53,11 @@ def test_cognitive_load_ramps_modulates_and_carries_over():
     schedule = _schedules(1)[0]
     task = next(s for s in schedule if s.kind == "task")
     t = np.array([task.start_s - 1, task.start_s + 0.5, task.start_s + 10.0, task.start_s + 11.0,
-                  task.end_s + 6.0, task.end_s + 14.9])
+                  task.end_s + 4.0, task.end_s + 14.9])
     load = cognitive_load(t, schedule)
     assert load[0] == 0.0
     assert 0.2 < load[1] < 0.4                      # rising with a 1.5 s time constant
     assert load[2] == pytest.approx(1.0, abs=1e-2)  # on a sound (2 s period)
     assert load[3] == pytest.approx(0.7, abs=1e-2)  # between sounds
-    assert load[4] == pytest.approx(np.exp(-1.0), abs=1e-2)  # 6 s decay into the recovery gap
+    assert load[4] == pytest.approx(np.exp(-1.0), abs=1e-2)  # 4 s decay into the recovery gap
     assert 0 < load[5] < load[4]
