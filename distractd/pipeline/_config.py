@@ -30,7 +30,8 @@ class PipelineConfig:
     window_s : float, default=10.0
         Feature window length in seconds; a whole multiple of ``hop_s`` (S0 §5.3.5).
     hop_s : float, default=0.5
-        Window hop in seconds. Windows end on multiples of ``hop_s`` of the stream's own clock.
+        Window hop in seconds (at least 1 ms). Windows end on multiples of ``hop_s`` of the
+        stream's own clock.
     blink_window_s : float, default=60.0
         Span of blink frequency and mean blink duration, seconds; a whole multiple of ``hop_s``.
     perclos_window_s : float, default=180.0
@@ -91,7 +92,7 @@ class PipelineConfig:
     label_purity: float = 0.5
 
     _constraints = {
-        "window_s": _POSITIVE, "hop_s": _POSITIVE, "blink_window_s": _POSITIVE,
+        "window_s": _POSITIVE, "hop_s": Interval(1e-3, None), "blink_window_s": _POSITIVE,
         "perclos_window_s": _POSITIVE, "perclos_closure": _FRACTION, "warmup_s": _NON_NEGATIVE,
         "confidence_min": _FRACTION, "max_gap_s": _POSITIVE, "saccade_velocity_deg_s": _POSITIVE,
         "saccade_min_s": _NON_NEGATIVE, "saccade_max_s": _POSITIVE,

@@ -14,13 +14,17 @@ from ._config import _P_CONFIDENCE_MIN, _P_HIGH, _P_LOW, _P_MAX_GAP_S
 __all__ = ["REJECT_REASONS"]
 
 REJECT_REASONS = (
-    "nonfinite_t", "duplicate_t", "backwards_t", "nonfinite_value", "out_of_range", "gap",
+    "nonfinite_t", "t_out_of_range", "duplicate_t", "backwards_t", "nonfinite_value", "out_of_range", "gap",
     "low_confidence",
 )
-"""Counted reasons, in order. The first three drop the sample; ``nonfinite_value`` (an infinite
+"""Counted reasons, in order. The first four drop the sample (``t_out_of_range``: ``|t|`` over
+:data:`T_MAX_S`, a clock in the wrong unit that would stall the stream); ``nonfinite_value`` (an infinite
 field) and ``out_of_range`` (a field outside :data:`~distractd.pipeline.RANGES`) blank that field
 only; ``gap`` (a time step over ``max_gap_s`` and 2.5 sample periods) and ``low_confidence``
 (confidence below ``confidence_min``: track loss) keep the sample."""
+
+T_MAX_S = 1e12
+"""Largest accepted ``|t|`` in seconds (about 31,700 years)."""
 
 # Per-row status codes written by the kernel.
 ACCEPTED = 0      # a tracked sample
@@ -56,13 +60,16 @@ def _validate_row(x, params, state):
     if not np.isfinite(t):
         state[_V_COUNTS + 0] += 1
         return REJECTED + 0
+    if abs(t) > T_MAX_S:
+        state[_V_COUNTS + 1] += 1
+        return REJECTED + 1
     if state[_V_STARTED] == 1.0:
         if t == state[_V_LAST_T]:
-            state[_V_COUNTS + 1] += 1
-            return REJECTED + 1
-        if t < state[_V_LAST_T]:
             state[_V_COUNTS + 2] += 1
             return REJECTED + 2
+        if t < state[_V_LAST_T]:
+            state[_V_COUNTS + 3] += 1
+            return REJECTED + 3
     nonfinite = False
     out_of_range = False
     for j in range(1, x.shape[0]):
@@ -74,15 +81,15 @@ def _validate_row(x, params, state):
             out_of_range = True
             x[j] = np.nan
     if nonfinite:
-        state[_V_COUNTS + 3] += 1
-    if out_of_range:
         state[_V_COUNTS + 4] += 1
+    if out_of_range:
+        state[_V_COUNTS + 5] += 1
     if state[_V_STARTED] == 1.0:
         dt = t - state[_V_LAST_T]
         _update_period(dt, state)
         gap = dt > params[_P_MAX_GAP_S] and dt > _GAP_PERIODS * state[_V_PERIOD]
         if gap:
-            state[_V_COUNTS + 5] += 1
+            state[_V_COUNTS + 6] += 1
     else:
         dt = 0.0
         gap = False
@@ -92,7 +99,7 @@ def _validate_row(x, params, state):
     state[_V_GAP] = 1.0 if gap else 0.0
     lost = False
     if x[_CONFIDENCE] < params[_P_CONFIDENCE_MIN]:   # False for NaN: no confidence field
-        state[_V_COUNTS + 6] += 1
+        state[_V_COUNTS + 7] += 1
         lost = True
     elif np.isnan(x[7]) and np.isnan(x[8]) and np.isnan(x[9]) and np.isnan(x[10]):
         lost = True
