@@ -1,7 +1,7 @@
 """Derived measures: blink frequency and mean blink duration (60 s), PERCLOS (180 s).
 
 Per hop the ring keeps the blinks that ended in it, their summed duration, the time the eye was
-observed (tracked samples weighted by their time step, plus the blinks themselves), the time an
+observed (tracked samples and blink candidates, weighted by their time step), the time an
 eyelid signal was present and the part of it with closure at or above ``perclos_closure``. A
 measure at a sample covers the last ``blink_window_s`` (``perclos_window_s``) of hops, the current
 one included, so its span is the window plus up to one hop. Totals over the complete hops are
@@ -75,12 +75,11 @@ def _advance(ring, state, last_hop, hop, params):
 def _measure_sample(ring, state, hop, params, x, dt, blink_status, blink_duration, out):
     """Add one accepted sample and write blink frequency (Hz), duration (s), PERCLOS into ``out``."""
     row = int(hop % ring.shape[0])
-    if blink_status == 0 or blink_status == 1:
+    if blink_status >= 0:
         ring[row, _M_OBSERVED_S] += dt
     if not np.isnan(blink_duration):
         ring[row, _M_BLINKS] += 1.0
         ring[row, _M_BLINK_S] += blink_duration
-        ring[row, _M_OBSERVED_S] += blink_duration
     opening = np.nan
     if not np.isnan(x[11]) and not np.isnan(x[12]):
         opening = 0.5 * (x[11] + x[12])

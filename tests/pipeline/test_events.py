@@ -1,0 +1,122 @@
+import importlib.util
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from distractd.pipeline import (
+    FEATURE_NAMES, FIELD_INDEX, PipelineConfig, Recording, detect_events, empty_block,
+    extract_features,
+)
+
+SACCADE = FEATURE_NAMES.index("mean_saccade")
+BLINK = FEATURE_NAMES.index("mean_blink")
+
+
+def fixating(seconds=20.0, rate_hz=60.0, eyelid=False):
+    n = int(seconds * rate_hz)
+    block = empty_block(n)
+    block[:, 0] = np.arange(n) / rate_hz
+    for name in ("gaze_r_yaw", "gaze_r_pitch", "gaze_l_yaw", "gaze_l_pitch"):
+        block[:, FIELD_INDEX[name]] = 0.0
+    block[:, FIELD_INDEX["confidence"]] = 1.0
+    if eyelid:
+        block[:, FIELD_INDEX["eyelid_r"]] = block[:, FIELD_INDEX["eyelid_l"]] = 1.0
+    return block
+
+
+def step_saccade(block, t0, amplitude_deg, duration_s):
+    """A gaze step of ``amplitude_deg`` in yaw, linear over ``duration_s`` from ``t0``."""
+    t = block[:, 0]
+    ramp = np.clip((t - t0) / duration_s, 0.0, 1.0) * np.radians(amplitude_deg)
+    for name in ("gaze_r_yaw", "gaze_l_yaw"):
+        block[:, FIELD_INDEX[name]] += ramp
+
+
+@pytest.mark.parametrize("rate_hz", [30.0, 60.0, 120.0, 1000.0])
+def test_saccade_step_is_one_event_with_its_amplitude(rate_hz):
+    block = fixating(rate_hz=rate_hz)
+    step_saccade(block, 5.0, 8.0, 0.04)
+    events = detect_events(Recording(block))
+    rows = events.events[events.events[:, 0] == 0]
+    assert len(rows) == 1
+    assert rows[0, 4] == pytest.approx(8.0, abs=0.01)
+    assert 4.99 <= rows[0, 1] <= rows[0, 2] <= 5.04 + 1.0 / rate_hz
+    assert np.nansum(events.saccade) == np.sum((events.t >= rows[0, 1]) & (events.t <= rows[0, 2]))
+
+
+def test_slow_drift_and_small_jitter_are_not_saccades():
+    block = fixating()
+    rng = np.random.default_rng(0)
+    block[:, FIELD_INDEX["gaze_r_yaw"]] += np.radians(np.linspace(0, 5, len(block)))  # 0.25 deg/s
+    block[:, FIELD_INDEX["gaze_l_yaw"]] += np.radians(rng.normal(0, 0.02, len(block)))
+    assert np.nansum(detect_events(Recording(block)).saccade) == 0
+
+
+def test_saccades_unavailable_below_minimum_rate():
+    block = fixating(rate_hz=10.0, seconds=30.0)
+    step_saccade(block, 5.0, 8.0, 0.04)
+    events = detect_events(Recording(block))
+    assert np.isnan(events.saccade[2:]).all()
+    windows = extract_features(Recording(block))
+    assert np.isnan(windows.X[:, SACCADE]).all()
+    assert np.isfinite(windows.X[:, 6]).all()      # window statistics still computed
+
+
+def test_blink_from_eyelid_and_from_track_loss():
+    block = fixating(eyelid=True)
+    t = block[:, 0]
+    block[(t >= 4.0) & (t < 4.2), FIELD_INDEX["eyelid_r"]] = 0.05           # eyelid blink
+    block[(t >= 4.0) & (t < 4.2), FIELD_INDEX["eyelid_l"]] = 0.05
+    lost = (t >= 8.0) & (t < 8.15)                                          # track-loss blink
+    block[lost, FIELD_INDEX["confidence"]] = 0.0
+    block[lost, FIELD_INDEX["eyelid_r"]] = block[lost, FIELD_INDEX["eyelid_l"]] = np.nan
+    block[(t >= 12.0) & (t < 14.0), FIELD_INDEX["confidence"]] = 0.0        # looked away: no blink
+    events = detect_events(Recording(block))
+    blinks = events.events[events.events[:, 0] == 1]
+    assert len(blinks) == 2
+    np.testing.assert_allclose(blinks[:, 3], [0.2, 0.15], atol=1e-9)
+    assert np.nansum(events.blink) == 12 + 9
+    assert np.nansum(events.saccade) == 0
+
+
+def test_tracker_flags_replace_detectors_when_configured():
+    block = fixating()
+    t = block[:, 0]
+    block[:, FIELD_INDEX["saccade"]] = ((t >= 3.0) & (t < 3.05)).astype(float)
+    block[:, FIELD_INDEX["blink"]] = ((t >= 6.0) & (t < 6.2)).astype(float)
+    ours = detect_events(Recording(block))
+    theirs = detect_events(Recording(block), PipelineConfig(use_tracker_flags=True))
+    assert np.nansum(ours.saccade) == np.nansum(ours.blink) == 0
+    np.testing.assert_array_equal(theirs.saccade, block[:, FIELD_INDEX["saccade"]])
+    np.testing.assert_array_equal(theirs.blink, block[:, FIELD_INDEX["blink"]])
+
+
+def test_event_means_in_windows():
+    block = fixating(seconds=25.0)
+    for k in range(10):
+        step_saccade(block, 1.0 + 2.0 * k, 5.0 if k % 2 == 0 else -5.0, 0.03)
+    windows = extract_features(Recording(block))
+    events = detect_events(Recording(block))
+    t = events.t
+    for i in range(len(windows)):
+        inside = (t >= windows.t_start[i]) & (t < windows.t_end[i])
+        assert windows.X[i, SACCADE] == pytest.approx(np.nanmean(events.saccade[inside]))
+        assert windows.X[i, BLINK] == 0.0
+
+
+def _irf_module():
+    path = Path(__file__).resolve().parents[2] / "benchmarks" / "irf_events.py"
+    spec = importlib.util.spec_from_file_location("irf_events", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_irf_subject_1_at_60_hz_agrees_with_the_expert(shared_data):
+    irf = _irf_module()
+    scores = irf.evaluate(60.0, subjects=(1,), irf=shared_data / "irf")
+    assert scores["saccade"]["f1"] >= 0.8
+    assert scores["saccade"]["kappa"] >= 0.6
+    assert scores["blink"]["f1"] >= 0.9
+    assert scores["blink"]["n_human"] == 22
