@@ -53,28 +53,28 @@ def _advance(ring, state, last_hop, hop, params):
     n = ring.shape[0]
     h = max(last_hop + 1.0, hop - n + 1.0)
     while h <= hop:
-        row = int(h % n)
+        row = int(h) % n
         ring[row, :] = 0.0
         ring[row, _M_ID] = h
         h += 1.0
     state[:] = 0.0
-    for i in range(1, int(max(params[_P_BLINK_HOPS], params[_P_PERCLOS_HOPS]))):
-        row = int((hop - i) % n)
-        if ring[row, _M_ID] != hop - i:
-            continue
-        if i < params[_P_BLINK_HOPS]:
+    for i in range(1, int(params[_P_BLINK_HOPS])):
+        row = int(hop - i) % n
+        if ring[row, _M_ID] == hop - i:
             state[_S_BLINKS] += ring[row, _M_BLINKS]
             state[_S_BLINK_S] += ring[row, _M_BLINK_S]
             state[_S_OBSERVED_S] += ring[row, _M_OBSERVED_S]
-        if i < params[_P_PERCLOS_HOPS]:
+    for i in range(1, int(params[_P_PERCLOS_HOPS])):
+        row = int(hop - i) % n
+        if ring[row, _M_ID] == hop - i:
             state[_S_EYELID_S] += ring[row, _M_EYELID_S]
             state[_S_CLOSED_S] += ring[row, _M_CLOSED_S]
 
 
 @njit(cache=True)
 def _measure_sample(ring, state, hop, params, x, dt, blink_status, blink_duration, out):
-    """Add one accepted sample and write blink frequency (Hz), duration (s), PERCLOS into ``out``."""
-    row = int(hop % ring.shape[0])
+    """Add one accepted sample; write blink frequency (Hz), duration (s), PERCLOS to ``out[2:5]``."""
+    row = int(hop) % ring.shape[0]
     if blink_status >= 0:
         ring[row, _M_OBSERVED_S] += dt
     if not np.isnan(blink_duration):
@@ -92,14 +92,14 @@ def _measure_sample(ring, state, hop, params, x, dt, blink_status, blink_duratio
         if opening <= params[_P_PERCLOS_OPENING_MAX]:
             ring[row, _M_CLOSED_S] += dt
     warmup = params[_P_WARMUP_S]
-    out[0] = out[1] = out[2] = np.nan
+    out[2] = out[3] = out[4] = np.nan
     if blink_status >= -1:
         observed = state[_S_OBSERVED_S] + ring[row, _M_OBSERVED_S]
         if observed >= warmup and observed > 0.0:
             blinks = state[_S_BLINKS] + ring[row, _M_BLINKS]
-            out[0] = blinks / observed
+            out[2] = blinks / observed
             if blinks > 0.0:
-                out[1] = (state[_S_BLINK_S] + ring[row, _M_BLINK_S]) / blinks
+                out[3] = (state[_S_BLINK_S] + ring[row, _M_BLINK_S]) / blinks
     eyelid = state[_S_EYELID_S] + ring[row, _M_EYELID_S]
     if eyelid >= warmup and eyelid > 0.0:
-        out[2] = (state[_S_CLOSED_S] + ring[row, _M_CLOSED_S]) / eyelid
+        out[4] = (state[_S_CLOSED_S] + ring[row, _M_CLOSED_S]) / eyelid

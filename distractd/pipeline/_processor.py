@@ -32,6 +32,7 @@ _R_SIZE = 4
 _CHUNK = 4096   # rows per compiled call at most, bounding the output buffers
 
 _NO_LABELS = np.empty(0, dtype=np.int8)
+_FLOAT64 = np.dtype(np.float64)
 
 
 def _frozen(array):
@@ -76,7 +77,7 @@ class StreamProcessor:
     >>> block[:, FIELD_INDEX["gaze_r_pitch"]] = 0.0
     >>> processor = StreamProcessor()
     >>> windows = processor.update(block)
-    >>> len(windows), windows.t_end[0], round(processor.rate_hz, 6)
+    >>> len(windows), float(windows.t_end[0]), round(processor.rate_hz, 6)
     (23, 10.0, 60.0)
     """
 
@@ -127,36 +128,34 @@ class StreamProcessor:
     def _feed(self, block, labels, with_events):
         block = _as_block(block)
         n = len(block)
-        labels = _as_labels(labels, n)
+        labels = _NO_LABELS if labels is None else _as_labels(labels, n)
+        chunk = min(n, _CHUNK)
         rows = np.empty((n, _R_SIZE))
-        cap = min(n, _CHUNK) + self._margin
-        out_w = np.empty((cap, _O_SIZE))
-        out_e = np.empty((min(n, _CHUNK) + 2, _events._EV_SIZE))
+        out_w = np.empty((chunk + self._margin, _O_SIZE))
+        out_e = np.empty((chunk + 2, _events._EV_SIZE))
         found_w, found_e = [], []
         start = 0
-        while True:
-            stop = min(n, start + _CHUNK)
-            done, n_w, n_e = _run(block, labels, start, stop, self._params, self._vstate,
-                                  self._estate, self._wstate, self._ring, self._mstate,
-                                  self._mring, out_w, out_e, rows)
+        while start < n:
+            start, n_w, n_e = _run(block, labels, start, min(n, start + _CHUNK), self._params,
+                                   self._vstate, self._estate, self._wstate, self._ring,
+                                   self._mstate, self._mring, out_w, out_e, rows)
             if n_w:
                 found_w.append(out_w[:n_w].copy())
             if n_e and with_events:
                 found_e.append(out_e[:n_e].copy())
-            start = done
-            if start >= n:
-                break
         self.n_samples += n
         if not found_w:
             windows = _NO_WINDOWS
+        elif len(found_w) == 1:
+            windows = Windows._from_rows(found_w[0])
         else:
-            windows = Windows._from_rows(found_w[0] if len(found_w) == 1 else np.concatenate(found_w))
+            windows = Windows._from_rows(np.concatenate(found_w))
         events = np.concatenate(found_e) if found_e else np.empty((0, _events._EV_SIZE))
         return windows, events, rows
 
 
 def _as_block(block):
-    if not (isinstance(block, np.ndarray) and block.dtype == np.float64 and block.ndim == 2
+    if not (type(block) is np.ndarray and block.dtype is _FLOAT64 and block.ndim == 2
             and block.flags.c_contiguous):
         block = np.ascontiguousarray(block, dtype=np.float64)
         if block.ndim == 1:
@@ -167,8 +166,6 @@ def _as_block(block):
 
 
 def _as_labels(labels, n):
-    if labels is None:
-        return _NO_LABELS
     labels = np.asarray(labels, dtype=np.int8)
     if labels.shape != (n,):
         raise SchemaError(f"labels must have shape ({n},), got {labels.shape}")
@@ -186,7 +183,8 @@ def _run(block, labels, start, stop, params, vstate, estate, wstate, ring, mstat
     lag_s = params[_P_LAG_S]
     n_hops = params[_P_WINDOW_HOPS]
     margin = ring.shape[0]
-    x = np.empty(block.shape[1])
+    n_fields = block.shape[1]
+    x = np.empty(n_fields)
     measures = np.full(N_TEMPORAL, np.nan)
     has_labels = labels.shape[0] > 0
     n_w = 0
@@ -195,7 +193,8 @@ def _run(block, labels, start, stop, params, vstate, estate, wstate, ring, mstat
     while i < stop:
         if n_w + margin > out_w.shape[0] or n_e + 2 > out_e.shape[0]:
             break
-        x[:] = block[i]
+        for j in range(n_fields):
+            x[j] = block[i, j]
         status = _validate_row(x, params, vstate)
         rows[i, 0] = status
         rows[i, 1] = np.nan
@@ -244,7 +243,7 @@ def _run(block, labels, start, stop, params, vstate, estate, wstate, ring, mstat
         if b_status == 2:
             ring[row, _H_PENDING_BLINK_COUNT] += 1.0
         _measures._measure_sample(mring, mstate, hop, params, x, 0.0 if gap else dt, b_status,
-                                  b_duration, measures[2:])
+                                  b_duration, measures)
         label = labels[i] if has_labels else -1
         _add_sample(ring, wstate, hop, x, not lost, measures, label)
         rows[i, 1] = estate[_events._E_VELOCITY]

@@ -129,7 +129,7 @@ def _new_ring(n_hops):
 @njit(cache=True)
 def _slot(ring, hop):
     """Row of ``hop`` in the ring, or -1 when the ring no longer (or not yet) holds it."""
-    row = int(hop % ring.shape[0])
+    row = int(hop) % ring.shape[0]
     return row if ring[row, _H_ID] == hop else -1
 
 
@@ -139,7 +139,7 @@ def _advance(ring, last_hop, hop):
     first = max(last_hop + 1.0, hop - ring.shape[0] + 1.0)
     h = first
     while h <= hop:
-        row = int(h % ring.shape[0])
+        row = int(h) % ring.shape[0]
         ring[row, :] = 0.0
         ring[row, _H_ID] = h
         h += 1.0
