@@ -105,7 +105,7 @@ class StreamProcessor:
     @property
     def rate_hz(self):
         period = self._vstate[_validate._V_PERIOD]
-        return 1.0 / period if period > 0.0 else math.nan
+        return float(1.0 / period) if period > 0.0 else math.nan
 
     def update(self, block, labels=None):
         """Consume a block of samples; return the windows it completed.
