@@ -82,7 +82,7 @@ class DriverTraits:
 # Median load multipliers of the sound-counting task (SIMULATOR_EVIDENCE "per-driver effect
 # multipliers"), applied as median ** susceptibility.
 _LOAD_MEDIANS = {
-    "load_gaze_sd_yaw": 0.95, "load_gaze_sd_pitch": 0.8, "load_glance_rate": 0.55,
+    "load_gaze_sd_yaw": 0.95, "load_gaze_sd_pitch": 0.85, "load_glance_rate": 0.55,
     "load_fixation": 1.05, "load_velocity": 0.97, "load_blink_rate": 1.25, "load_head_sd": 0.85,
 }
 
@@ -141,7 +141,7 @@ def draw_driver(seed):
         head_sway_m=lognormal(0.004, 0.3),
         head_position_m=(float(rng.normal(0.0, 0.02)), float(rng.normal(0.0, 0.02)),
                          float(rng.normal(0.65, 0.04))),
-        posture_sd_m=lognormal(0.045, 0.3),
+        posture_sd_m=lognormal(0.07, 0.3),
         posture_axes=tuple(float(v) for v in np.r_[first, second]),
         blink_rate_per_min=lognormal(blink_median, 0.4),
         blink_close_s=lognormal(0.09, 0.12) * (1 + 0.006 * max(age - 30.0, 0.0)),
@@ -167,7 +167,7 @@ def draw_driver(seed):
         # rotation (a "listening" head set: random direction, about 1 deg) and gaze further ahead
         # (Reimer 2009, direction). No source for the sizes.
         posture_rot_deg=tuple(float(v) for v in (rng.standard_normal((2, 3)) *
-                                                  [2.0, 1.5, 1.0] * lognormal(1.0, 0.3)).ravel()),
+                                                  [3.0, 2.25, 1.5] * lognormal(1.0, 0.3)).ravel()),
         calibration_drift_deg=lognormal(0.6, 0.3),
         pupil_light_sd_mm=lognormal(0.2, 0.3),
         load_head_rot_deg=tuple(float(v) for v in unit(rng.standard_normal(3))

@@ -27,10 +27,10 @@ _IPD_M = 0.063
 _EYE_RANGE_DEG = 50.0       # eye-in-head yaw limit (human range about 55 deg)
 _HEAD_OMEGA = 8.0  # rad/s: a critically damped head settles (95 %) in about 0.6 s
 _SECTION_GAIN_SIGMA = 0.3   # log-normal spread of the load level between task sections (A)
-_SECTION_SET_SD = 1.0       # per-section variation of the load posture, times its mean size (A)
-_POSTURE_TAU_S = 120.0      # posture creep (A)
+_SECTION_SET_SD = 0.5       # per-section variation of the load posture, times its mean size (A)
+_POSTURE_TAU_S = 300.0      # posture creep (A)
 _LIGHT_TAU_S = 90.0         # ambient-light pupil drift: clouds, road direction (A)
-_DEMAND_SD, _DEMAND_TAU_S = 0.6, 60.0         # log driving demand: traffic, junctions (A)
+_DEMAND_SD, _DEMAND_TAU_S = 0.8, 60.0         # log driving demand: traffic, junctions (A)
 _ROAD_SD_DEG, _ROAD_TAU_S = (2.5, 1.0), 40.0  # road direction ahead: bends, hills (A)
 _DEFAULT_OPTIONS = {"cognitive": True, "visual": False, "noise": True, "track_loss": True,
                     "drops": True, "duplicates": True, "jitter": True}
