@@ -136,3 +136,16 @@ def test_garbage_never_raises():
     windows = Windows.concat(parts)
     assert sum(processor.rejected.values()) > 0
     assert np.all((windows.quality >= 0) & (windows.quality <= 1))
+
+
+def test_one_hertz_export_keeps_statistics_and_marks_events_unavailable():
+    block = stream(seconds=120.0, rate_hz=1.0)
+    block[:, 0] += np.random.default_rng(2).uniform(-0.02, 0.02, len(block))
+    block[::7, FIELD_INDEX["confidence"]] = 0.0          # track losses: not resolvable as blinks
+    processor, windows = run(block)
+    assert processor.rate_hz == pytest.approx(1.0, rel=0.05)
+    assert processor.rejected["gap"] == 0
+    assert np.isfinite(windows.X[:, [0, 3, 6, 7, 8, 9]]).all()
+    assert np.isnan(windows.X[:, 10:14]).all()           # saccade, blink, frequency, duration
+    assert np.isfinite(windows.X[5:, 14]).all()          # PERCLOS is a time fraction: available
+    assert windows.quality.mean() == pytest.approx(6 / 7, abs=0.08)
