@@ -6,6 +6,7 @@ import scipy.io as sio
 from scipy.special import expit
 
 from distractd.models import SSELMClassifier, hidden_output, knn_graph, laplacian
+from distractd.models._elm import _solve_graph_dual_mixed, _solve_output_weights
 from distractd.models._sselm import _class_weights, _sselm_beta
 
 
@@ -61,6 +62,34 @@ def test_branches_agree_around_n_hidden_equal_n_samples(n_hidden):
     primal = np.linalg.solve(np.eye(n_hidden) + H.T @ (c[:, None] * H) + 0.3 * H.T @ L @ H,
                              H.T @ (c * T))
     np.testing.assert_allclose(model.beta_[:, 0], primal, rtol=1e-8, atol=1e-10)
+
+
+def _dual_problem(C, lam):
+    rng = np.random.default_rng(6)
+    X = rng.normal(size=(150, 4))
+    y = np.where(rng.random(150) < 0.3, (X[:, 0] > 0).astype(int), -1)
+    H = hidden_output(X, rng.uniform(-1, 1, (4, 300)), rng.uniform(-1, 1, 300))
+    L = laplacian(knn_graph(X, 6))
+    c = _class_weights(y, y != -1, np.array([0, 1]), C)
+    T = (np.where(y == 1, 1.0, -1.0) * (y != -1))[:, None]
+    A = np.eye(150) + (np.diag(c) + lam * L.toarray()) @ H @ H.T
+    exact = np.linalg.solve(A, c[:, None] * T)
+    return H, L, c, T, exact
+
+
+@pytest.mark.parametrize("C, lam", [(1.0, 1e-3), (1.0, 1.0), (10.0, 10.0)])
+def test_mixed_precision_dual_reaches_float64_solution(C, lam):
+    H, L, c, T, exact = _dual_problem(C, lam)
+    u = _solve_graph_dual_mixed(H, L, c, lam, c[:, None] * T)
+    assert u is not None and u.dtype == np.float64
+    np.testing.assert_allclose(u, exact, rtol=0, atol=1e-9 * np.abs(exact).max())
+
+
+def test_ill_conditioned_dual_falls_back_to_float64():
+    H, L, c, T, exact = _dual_problem(1e3, 1e3)
+    assert _solve_graph_dual_mixed(H, L, c, 1e3, c[:, None] * T) is None
+    beta = _solve_output_weights(H, T, c, L, 1e3)
+    np.testing.assert_allclose(beta, H.T @ exact, rtol=0, atol=1e-8 * np.abs(beta).max())
 
 
 def test_unlabelled_rows_have_no_weight_without_manifold_term():
