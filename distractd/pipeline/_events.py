@@ -87,14 +87,14 @@ def _new_state():
     return state
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _eye_angle(yaw0, pitch0, yaw1, pitch1):
     dyaw = (yaw1 - yaw0) * np.cos(0.5 * (pitch0 + pitch1))
     dpitch = pitch1 - pitch0
     return np.sqrt(dyaw * dyaw + dpitch * dpitch)
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _saccade_step(x, t, dt, gap, period, hop, last_hop, params, state, ring, events, n_events):
     """Advance the saccade detector by one accepted sample.
 
@@ -183,7 +183,7 @@ def _saccade_step(x, t, dt, gap, period, hop, last_hop, params, state, ring, eve
     return (1 if joined else 0), n_events
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _cyclopean(x):
     yaw = 0.0
     pitch = 0.0
@@ -198,7 +198,7 @@ def _cyclopean(x):
     return yaw / n, pitch / n
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _blink_step(x, t, gap, lost, period, hop, last_hop, params, state, ring, events, n_events):
     """Advance the blink detector by one accepted sample.
 

@@ -71,7 +71,7 @@ def _advance(ring, state, last_hop, hop, params):
             state[_S_CLOSED_S] += ring[row, _M_CLOSED_S]
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _measure_sample(ring, state, hop, params, x, dt, blink_status, blink_duration, out):
     """Add one accepted sample; write blink frequency (Hz), duration (s), PERCLOS to ``out[2:5]``."""
     row = int(hop) % ring.shape[0]

@@ -33,6 +33,7 @@ _CHUNK = 4096   # rows per compiled call at most, bounding the output buffers
 
 _NO_LABELS = np.empty(0, dtype=np.int8)
 _FLOAT64 = np.dtype(np.float64)
+_NO_ROWS = np.empty((0, _R_SIZE))   # also stands for "no event buffer" (the kernel skips both)
 
 
 def _frozen(array):
@@ -130,9 +131,12 @@ class StreamProcessor:
         n = len(block)
         labels = _NO_LABELS if labels is None else _as_labels(labels, n)
         chunk = min(n, _CHUNK)
-        rows = np.empty((n, _R_SIZE))
         out_w = np.empty((chunk + self._margin, _O_SIZE))
-        out_e = np.empty((chunk + 2, _events._EV_SIZE))
+        if with_events:
+            rows = np.empty((n, _R_SIZE))
+            out_e = np.empty((chunk + 2, _events._EV_SIZE))
+        else:
+            rows = out_e = _NO_ROWS
         found_w, found_e = [], []
         start = 0
         while start < n:
@@ -141,7 +145,7 @@ class StreamProcessor:
                                    self._mstate, self._mring, out_w, out_e, rows)
             if n_w:
                 found_w.append(out_w[:n_w].copy())
-            if n_e and with_events:
+            if n_e:
                 found_e.append(out_e[:n_e].copy())
         self.n_samples += n
         if not found_w:
@@ -177,7 +181,8 @@ def _run(block, labels, start, stop, params, vstate, estate, wstate, ring, mstat
          out_w, out_e, rows):
     """Process rows ``start..stop`` until done or an output buffer is nearly full.
 
-    Returns ``(next row, windows written, events written)``.
+    Per-row outputs and events are written only when ``rows`` is not empty (an empty ``out_e``
+    then drops events). Returns ``(next row, windows written, events written)``.
     """
     hop_s = params[_P_HOP_S]
     lag_s = params[_P_LAG_S]
@@ -187,19 +192,21 @@ def _run(block, labels, start, stop, params, vstate, estate, wstate, ring, mstat
     x = np.empty(n_fields)
     measures = np.full(N_TEMPORAL, np.nan)
     has_labels = labels.shape[0] > 0
+    record = rows.shape[0] > 0   # per-row outputs and events are wanted
     n_w = 0
     n_e = 0
     i = start
     while i < stop:
-        if n_w + margin > out_w.shape[0] or n_e + 2 > out_e.shape[0]:
+        if n_w + margin > out_w.shape[0] or record and n_e + 2 > out_e.shape[0]:
             break
         for j in range(n_fields):
             x[j] = block[i, j]
         status = _validate_row(x, params, vstate)
-        rows[i, 0] = status
-        rows[i, 1] = np.nan
-        rows[i, 2] = -2.0
-        rows[i, 3] = -2.0
+        if record:
+            rows[i, 0] = status
+            rows[i, 1] = np.nan
+            rows[i, 2] = -2.0
+            rows[i, 3] = -2.0
         if status >= REJECTED:
             i += 1
             continue
@@ -246,9 +253,10 @@ def _run(block, labels, start, stop, params, vstate, estate, wstate, ring, mstat
                                   b_duration, measures)
         label = labels[i] if has_labels else -1
         _add_sample(ring, wstate, hop, x, not lost, measures, label)
-        rows[i, 1] = estate[_events._E_VELOCITY]
-        rows[i, 2] = s_status
-        rows[i, 3] = b_status
+        if record:
+            rows[i, 1] = estate[_events._E_VELOCITY]
+            rows[i, 2] = s_status
+            rows[i, 3] = b_status
         i += 1
     return i, n_w, n_e
 

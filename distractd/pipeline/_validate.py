@@ -53,7 +53,7 @@ def _new_state():
     return np.zeros(_V_SIZE)
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _validate_row(x, params, state):
     """Validate sample ``x`` (a copy, cleaned in place); return its status code."""
     t = x[0]
@@ -110,7 +110,7 @@ def _validate_row(x, params, state):
     return ACCEPTED
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _update_period(dt, state):
     period = state[_V_PERIOD]
     if period == 0.0:

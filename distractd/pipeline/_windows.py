@@ -126,7 +126,7 @@ def _new_ring(n_hops):
     return ring
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _slot(ring, hop):
     """Row of ``hop`` in the ring, or -1 when the ring no longer (or not yet) holds it."""
     row = int(hop) % ring.shape[0]
@@ -162,7 +162,7 @@ def _settle(ring, first_hop, last_hop, pending, total, pending_count, count, acc
         h += 1.0
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _add_sample(ring, state, hop, x, valid, measures, label):
     """Add one accepted sample's spatial values, derived measures and label to its hop."""
     row = _slot(ring, hop)
