@@ -1,8 +1,8 @@
 """The random sigmoid hidden layer of the ELM family, and the supervised ELM classifier.
 
 ALGORITHMS §1.1 (S0 §2.2): hidden weights drawn once from U[-1, 1] and fixed; only the output
-weights β are learned, in closed form. :func:`hidden_weights` and :func:`hidden_output` are shared by
-every ELM-family model of the package (ELM, SS-ELM, US-ELM, ELM-JEC, ELM-CLR).
+weights β are learned, in closed form. :func:`hidden_weights` and :func:`hidden_output` are shared
+by every ELM-family model of the package (ELM, SS-ELM, US-ELM, ELM-JEC, ELM-CLR).
 """
 
 import numpy as np

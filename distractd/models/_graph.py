@@ -1,4 +1,4 @@
-"""Neighbourhood graphs and graph Laplacians (ALGORITHMS §1.2; reference ``adjacency.m``/``laplacian.m``).
+"""Neighbourhood graphs and graph Laplacians (ALGORITHMS §1.2; ``adjacency.m``/``laplacian.m``).
 
 Every graph-regularised model of the package (SS-ELM, LapSVM, US-ELM, ELM-JEC) builds its manifold
 penalty from these two functions. Matrices are ``scipy.sparse`` CSR throughout.

@@ -1,4 +1,4 @@
-"""Graphs and Laplacians: golden parity with the reference adjacency.m / laplacian.m, and properties."""
+"""Graphs and Laplacians: golden parity with adjacency.m / laplacian.m, and properties."""
 
 import numpy as np
 import pytest

@@ -1,4 +1,4 @@
-"""SS-ELM: golden parity with the official sselm.m (both branches), n_H = N, zero-weight unlabelled rows."""
+"""SS-ELM: golden parity with sselm.m (both branches), n_H = N, zero-weight unlabelled rows."""
 
 import numpy as np
 import pytest
