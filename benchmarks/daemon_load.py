@@ -7,8 +7,9 @@ Two parts, each printing one JSON line per measurement:
 2. ``load``: ``distractd run`` as a subprocess with the shipped model, ``distractd replay
    --streams K`` as the sender (copies of one simulated drive, hop phases staggered), and this
    process subscribing to the states. Lag = time a state is received minus the scheduled send time
-   of the message holding the sample that completed its window (includes the sender's own lateness
-   and two loopback hops, so it over-estimates the daemon's own lag). Drops = messages sent minus
+   of the message holding the sample that completed its window (includes the sender's own lateness,
+   two loopback hops and this subscriber, so it over-estimates the daemon's own lag); the daemon's
+   own arrival-to-publication histogram is reported too (as bucket upper bounds). Drops = messages sent minus
    messages the daemon counted, and states expected minus states received. CPU = daemon CPU
    seconds per wall second; RSS per stream = (RSS under load - idle RSS) / K.
 
@@ -34,7 +35,7 @@ from distractd.daemon import (
 from distractd.pipeline import PipelineConfig, write_recording
 from distractd.simulators import simulate_drive
 
-BLOCK_SAMPLES = 6
+BLOCK_SAMPLES = 10
 
 
 def _percentiles(values_s, scale=1e3):
@@ -90,6 +91,22 @@ def _scrape(port, name):
     return None
 
 
+def _histogram_quantiles(port, name, quantiles=(0.5, 0.99, 0.999)):
+    """Upper bucket bounds (ms) holding the quantiles of a scraped histogram."""
+    import urllib.request
+
+    with urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=10) as response:
+        lines = response.read().decode().splitlines()
+    buckets = [(float(line.split('le="')[1].split('"')[0]), float(line.split()[-1]))
+               for line in lines if line.startswith(name + "_bucket")]
+    total = buckets[-1][1]
+    out = {}
+    for q in quantiles:
+        bound = next(le for le, count in buckets if count >= q * total)
+        out[f"p{str(q * 100).rstrip('0').rstrip('.').replace('.', '')}"] = bound * 1e3
+    return out
+
+
 def load(recording, path, n_streams, form, segmentation):
     """One load run; returns the JSON-ready result."""
     input_ep = f"tcp://127.0.0.1:{free_port()}"
@@ -122,23 +139,31 @@ def load(recording, path, n_streams, form, segmentation):
                  input_ep, "--streams", str(n_streams), "--form", form, "--stream-id", "s",
                  "--block-samples", str(BLOCK_SAMPLES)], stdout=subprocess.PIPE, text=True)
             received_t, received_stream, received_at = [], [], []
-            while sender.poll() is None or sub.poll(0):
+            quiet_since = None
+            while True:  # receive until the sender is done and the daemon has gone quiet
                 if sub.poll(100):
-                    _, stream, message = decode_output(sub.recv_multipart())
-                    received_at.append(time.monotonic())
-                    received_stream.append(int(stream.rsplit("-", 1)[1]))
-                    received_t.append(message["t"])
-            wall0 = time.monotonic()
-            while sub.poll(1000):
-                _, stream, message = decode_output(sub.recv_multipart())
-                received_at.append(time.monotonic())
-                received_stream.append(int(stream.rsplit("-", 1)[1]))
-                received_t.append(message["t"])
+                    quiet_since = None
+                    while True:
+                        try:
+                            frames = sub.recv_multipart(zmq.NOBLOCK)
+                        except zmq.Again:
+                            break
+                        received_at.append(time.monotonic())
+                        _, stream, message = decode_output(frames)
+                        received_stream.append(int(stream.rsplit("-", 1)[1]))
+                        received_t.append(message["t"])
+                elif sender.poll() is not None:
+                    quiet_since = quiet_since or time.monotonic()
+                    if time.monotonic() - quiet_since > 1.0:
+                        break
+            wall0 = time.monotonic() - 1.0
             summary = json.loads(sender.stdout.read())
             cpu_s = _proc_cpu_s(daemon.pid) - cpu0
             wall_s = summary["elapsed_s"] + (time.monotonic() - wall0)
             rss = _proc_rss_bytes(daemon.pid)
             received_msgs = _scrape(metrics_port, "distractd_messages_received_total")
+            daemon_latency = _histogram_quantiles(metrics_port,
+                                                  "distractd_processing_latency_seconds")
             sub.close()
             context.term()
         finally:
@@ -161,7 +186,7 @@ def load(recording, path, n_streams, form, segmentation):
                 int(summary["messages"] - (received_msgs or 0)),
             "states_received": len(lag), "states_expected_about": expected_states,
             "sender_behind_max_s": round(summary["behind_s"], 3),
-            "lag_ms": _percentiles(lag),
+            "lag_ms": _percentiles(lag), "daemon_latency_ms_upper_bucket": daemon_latency,
             "daemon_cpu_per_wall_s": round(cpu_s / wall_s, 3),
             "cpu_us_per_sample": round(1e6 * cpu_s / max(summary["samples"], 1), 2),
             "rss_mb": round(rss / 2**20, 1),

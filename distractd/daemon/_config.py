@@ -63,7 +63,7 @@ DEFAULTS = {
     "service": {
         "poll_interval_s": 0.05,
         "status_interval_s": 5.0,
-        "max_batch_messages": 4096,
+        "max_batch_messages": 1024,
         "log_level": "info",
         "rejection_log_interval_s": 10.0,
     },

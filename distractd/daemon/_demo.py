@@ -149,7 +149,7 @@ def demo(duration_s=240.0, speed=20.0, seed=7, out=None):
             time.sleep(0.3)
             summary = replay([recording], f"tcp://127.0.0.1:{input_port}", speed=speed,
                              prefix="demo")
-            time.sleep(1.0)
+            watcher.wait_quiet(quiet_s=1.5, timeout_s=60)
             watcher.stop()
             print(f"replayed {summary['samples']} samples in {summary['elapsed_s']:.1f} s; "
                   f"{watcher.summary()}", file=out)
@@ -206,6 +206,15 @@ class _Watcher(threading.Thread):
     def _truth(self, t):
         i = min(np.searchsorted(self.t, t, side="right") - 1, len(self.t) - 1)
         return {1: "distracted", 0: "attentive"}.get(int(self.labels[max(i, 0)]), "unknown")
+
+    def wait_quiet(self, quiet_s, timeout_s):
+        """Wait until no new state arrived for ``quiet_s`` (the daemon has caught up)."""
+        deadline = time.monotonic() + timeout_s
+        count, since = len(self.seen), time.monotonic()
+        while time.monotonic() < deadline and time.monotonic() - since < quiet_s:
+            time.sleep(0.1)
+            if len(self.seen) != count:
+                count, since = len(self.seen), time.monotonic()
 
     def stop(self):
         self._done.set()

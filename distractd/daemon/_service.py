@@ -1,8 +1,9 @@
 """The daemon's loop: one thread owns every socket, polls input, classifies, publishes.
 
 Per iteration: wait on the input sockets (at most ``service.poll_interval_s``), drain up to
-``service.max_batch_messages`` messages, decode each (:mod:`._wire`), feed its session, classify the
-windows completed by *all* sessions in one batched ``decision_function`` call, publish state and
+``service.max_batch_messages`` messages, decode each (:mod:`._wire`), feed each stream's messages of
+the batch to its session as one block, classify the windows completed by *all* sessions in one
+batched ``decision_function`` call, publish state and
 event messages, then do the periodic work (republish latest states, expire idle sessions, systemd
 STATUS and WATCHDOG, metric snapshots). Signals only set flags: SIGHUP reloads configuration and
 model between iterations, SIGTERM/SIGINT drain the input queue and stop.
@@ -21,7 +22,7 @@ from threadpoolctl import threadpool_limits
 
 from .._errors import ConfigError, DistractdError, ModelError
 from ..models import SegmentPrototypes, load_model
-from ..pipeline import FIELD_INDEX, PipelineConfig, StreamProcessor, empty_block
+from ..pipeline import FIELD_INDEX, PipelineConfig, StreamProcessor, Windows, empty_block
 from ._config import load_config
 from ._metrics import Metrics
 from ._pupil import PupilAdapter, pupil_sub_endpoint
@@ -71,7 +72,10 @@ class Model:
                       "head_y", "head_z", "head_yaw", "head_pitch", "head_roll"):
             block[:, FIELD_INDEX[field]] = 0.01 * np.sin(np.arange(n) / 7.0)
         block[:, FIELD_INDEX["confidence"]] = 1.0
-        windows = StreamProcessor(self.pipeline_config).update(block)
+        processor = StreamProcessor(self.pipeline_config)
+        wire = block[: n // 2]  # wire blocks are read-only views (numpy.frombuffer): compile both
+        wire.setflags(write=False)
+        windows = Windows.concat([processor.update(wire), processor.update(block[n // 2:])])
         try:
             scores = self.detector.decision_function(np.nan_to_num(windows.X))
             segmenter = self.segmenter(True)
@@ -242,14 +246,14 @@ class Service:
             stopping = self._stop
             ready = dict(poller.poll(0 if stopping else timeout_ms))
             now = time.monotonic()
-            pending = []
+            batch = {}
             n_read = 0
             samples_before = counts.samples
             if sub in ready or stopping:
-                n_read += self._drain(sub, pending, counts, service["max_batch_messages"])
+                n_read += self._drain(sub, batch, service["max_batch_messages"])
             if pupil_sub is not None and (pupil_sub in ready or stopping):
-                n_read += self._drain_pupil(pupil_sub, pending, counts,
-                                            service["max_batch_messages"])
+                n_read += self._drain_pupil(pupil_sub, batch, service["max_batch_messages"])
+            pending = self._ingest(batch, counts) if batch else []
             if counts.samples != samples_before:
                 self.metrics.samples_received.inc(counts.samples - samples_before)
             if pending:
@@ -284,25 +288,8 @@ class Service:
         self.notifier.stopping(status)
         log.info(status)
 
-    def _drain(self, sock, pending, counts, budget):
-        n = 0
-        metrics = self.metrics
-        while n < budget:
-            try:
-                frames = sock.recv_multipart(zmq.NOBLOCK, copy=True)
-            except zmq.Again:
-                break
-            n += 1
-            now = time.monotonic()
-            try:
-                stream, block, seq = decode_samples(frames, self.limits)
-                self._ingest(stream, block, seq, now, pending, counts)
-            except Rejected as exc:
-                self._reject(exc, now)
-        metrics.messages_received.inc(n)
-        return n
-
-    def _drain_pupil(self, sock, pending, counts, budget):
+    def _drain(self, sock, batch, budget):
+        """Read up to ``budget`` messages into ``batch`` (stream -> [(block, seq, arrival_s)])."""
         n = 0
         while n < budget:
             try:
@@ -312,11 +299,31 @@ class Service:
             n += 1
             now = time.monotonic()
             try:
-                block = self.pupil.update(frames)
-                if block is not None:
-                    self._ingest(self.config["pupil"]["stream"], block, None, now, pending, counts)
+                stream, block, seq = decode_samples(frames, self.limits)
             except Rejected as exc:
                 self._reject(exc, now)
+                continue
+            batch.setdefault(stream, []).append((block, seq, now))
+        self.metrics.messages_received.inc(n)
+        return n
+
+    def _drain_pupil(self, sock, batch, budget):
+        n = 0
+        stream = self.config["pupil"]["stream"]
+        while n < budget:
+            try:
+                frames = sock.recv_multipart(zmq.NOBLOCK)
+            except zmq.Again:
+                break
+            n += 1
+            now = time.monotonic()
+            try:
+                block = self.pupil.update(frames)
+            except Rejected as exc:
+                self._reject(exc, now)
+                continue
+            if block is not None:
+                batch.setdefault(stream, []).append((block, None, now))
         self.metrics.messages_received.inc(n)
         return n
 
@@ -324,20 +331,45 @@ class Service:
         self.metrics.messages_rejected[exc.reason].inc()
         self.rejection_log.warning(exc.reason, str(exc), now)
 
-    def _ingest(self, stream, block, seq, now, pending, counts):
-        session = self.sessions.get(stream)
-        if session is None:
-            if len(self.sessions) >= self.config["sessions"]["max_streams"]:
-                raise Rejected("too_many_streams", f"stream {stream}: sessions.max_streams="
-                                                   f"{self.config['sessions']['max_streams']} "
-                                                   f"streams are active")
-            session = self._new_session(stream, now)
-        windows, n_lost = session.ingest(block, seq, now)
-        counts.samples += len(block)
+    def _ingest(self, batch, counts):
+        """Feed each stream's messages of a batch to its session as one block; return the windows.
+
+        Returns
+        -------
+        list of (Session, Windows, float)
+            Sessions with completed windows and the arrival time of their batch's first message.
+        """
+        pending = []
+        n_lost = 0
+        for stream, messages in batch.items():
+            session = self.sessions.get(stream)
+            if session is None:
+                if len(self.sessions) >= self.config["sessions"]["max_streams"]:
+                    for _, _, arrival in messages:
+                        self._reject(Rejected(
+                            "too_many_streams", f"stream {stream}: sessions.max_streams="
+                                                f"{self.config['sessions']['max_streams']} streams "
+                                                f"are active"), arrival)
+                    continue
+                session = self._new_session(stream, messages[0][2])
+            blocks = []
+            for block, seq, arrival in messages:
+                try:
+                    n_lost += session.accept(block, seq, arrival)
+                except Rejected as exc:
+                    self._reject(exc, arrival)
+                    continue
+                blocks.append(block)
+            if not blocks:
+                continue
+            block = blocks[0] if len(blocks) == 1 else np.concatenate(blocks)
+            counts.samples += len(block)
+            windows = session.process(block)
+            if len(windows):
+                pending.append((session, windows, messages[0][2]))
         if n_lost:
             self.metrics.messages_lost.inc(n_lost)
-        if len(windows):
-            pending.append((session, windows, now))
+        return pending
 
     def _count_sample_rejections(self, session):
         for reason, count in session.new_rejections().items():
@@ -479,6 +511,7 @@ class _Sockets:
                 endpoint = pupil_sub_endpoint(self.context, config["pupil"]["remote"],
                                               config["pupil"]["timeout_s"])
                 pupil_sub = self._socket(zmq.SUB)
+                pupil_sub.rcvhwm = config["input"]["rcvhwm"]
                 for topic in PupilAdapter.TOPICS:
                     pupil_sub.subscribe(topic)
                 pupil_sub.connect(endpoint)

@@ -1,8 +1,9 @@
 """One input stream's state inside the daemon: pipeline, smoother, online segmenter, bookkeeping.
 
-A :class:`Session` is created on a stream's first accepted message. :meth:`Session.ingest` checks the
-message against the stream's history (sequence gaps, time going backwards) and feeds the block to the
-stream's :class:`~distractd.pipeline.StreamProcessor`, returning the windows it completes. The
+A :class:`Session` is created on a stream's first accepted message. :meth:`Session.accept` checks
+each message against the stream's history (sequence gaps, time going backwards);
+:meth:`Session.process` feeds the accepted samples of a batch, as one block, to the stream's
+:class:`~distractd.pipeline.StreamProcessor`, returning the windows they complete. The
 service classifies the windows of all sessions in one batch, then :meth:`Session.publish` turns each
 session's scores into state and event messages through its smoother and segmenter.
 """
@@ -54,15 +55,8 @@ class Session:
         self.segment = None
         self.rejected_seen = {}
 
-    def ingest(self, block, seq, now_s):
-        """Check one decoded message against the stream's history and run the pipeline on it.
-
-        Returns
-        -------
-        windows : Windows
-            The windows this block completes.
-        n_lost : int
-            Block messages missing before this one by its sequence number.
+    def accept(self, block, seq, now_s):
+        """Check one decoded message against the stream's history; return messages lost before it.
 
         Raises
         ------
@@ -71,7 +65,7 @@ class Session:
             the latest goes on to the pipeline, which counts it as a duplicate sample).
         """
         t = block[:, 0]
-        t_max = float(t.max()) if len(t) else -math.inf
+        t_max = float(t[0]) if len(t) == 1 else float(t.max()) if len(t) else -math.inf
         if math.isnan(t_max):  # rare: a sample without t, which the pipeline counts
             t_max = float(np.nanmax(t)) if not np.isnan(t).all() else -math.inf
         if t_max < self.last_t:
@@ -84,7 +78,11 @@ class Session:
             self.next_seq = seq + 1
         self.last_t = max(self.last_t, t_max)
         self.last_seen_s = now_s
-        return self.processor.update(block), n_lost
+        return n_lost
+
+    def process(self, block):
+        """Run the pipeline on accepted samples; return the windows they complete."""
+        return self.processor.update(block)
 
     def new_rejections(self):
         """Sample rejections by reason since the previous call (from the pipeline's counters)."""

@@ -14,7 +14,7 @@ import msgpack
 import numpy as np
 
 from .._errors import DistractdError, SchemaError
-from ..pipeline import FIELDS, block_from_columns, block_from_maps
+from ..pipeline import FIELD_INDEX, FIELDS, N_FIELDS, block_from_columns
 
 __all__ = [
     "VERSION", "REJECTION_REASONS", "Rejected", "Limits", "decode_samples", "encode_map",
@@ -33,6 +33,7 @@ every timestamp at or before the stream's last one, or the session table full.""
 _STREAM_ID = re.compile(rb"[A-Za-z0-9_.:\-]{1,128}")
 _DTYPES = {"<f8": np.dtype("<f8"), "<f4": np.dtype("<f4")}
 _CANONICAL = list(FIELDS)
+_NAN_ROW = (float("nan"),) * N_FIELDS
 
 
 class Rejected(DistractdError):
@@ -111,10 +112,23 @@ def decode_samples(frames, limits):
         return stream, _decode_block(stream, message, limits), seq
     if message.get("t") is None:
         raise Rejected("missing_t", f"stream {stream}: a sample map must have t")
-    try:
-        return stream, block_from_maps((message,)), seq
-    except SchemaError as exc:
-        raise Rejected("wrong_type", f"stream {stream}: {exc}") from None
+    return stream, _decode_map(stream, message), seq
+
+
+def _decode_map(stream, message):
+    # block_from_maps's rule (canonical keys, numbers or None, others ignored) for what msgpack
+    # yields: exact int/float type checks are ~10x cheaper than isinstance(numbers.Real).
+    row = list(_NAN_ROW)
+    for name, value in message.items():
+        column = FIELD_INDEX.get(name)
+        if column is None or value is None:
+            continue
+        kind = type(value)
+        if kind is not float and kind is not int:
+            raise Rejected("wrong_type", f"stream {stream}: {name} must be a number, "
+                                         f"got {value!r}")
+        row[column] = value
+    return np.array((row,), dtype=np.float64)
 
 
 def _decode_block(stream, message, limits):

@@ -87,6 +87,7 @@ class PupilEmulator:
         try:
             remote, self.port = make(zmq.REP, self.port)
             backbone, self.sub_port = make(zmq.XPUB, 0)
+            backbone.sndhwm = 0  # a replay loses nothing to a slow subscriber (Capture would)
             inbound, self.pub_port = make(zmq.XSUB, 0)
             inbound.send(b"\x01")
             if on_ready is not None:

@@ -71,7 +71,7 @@ def test_replay_to_daemon_equals_batch_prediction(start_daemon, drive, detector,
     path = tmp_path / "drive.npz"
     write_recording(drive, path)
     windows, scores, states = expected_states(drive, detector)
-    assert (states == "distracted").any() and (states == "attentive").any()
+    assert len(set(states)) >= 2
     daemon = start_daemon(env={"WATCHDOG_USEC": "200000"})
     assert "READY=1" in daemon.ready
     result = subprocess.run(

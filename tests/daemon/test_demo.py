@@ -1,0 +1,35 @@
+"""`distractd demo`: daemon child on the shipped model, replayed drive, live states, clean stop."""
+
+import io
+
+from distractd.cli import main
+from distractd.daemon import demo, default_model_path
+from distractd.models import load_model
+from distractd.pipeline import extract_features
+from distractd.simulators import simulate_drive
+
+
+def test_shipped_default_model_loads_with_segment_prototypes():
+    detector = load_model(default_model_path())
+    assert detector.kind == "SSELMClassifier"
+    assert "segmenter" in detector.extras
+    assert detector.summary["n_labelled"] == 60
+
+
+def test_demo_runs_end_to_end_and_stops_cleanly():
+    out = io.StringIO()
+    assert demo(duration_s=40.0, speed=40.0, seed=7, out=out) == 0
+    text = out.getvalue()
+    assert "daemon ready" in text and "metrics at http://127.0.0.1:" in text
+    assert "distractd_windows_classified_total" in text
+    assert "daemon stopped with exit status 0" in text
+    received = int(text.split(" states received")[0].rsplit(" ", 1)[1])
+    assert received == len(extract_features(simulate_drive(7, duration_s=40.0)))
+
+
+def test_cli_demo_help_names_the_model_command(capsys):
+    try:
+        main(["demo", "--help"])
+    except SystemExit as exit_:
+        assert exit_.code == 0
+    assert "--build-model" in capsys.readouterr().out
