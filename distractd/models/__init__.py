@@ -23,6 +23,12 @@ from ._metrics import (
     accuracy, binary_scores, clustering_accuracy, clustering_accuracy_many_to_one,
     clustering_g_mean, detection_delays, false_alarms_per_hour, g_mean, sensitivity, specificity,
 )
+from ._protocol import (
+    MODELS, ModelSpec, evaluate_cohort, evaluate_driver, make_splits, model_specs, paired_tests,
+    summarise, sweep,
+)
+from ._report import run_evaluation
+from ._training import predict_windows, read_labels, train_detector, train_model, training_windows
 
 __all__ = [
     "knn_graph", "laplacian", "hidden_weights", "hidden_output", "ELMClassifier", "SSELMClassifier",
@@ -31,6 +37,9 @@ __all__ = [
     "accuracy", "sensitivity", "specificity", "g_mean", "binary_scores", "clustering_accuracy",
     "clustering_accuracy_many_to_one", "clustering_g_mean", "detection_delays",
     "false_alarms_per_hour",
+    "MODELS", "ModelSpec", "make_splits", "model_specs", "evaluate_driver", "evaluate_cohort",
+    "summarise", "paired_tests", "sweep", "run_evaluation", "training_windows", "train_detector",
+    "train_model", "predict_windows", "read_labels",
     "ACA", "HACA", "Segmentation", "dtak", "gdtak", "segment_kernel_matrix", "frame_kernel",
     "gaussian_bandwidth", "SEGMENT_DTYPE", "OnlineSegmenter", "SegmentPrototypes", "segment_drive",
     "driving_segmenter", "standardize_windows", "fit_segment_prototypes",

@@ -10,8 +10,16 @@ import math
 from pathlib import Path
 
 import numpy as np
+from tqdm import tqdm
 
-__all__ = ["format_table", "format_tests", "results_document", "write_results", "plot_sweep"]
+from ..pipeline import PipelineConfig, extract_features
+from ._protocol import MODELS, PAIRS, evaluate_cohort, model_specs, paired_tests, summarise, sweep
+from ._smoothing import DecisionSmoother
+
+__all__ = [
+    "run_evaluation", "format_table", "format_tests", "results_document", "write_results",
+    "plot_sweep",
+]
 
 _ROWS = (
     # (label, metric, scale, decimals)
@@ -26,6 +34,94 @@ _ROWS = (
     ("Missed %", "missed_fraction", 100.0, 1),
     ("False alarms/h", "false_alarms_per_hour", 1.0, 1),
 )
+
+
+def run_evaluation(recordings, out_dir, *, models=MODELS, grid="full", n_labelled=60,
+                   n_unlabelled=None, n_draws=5, seed=0, config=None, smoothing=None,
+                   unlabelled_sizes=(0, 120, 240, 360, 480), labelled_sizes=(16, 32, 48, 64, 80),
+                   sweep_n_labelled=60, sweep_n_unlabelled=45, progress=True):
+    """The whole evaluation of a cohort: table, tests, sweeps, ``results.json`` and plots.
+
+    Parameters
+    ----------
+    recordings : sequence of Recording
+        One per driver, labelled.
+    out_dir : str or Path
+        Created if needed; receives ``results.json``, ``sweep_unlabelled.png``,
+        ``sweep_labelled.png`` and ``table.txt``.
+    models : sequence of str, default=MODELS
+    grid : {"full", "small"}, default="full"
+    n_labelled, n_unlabelled : int, int or None, default=60, None
+        The main protocol (None: the rest of the training fold is unlabelled).
+    n_draws : int, default=5
+        Hidden layers per split for the ELM family (S0: 5).
+    seed : int, default=0
+    config : PipelineConfig or None, default=None
+        Window settings.
+    smoothing : dict or None, default=None
+        Keyword arguments of :class:`~distractd.models.DecisionSmoother` for the deployment
+        metrics; None = the daemon default (hysteresis with both thresholds at 0).
+    unlabelled_sizes, labelled_sizes : sequence of int
+        Sweep sizes (S0: u in {0, 120, 240, 360, 480} at l = ``sweep_n_labelled``; l from 16 to
+        80 at u = ``sweep_n_unlabelled``); empty skips a sweep.
+    sweep_n_labelled, sweep_n_unlabelled : int, default=60, 45
+    progress : bool, default=True
+        tqdm bars on standard error.
+
+    Returns
+    -------
+    document : dict
+        :func:`results_document` output (also written to ``results.json``).
+    text : str
+        The table and the tests, as printed.
+    """
+    out_dir = Path(out_dir)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    config = config or PipelineConfig()
+    specs = model_specs(models, grid)
+    drivers = []
+    for recording in tqdm(recordings, disable=not progress, desc="features"):
+        windows = extract_features(recording, config)
+        drivers.append((windows.X, windows.label, windows.t_end))
+    smoothing = dict(smoothing or {})
+    options = {"n_draws": n_draws, "progress": progress}
+    cohort = evaluate_cohort(drivers, specs, seed=seed, n_labelled=n_labelled,
+                             n_unlabelled=n_unlabelled,
+                             make_smoother=lambda: DecisionSmoother(**smoothing), **options)
+    summary = summarise(cohort)
+    tests = paired_tests(summary, PAIRS)
+    sweeps = []
+    if len(unlabelled_sizes):
+        sweeps.append(sweep(drivers, specs, "n_unlabelled", unlabelled_sizes, seed=seed,
+                            n_labelled=sweep_n_labelled, **options))
+    if len(labelled_sizes):
+        sweeps.append(sweep(drivers, specs, "n_labelled", labelled_sizes, seed=seed,
+                            n_unlabelled=sweep_n_unlabelled, **options))
+    for curves in sweeps:
+        name = "unlabelled" if curves["parameter"] == "n_unlabelled" else "labelled"
+        plot_sweep(curves, out_dir / f"sweep_{name}.png")
+        tests += _sweep_tests(curves)
+    protocol = {"n_drivers": len(drivers), "models": list(models), "grid": grid,
+                "n_labelled": n_labelled, "n_unlabelled": n_unlabelled, "n_folds": 4,
+                "n_repeats": 3, "n_draws": n_draws, "seed": seed,
+                "pipeline_config": config.to_dict(), "smoothing": smoothing,
+                "windows_per_driver": [int(len(d[1])) for d in drivers]}
+    document = results_document(summary, tests, sweeps, protocol)
+    write_results(out_dir / "results.json", document)
+    text = format_table(summary, models) + "\n\n" + format_tests(tests)
+    (out_dir / "table.txt").write_text(text + "\n")
+    return document, text
+
+
+def _sweep_tests(curves):
+    """Paired tests of each semi-supervised model over its counterpart at every swept size."""
+    tests = []
+    for size, index in zip(curves["sizes"], range(len(curves["sizes"]))):
+        per_size = {name: {"per_driver": {"g_mean": curve["per_driver"][index]}}
+                    for name, curve in curves["models"].items()}
+        for test in paired_tests(per_size, PAIRS):
+            tests.append({**test, "metric": f"g_mean at {curves['parameter']}={size}"})
+    return tests
 
 
 def format_table(summary, models=None):

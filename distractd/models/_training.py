@@ -25,10 +25,9 @@ from ..pipeline import (
     FEATURE_NAMES, PipelineConfig, Recording, Windows, extract_features, labels_from_intervals,
     read_intervals,
 )
-from ._aca import ACA
 from ._artifact import save_model
 from ._metrics import binary_scores
-from ._online_segmenter import SegmentPrototypes
+from ._online_segmenter import fit_segment_prototypes
 from ._protocol import UNLABELLED, model_specs, select_params
 
 __all__ = ["training_windows", "train_detector", "train_model", "predict_windows", "read_labels"]
@@ -36,7 +35,6 @@ __all__ = ["training_windows", "train_detector", "train_model", "predict_windows
 _constraints = {
     "n_labelled": Interval(8, None, integer=True),
     "segment_frames": Interval(0, None, integer=True),
-    "segment_max_length": Interval(1, None, integer=True),
 }
 _T_END_TOLERANCE_S = 1e-6
 
@@ -111,7 +109,7 @@ def training_windows(recordings, config=None, labels=None):
 
 
 def train_detector(windows, model="sselm", *, n_labelled=60, grid="full", seed=0,
-                   config=None, segment_frames=400, segment_max_length=20):
+                   config=None, segment_frames=400):
     """Fit one detector on training windows the way the protocol does.
 
     Parameters
@@ -129,9 +127,9 @@ def train_detector(windows, model="sselm", *, n_labelled=60, grid="full", seed=0
     config : PipelineConfig or None, default=None
         The configuration the windows were made with (stored in the artifact).
     segment_frames : int, default=400
-        Windows (from the start) segmented by ACA for the segment prototypes; 0 stores none.
-    segment_max_length : int, default=20
-        Longest segment of the prototypes' programme, in windows.
+        Windows (from the start) segmented by ACA with the driving defaults
+        (:func:`~distractd.models.fit_segment_prototypes`) for the online segmenter's prototypes;
+        clusters take the majority label of their *labelled* windows. 0 stores no segmenter.
 
     Returns
     -------
@@ -140,8 +138,8 @@ def train_detector(windows, model="sselm", *, n_labelled=60, grid="full", seed=0
     parts : dict
         Keyword arguments of :func:`~distractd.models.save_model` besides the estimator.
     """
-    check_params({"n_labelled": n_labelled, "segment_frames": segment_frames,
-                  "segment_max_length": segment_max_length}, _constraints, owner="train")
+    check_params({"n_labelled": n_labelled, "segment_frames": segment_frames}, _constraints,
+                 owner="train")
     config = config or PipelineConfig()
     (spec,) = model_specs([model], grid)
     finite = np.isfinite(windows.X).all(axis=1)
@@ -177,16 +175,9 @@ def train_detector(windows, model="sselm", *, n_labelled=60, grid="full", seed=0
     }
     extras = {}
     if segment_frames:
-        frames = Z[:segment_frames]
-        frame_labels = np.full(len(frames), UNLABELLED, dtype=np.int8)
-        mine = labelled[labelled < len(frames)]
-        frame_labels[mine] = y[mine]
-        aca = ACA(n_clusters=2, min_length=max(1, segment_max_length // 4),
-                  max_length=segment_max_length, init="kmeans", n_init=2,
-                  random_state=seed).fit(frames)
-        prototypes = SegmentPrototypes.from_segmentation(
-            frames, aca.segments_, frame_labels, n_clusters=2, sigma=aca.sigma_,
-            max_length=segment_max_length)
+        frame_labels = _labelled_only(y, labelled)[:segment_frames]
+        prototypes = fit_segment_prototypes(Z[:segment_frames], frame_labels,
+                                            hop_s=config.hop_s, random_state=seed)
         extras["segmenter"] = prototypes.to_artifact()
     return estimator, {"normalizer_mean": scaler.mean_, "normalizer_scale": scaler.scale_,
                        "feature_names": list(FEATURE_NAMES), "pipeline_config": config.to_dict(),
@@ -241,6 +232,13 @@ def _match_window_labels(t_end, label_t_end, labels, path):
         raise SchemaError(f"{path}: no t_end matches a window of the recording (first window ends "
                           f"at {float(t_end[0])!r} s, first row at {float(label_t_end[0])!r} s)")
     return np.where(matched, labels[nearest], UNLABELLED).astype(np.int8)
+
+
+def _labelled_only(y, labelled):
+    """Window labels with every window outside the labelled draw set to unknown."""
+    out = np.full(len(y), UNLABELLED, dtype=np.int8)
+    out[labelled] = y[labelled]
+    return out
 
 
 def _plain(value):
