@@ -410,8 +410,150 @@ def _simulate(args):
     return 0
 
 
+def _add_train(subparsers):
+    from .models import MODELS
+
+    parser = _command(subparsers, "train", _train,
+                      "Train a per-driver detector on labelled recordings and save the model.")
+    parser.add_argument("inputs", nargs="+", metavar="IN", help="labelled recordings of one driver")
+    parser.add_argument("--model", choices=MODELS, default="sselm",
+                        help="detector (default: %(default)s)")
+    parser.add_argument("--labelled", type=int, default=60, metavar="N",
+                        help="labelled windows drawn from the labels, the rest unlabelled "
+                             "(default: %(default)s)")
+    parser.add_argument("--labels", nargs="+", metavar="CSV",
+                        help="corrected labels, one file per IN: interval CSV start,end,label or "
+                             "per-window CSV t_start,t_end,...,label (replaces the recording's)")
+    parser.add_argument("--grid", choices=("full", "small"), default="full",
+                        help="hyper-parameter grid (default: the source's full grid)")
+    parser.add_argument("--segment-windows", type=int, default=400, metavar="N",
+                        help="windows segmented for the online segmenter's prototypes, 0 for "
+                             "none (default: %(default)s)")
+    parser.add_argument("--seed", type=int, default=0, help="random seed (default: %(default)s)")
+    parser.add_argument("--out", required=True, metavar="MODEL", help="model file to write")
+    _add_pipeline_config(parser)
+
+
+def _train(args):
+    from .models import train_model, training_windows
+    from .pipeline import PipelineConfig, read_recording
+
+    config = _pipeline_config(args) or PipelineConfig()
+    windows = training_windows([read_recording(path) for path in args.inputs], config,
+                               args.labels)
+    model_id = train_model(args.out, windows, args.model, n_labelled=args.labelled,
+                           grid=args.grid, seed=args.seed, config=config,
+                           segment_frames=args.segment_windows)
+    print(f"{args.out}: {args.model} model {model_id}")
+    return 0
+
+
+def _add_predict(subparsers):
+    parser = _command(subparsers, "predict", _predict,
+                      "Score a recording with a saved model; write t_end,score,state per window.")
+    parser.add_argument("model", metavar="MODEL", help="model file written by train")
+    parser.add_argument("input", metavar="IN", help="recording to score (.csv or binary)")
+    parser.add_argument("--out", required=True, metavar="CSV", help="CSV to write")
+    _add_smoothing(parser)
+
+
+def _predict(args):
+    import csv
+
+    from .models import DecisionSmoother, load_model, predict_windows
+    from .pipeline import read_recording
+
+    detector = load_model(args.model)
+    windows, scores, states = predict_windows(detector, read_recording(args.input),
+                                              DecisionSmoother(**_smoothing(args)))
+    with open(args.out, "w", newline="") as file:
+        writer = csv.writer(file)
+        writer.writerow(["t_end", "score", "state"])
+        for t_end, score, state in zip(windows.t_end.tolist(), scores.tolist(), states.tolist()):
+            writer.writerow([repr(t_end), "" if score != score else repr(score), state])
+    return 0
+
+
+def _add_smoothing(parser):
+    parser.add_argument("--smoothing", choices=("hysteresis", "dwell"), default="hysteresis",
+                        help="decision smoothing of the state (default: %(default)s)")
+    parser.add_argument("--on", type=float, default=0.0, metavar="SCORE",
+                        help="upper (hysteresis) or decision (dwell) threshold (default: 0)")
+    parser.add_argument("--off", type=float, default=None, metavar="SCORE",
+                        help="lower hysteresis threshold (default: --on)")
+    parser.add_argument("--min-dwell", type=float, default=0.0, metavar="SECONDS",
+                        help="persistence a new decision needs with dwell smoothing (default: 0)")
+
+
+def _smoothing(args):
+    return {"mode": args.smoothing, "on": args.on,
+            "off": args.on if args.off is None else args.off, "min_dwell_s": args.min_dwell}
+
+
+def _add_evaluate(subparsers):
+    from .models import MODELS
+
+    parser = _command(subparsers, "evaluate", _evaluate,
+                      "Run the source evaluation protocol per driver on a simulated cohort or "
+                      "recordings; print the table, write results.json and sweep plots.")
+    source = parser.add_mutually_exclusive_group(required=True)
+    source.add_argument("--cohort", type=int, metavar="N", help="simulate N drivers")
+    source.add_argument("inputs", nargs="*", default=[], metavar="IN",
+                        help="labelled recordings, one per driver")
+    parser.add_argument("--models", nargs="+", choices=MODELS, default=list(MODELS),
+                        help="models to compare (default: all)")
+    parser.add_argument("--grid", choices=("full", "small"), default="full",
+                        help="hyper-parameter grid (default: the source's full grid)")
+    parser.add_argument("--labelled", type=int, default=60, metavar="N",
+                        help="labelled windows per training fold (default: %(default)s)")
+    parser.add_argument("--unlabelled", type=int, default=None, metavar="N",
+                        help="unlabelled windows per training fold (default: all the rest)")
+    parser.add_argument("--draws", type=int, default=5, metavar="N",
+                        help="hidden layers per split for ELM and SS-ELM (default: %(default)s)")
+    parser.add_argument("--unlabelled-sizes", type=int, nargs="*", metavar="U",
+                        default=[0, 120, 240, 360, 480],
+                        help="unlabelled-size sweep at --sweep-labelled labelled windows (default: "
+                             "%(default)s; none to skip)")
+    parser.add_argument("--labelled-sizes", type=int, nargs="*", metavar="L",
+                        default=[16, 32, 48, 64, 80],
+                        help="labelled-size sweep at --sweep-unlabelled unlabelled windows "
+                             "(default: %(default)s; none to skip)")
+    parser.add_argument("--sweep-labelled", type=int, default=60, metavar="L",
+                        help="labelled windows of the unlabelled sweep (default: %(default)s)")
+    parser.add_argument("--sweep-unlabelled", type=int, default=45, metavar="U",
+                        help="unlabelled windows of the labelled sweep (default: %(default)s)")
+    parser.add_argument("--duration", type=float, default=None, metavar="SECONDS",
+                        help="simulated drive length (default: the protocol, about 20-35 min)")
+    parser.add_argument("--seed", type=int, default=0, help="random seed (default: %(default)s)")
+    parser.add_argument("--out", required=True, metavar="DIR", help="directory for the results")
+    _add_smoothing(parser)
+    _add_pipeline_config(parser)
+
+
+def _evaluate(args):
+    from .models import run_evaluation
+    from .pipeline import read_recording
+
+    if args.cohort is not None:
+        from .simulators import simulate_cohort
+
+        recordings = simulate_cohort(args.cohort, args.seed, duration_s=args.duration)
+    else:
+        recordings = [read_recording(path) for path in args.inputs]
+    _, text = run_evaluation(
+        recordings, args.out, models=args.models, grid=args.grid, n_labelled=args.labelled,
+        n_unlabelled=args.unlabelled, n_draws=args.draws, seed=args.seed,
+        config=_pipeline_config(args), smoothing=_smoothing(args),
+        unlabelled_sizes=args.unlabelled_sizes, labelled_sizes=args.labelled_sizes,
+        sweep_n_labelled=args.sweep_labelled, sweep_n_unlabelled=args.sweep_unlabelled,
+        progress=sys.stderr.isatty())
+    print(text)
+    return 0
+
+
 _COMMANDS = [_add_info, _add_convert, _add_run, _add_replay, _add_pupil_emulator, _add_demo,
-             _add_events, _add_features, _add_label, _add_segment, _add_simulate]
+             _add_events, _add_features, _add_label, _add_segment, _add_simulate,
+             _add_train, _add_predict, _add_evaluate]
 
 if __name__ == "__main__":
     raise SystemExit(main())
