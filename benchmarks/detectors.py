@@ -126,8 +126,11 @@ def _fits(X, y):
     H, L = hidden_output(X, W, b), laplacian(knn_graph(X, 10))
     c = np.where(labelled, 1.0, 0.0)
     T = np.where(labelled, np.where(y == 1, 1.0, -1.0), 0.0)[:, None]
-    _emit_timed("sselm_stage_solve_dual", lambda: _solve_output_weights(H, T, c, L, 1.0), 9)
-    _emit_timed("sselm_stage_gram_HHt_floor", lambda: H @ H.T, 9)
+    _emit_timed("sselm_stage_solve_dual_mixed_precision",
+                lambda: _solve_output_weights(H, T, c, L, 1.0), 9)
+    H32 = H.astype(np.float32)
+    _emit_timed("sselm_stage_gram_HHt_float32", lambda: H32 @ H32.T, 9)
+    _emit_timed("sselm_stage_gram_HHt_float64", lambda: H @ H.T, 9)
     _emit_timed("sselm_fit_numpy_port", lambda: _numpy_sselm(X, y), 3, memory=True)
 
     common = dict(gamma_A=1e-2, gamma_I=1e-2, kernel_width=3.0)
