@@ -45,6 +45,13 @@ class PipelineConfig:
     max_gap_s : float, default=0.25
         A time step longer than this and than 2.5 measured sample periods is counted as a gap;
         eye events do not span gaps.
+    max_jump_s : float, default=5.0
+        A forward time step longer than this is a suspect clock jump: the sample is held until the
+        next one shows which clock goes on (rejected as ``t_jump`` if the old one does).
+    clock_reset_s : float, default=0.5
+        Consecutive samples before the stream's latest time that increase among themselves (steps
+        up to the gap limit) for this long, and at least 3 of them, are a clock reset: the
+        stream's windows and measures restart from them.
     saccade_velocity_deg_s : float, default=15.0
         Gaze rotation speed above which a sample belongs to a saccade candidate, deg/s. Tuned on
         the IRF recordings at 30-120 Hz (docs/pipeline.md); raise it for noisier trackers.
@@ -79,6 +86,8 @@ class PipelineConfig:
     warmup_s: float = 10.0
     confidence_min: float = 0.5
     max_gap_s: float = 0.25
+    max_jump_s: float = 5.0
+    clock_reset_s: float = 0.5
     saccade_velocity_deg_s: float = 15.0
     saccade_min_s: float = 0.005
     saccade_max_s: float = 0.15
@@ -94,7 +103,8 @@ class PipelineConfig:
     _constraints = {
         "window_s": _POSITIVE, "hop_s": Interval(1e-3, None), "blink_window_s": _POSITIVE,
         "perclos_window_s": _POSITIVE, "perclos_closure": _FRACTION, "warmup_s": _NON_NEGATIVE,
-        "confidence_min": _FRACTION, "max_gap_s": _POSITIVE, "saccade_velocity_deg_s": _POSITIVE,
+        "confidence_min": _FRACTION, "max_gap_s": _POSITIVE, "max_jump_s": _POSITIVE,
+        "clock_reset_s": _POSITIVE, "saccade_velocity_deg_s": _POSITIVE,
         "saccade_min_s": _NON_NEGATIVE, "saccade_max_s": _POSITIVE,
         "saccade_min_amplitude_deg": _NON_NEGATIVE, "saccade_min_rate_hz": _NON_NEGATIVE,
         "blink_opening_max": _FRACTION, "blink_min_s": _NON_NEGATIVE, "blink_max_s": _POSITIVE,
@@ -157,7 +167,9 @@ _P_WINDOW_S = 19
 _P_LAG_S = 20
 _P_RING_HOPS = 21
 _P_MEASURE_HOPS = 22
-_P_LOW = 23                 # N_FIELDS lower range bounds, then N_FIELDS upper bounds
+_P_MAX_JUMP_S = 23
+_P_CLOCK_RESET_S = 24
+_P_LOW = 25                 # N_FIELDS lower range bounds, then N_FIELDS upper bounds
 _P_HIGH = _P_LOW + len(FIELDS)
 _P_SIZE = _P_HIGH + len(FIELDS)
 
@@ -190,6 +202,8 @@ def _params(config):
     p[_P_LAG_S] = config.lag_s
     p[_P_RING_HOPS] = window_hops + lag_hops + 2
     p[_P_MEASURE_HOPS] = max(p[_P_BLINK_HOPS], p[_P_PERCLOS_HOPS])
+    p[_P_MAX_JUMP_S] = config.max_jump_s
+    p[_P_CLOCK_RESET_S] = config.clock_reset_s
     p[_P_LOW:_P_HIGH] = [RANGES[name][0] for name in FIELDS]
     p[_P_HIGH:_P_SIZE] = [RANGES[name][1] for name in FIELDS]
     return p

@@ -34,7 +34,7 @@ from ._config import (
 )
 from ._windows import (
     _H_PENDING_BLINK, _H_PENDING_BLINK_COUNT, _H_PENDING_SACCADE, _H_T_COUNT, _H_T_SUM, BLINK,
-    SACCADE, _settle,
+    SACCADE, _settle, _slot,
 )
 
 __all__ = ["EVENT_KINDS"]
@@ -49,7 +49,8 @@ _EV_T_LAST = 2
 _EV_DURATION = 3
 _EV_AMPLITUDE = 4   # degrees (saccades)
 _EV_PEAK = 5        # degrees per second (saccades)
-_EV_SIZE = 6
+_EV_EPOCH = 6       # the stream's clock epoch (clock resets before the event)
+_EV_SIZE = 7
 
 _IDLE, _OPEN, _DEAD = 0.0, 1.0, 2.0
 
@@ -81,10 +82,45 @@ _CONTINUITY_PERIODS = 2.5   # velocity only between samples at most this many pe
 
 
 def _new_state():
-    state = np.zeros(_E_SIZE)
+    state = np.empty(_E_SIZE)
+    _clear(state)
+    return state
+
+
+@njit(cache=True)
+def _clear(state):
+    """Reset the detectors to their initial state (no previous sample, no open run)."""
+    state[:] = 0.0
     state[_E_PREV:_E_PREV + 4] = np.nan
     state[_E_PREV_YAW] = state[_E_PREV_PITCH] = np.nan
-    return state
+
+
+@njit(cache=True)
+def _abandon(state, ring, last_hop):
+    """End of data: open runs can no longer be settled; their samples become unresolved (taken
+    out of the event counts), and the runs are closed for good."""
+    if state[_E_S_STATE] == _OPEN:
+        _unresolve(ring, state[_E_S_HOP0], last_hop, _H_PENDING_SACCADE, -1, _H_T_COUNT + SACCADE)
+        state[_E_S_STATE] = _DEAD
+    if state[_E_B_STATE] == _OPEN:
+        _unresolve(ring, state[_E_B_HOP0], last_hop, _H_PENDING_BLINK, _H_PENDING_BLINK_COUNT,
+                   _H_T_COUNT + BLINK)
+        state[_E_B_STATE] = _DEAD
+
+
+@njit(cache=True)
+def _unresolve(ring, first_hop, last_hop, pending, pending_uncounted, count):
+    h = first_hop
+    while h <= last_hop:
+        row = _slot(ring, h)
+        if row >= 0:
+            counted = ring[row, pending]
+            if pending_uncounted >= 0:
+                counted -= ring[row, pending_uncounted]
+                ring[row, pending_uncounted] = 0.0
+            ring[row, count] -= counted
+            ring[row, pending] = 0.0
+        h += 1.0
 
 
 @njit(cache=True, inline="always")

@@ -38,9 +38,16 @@ _S_SIZE = 5
 
 
 def _new_ring(n_hops):
-    ring = np.zeros((n_hops, _M_SIZE))
-    ring[:, _M_ID] = -1.0
+    ring = np.empty((n_hops, _M_SIZE))
+    _clear_ring(ring)
     return ring
+
+
+@njit(cache=True)
+def _clear_ring(ring):
+    """Forget every hop (no hop held)."""
+    ring[:, :] = 0.0
+    ring[:, _M_ID] = -1.0
 
 
 def _new_state():

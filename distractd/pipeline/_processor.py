@@ -16,9 +16,12 @@ from numba import njit
 from .._errors import SchemaError
 from . import _events, _measures, _validate, _windows
 from ._config import _P_HOP_S, _P_LAG_S, _P_MEASURE_HOPS, _P_RING_HOPS, _P_WINDOW_HOPS, PipelineConfig, _params
-from ._events import EVENT_KINDS, _blink_step, _saccade_step
+from ._events import _EV_EPOCH, EVENT_KINDS, _blink_step, _saccade_step
 from ._schema import N_FIELDS
-from ._validate import REJECT_REASONS, REJECTED, TRACK_LOSS, _validate_row
+from ._validate import (
+    _B_INDEX, _B_LABEL, _V_EPOCH, _V_LAST_T, _V_PERIOD, _V_Q_HEAD, _V_Q_N, ORDER_ACCEPT,
+    ORDER_RESET, REJECT_REASONS, REJECTED, TRACK_LOSS, _order, _release, _validate_row,
+)
 from ._windows import (
     _H_PENDING_BLINK, _H_PENDING_BLINK_COUNT, _H_PENDING_SACCADE, _H_T_COUNT, _O_SIZE, _W_HOP,
     _W_NEXT_END, _W_STARTED, BLINK, N_TEMPORAL, SACCADE, Windows, _add_sample, _emit, _slot,
@@ -26,12 +29,15 @@ from ._windows import (
 
 __all__ = ["StreamProcessor", "extract_features", "detect_events", "Events"]
 
-# Per-row outputs: status code, gaze speed (rad/s), saccade status, blink status.
-_R_STATUS, _R_VELOCITY, _R_SACCADE, _R_BLINK = range(4)
-_R_SIZE = 4
-_CHUNK = 4096   # rows per compiled call at most, bounding the output buffers
+# Per-row outputs: status code, gaze speed (rad/s), saccade status, blink status, clock epoch.
+_R_STATUS, _R_VELOCITY, _R_SACCADE, _R_BLINK, _R_EPOCH = range(5)
+_R_SIZE = 5
+_R_HELD = -1.0   # status of a sample still held back (none is after the end of the stream)
+_CHUNK = 4096    # rows per output buffer at most
+_FLUSH_PERIODS = 1.5   # the last hop is complete when the next sample is due within this
 
 _NO_LABELS = np.empty(0, dtype=np.int8)
+_NO_SAMPLES = np.empty((0, N_FIELDS))
 _FLOAT64 = np.dtype(np.float64)
 _NO_ROWS = np.empty((0, _R_SIZE))   # also stands for "no event buffer" (the kernel skips both)
 
@@ -44,8 +50,12 @@ class StreamProcessor:
 
     Feed blocks of samples in arrival order with :meth:`update`; each call returns the windows
     that the block completed. A window ``[t_start, t_end)`` completes once a sample at or after
-    ``t_end + config.lag_s`` arrives (the eye events that touch it are settled by then). Windows
-    with no accepted sample (inside a long gap) are skipped. Per-stream memory is about 28 KB.
+    ``t_end + config.lag_s`` arrives (the eye events that touch it are settled by then). At the end
+    of the stream, :meth:`flush` returns the windows the data so far can complete. Windows with no
+    accepted sample (inside a long gap) are skipped. A clock jump or reset is handled as
+    :mod:`~distractd.pipeline._validate` describes: a lone future sample is dropped (``t_jump``);
+    after a clock reset the windows and derived measures start afresh on the new clock (the old
+    clock's windows are flushed first). Per-stream memory is about 34 KB.
 
     Parameters
     ----------
@@ -73,6 +83,8 @@ class StreamProcessor:
     >>> windows = processor.update(block)
     >>> len(windows), float(windows.t_end[0]), round(processor.rate_hz, 6)
     (23, 10.0, 60.0)
+    >>> [float(t) for t in processor.flush().t_end]
+    [21.5]
     """
 
     def __init__(self, config=None):
@@ -85,6 +97,7 @@ class StreamProcessor:
         self._params = _params(config)
         self._margin = int(self._params[_P_RING_HOPS])
         self._vstate = _validate._new_state()
+        self._held = _validate._new_buffer()
         self._estate = _events._new_state()
         self._wstate = np.zeros(_windows._W_SIZE)
         self._ring = _windows._new_ring(int(self._params[_P_RING_HOPS]))
@@ -98,7 +111,7 @@ class StreamProcessor:
 
     @property
     def rate_hz(self):
-        period = self._vstate[_validate._V_PERIOD]
+        period = self._vstate[_V_PERIOD]
         return float(1.0 / period) if period > 0.0 else math.nan
 
     def update(self, block, labels=None):
@@ -116,10 +129,27 @@ class StreamProcessor:
         -------
         Windows
         """
-        windows, _, _ = self._feed(block, labels, with_events=False)
+        windows, _, _ = self._feed(block, labels, with_events=False, final=False)
         return windows
 
-    def _feed(self, block, labels, with_events):
+    def flush(self):
+        """End of the stream: return the windows that the data so far can complete.
+
+        A window is emitted when its last hop is complete: the next sample, due one measured
+        period after the latest, would fall at or after the window's end (within half a period).
+        Eye-event runs still open are unresolved: their samples leave the event means rather than
+        count as "no event"; a still unconfirmed clock jump or reset is dropped (``t_jump``,
+        ``backwards_t``). Samples fed after a flush continue the stream; windows already emitted are
+        not emitted again.
+
+        Returns
+        -------
+        Windows
+        """
+        windows, _, _ = self._feed(_NO_SAMPLES, None, with_events=False, final=True)
+        return windows
+
+    def _feed(self, block, labels, with_events, final):
         block = _as_block(block)
         n = len(block)
         labels = _NO_LABELS if labels is None else _as_labels(labels, n)
@@ -132,10 +162,11 @@ class StreamProcessor:
             rows = out_e = _NO_ROWS
         found_w, found_e = [], []
         start = 0
-        while start < n:
-            start, n_w, n_e = _run(block, labels, start, min(n, start + _CHUNK), self._params,
-                                   self._vstate, self._estate, self._wstate, self._ring,
-                                   self._mstate, self._mring, out_w, out_e, rows)
+        done = False
+        while not done:
+            start, n_w, n_e, done = _run(block, labels, start, self.n_samples, final, self._params,
+                                         self._vstate, self._held, self._estate, self._wstate,
+                                         self._ring, self._mstate, self._mring, out_w, out_e, rows)
             if n_w:
                 found_w.append(out_w[:n_w].copy())
             if n_e:
@@ -170,39 +201,63 @@ def _as_labels(labels, n):
 
 
 @njit(cache=True)
-def _run(block, labels, start, stop, params, vstate, estate, wstate, ring, mstate, mring,
-         out_w, out_e, rows):
-    """Process rows ``start..stop`` until done or an output buffer is nearly full.
+def _run(block, labels, start, base, final, params, vstate, held, estate, wstate, ring, mstate,
+         mring, out_w, out_e, rows):
+    """Process the queued held samples and the block's rows from ``start`` until all are done or
+    an output buffer is nearly full; at the end, with ``final``, flush the stream.
 
-    Per-row outputs and events are written only when ``rows`` is not empty (an empty ``out_e``
-    then drops events). Returns ``(next row, windows written, events written)``.
+    ``base`` is the stream index of the block's first row. Per-row outputs and events are written
+    only when ``rows`` is not empty (an empty ``out_e`` then drops events). Returns ``(next row,
+    windows written, events written, done)``.
     """
     hop_s = params[_P_HOP_S]
     lag_s = params[_P_LAG_S]
     n_hops = params[_P_WINDOW_HOPS]
     margin = ring.shape[0]
-    n_fields = block.shape[1]
-    x = np.empty(n_fields)
+    n_rows = block.shape[0]
+    x = np.empty(N_FIELDS)
     measures = np.full(N_TEMPORAL, np.nan)
     has_labels = labels.shape[0] > 0
     record = rows.shape[0] > 0   # per-row outputs and events are wanted
     n_w = 0
     n_e = 0
     i = start
-    while i < stop:
+    while True:
         if n_w + margin > out_w.shape[0] or record and n_e + 2 > out_e.shape[0]:
-            break
-        for j in range(n_fields):
-            x[j] = block[i, j]
-        status = _validate_row(x, params, vstate)
-        if record:
-            rows[i, 0] = status
-            rows[i, 1] = np.nan
-            rows[i, 2] = -2.0
-            rows[i, 3] = -2.0
-        if status >= REJECTED:
+            return i, n_w, n_e, False
+        if vstate[_V_Q_N] > 0.0:   # held samples released for processing come first
+            q = int(vstate[_V_Q_HEAD])
+            for j in range(N_FIELDS):
+                x[j] = held[q, j]
+            label = int(held[q, _B_LABEL])
+            k = int(held[q, _B_INDEX]) - base
+            vstate[_V_Q_HEAD] = (q + 1) % held.shape[0]
+            vstate[_V_Q_N] -= 1.0
+        elif i < n_rows:
+            for j in range(N_FIELDS):
+                x[j] = block[i, j]
+            label = int(labels[i]) if has_labels else -1
+            k = i
             i += 1
-            continue
+            if record:
+                rows[k, 0] = _R_HELD
+                rows[k, 1] = np.nan
+                rows[k, 2] = -2.0
+                rows[k, 3] = -2.0
+                rows[k, 4] = vstate[_V_EPOCH]
+            order = _order(x, label, base + k, params, vstate, held, rows, base)
+            if order == ORDER_RESET:
+                n_w = _finish(params, vstate, estate, wstate, ring, out_w, n_w)
+                _restart(vstate, estate, wstate, ring, mstate, mring)
+            if order != ORDER_ACCEPT:
+                continue
+        else:
+            break
+        status = _validate_row(x, params, vstate)
+        keep_row = record and 0 <= k < rows.shape[0]
+        if keep_row:
+            rows[k, 0] = status
+            rows[k, 4] = vstate[_V_EPOCH]
         t = x[0]
         hop = np.floor(t / hop_s)
         if wstate[_W_STARTED] == 0.0:
@@ -213,12 +268,15 @@ def _run(block, labels, start, stop, params, vstate, estate, wstate, ring, mstat
         lost = status == TRACK_LOSS
         dt = vstate[_validate._V_DT]
         gap = vstate[_validate._V_GAP] == 1.0
-        period = vstate[_validate._V_PERIOD]
+        period = vstate[_V_PERIOD]
         # events first (the saccade step reads the previous sample's time the blink step updates)
+        first_event = n_e
         s_status, n_e = _saccade_step(x, t, dt, gap, period, hop, last_hop, params, estate,
                                       ring, out_e, n_e)
         b_status, b_duration, n_e = _blink_step(x, t, gap, lost, period, hop, last_hop, params,
                                                 estate, ring, out_e, n_e)
+        for e in range(first_event, n_e):
+            out_e[e, _EV_EPOCH] = vstate[_V_EPOCH]
         # then the windows this sample completes, before its hop reuses ring rows
         while t >= wstate[_W_NEXT_END] * hop_s + lag_s:
             if wstate[_W_NEXT_END] - n_hops > last_hop:   # the rest lie in a gap: empty
@@ -244,18 +302,52 @@ def _run(block, labels, start, stop, params, vstate, estate, wstate, ring, mstat
             ring[row, _H_PENDING_BLINK_COUNT] += 1.0
         _measures._measure_sample(mring, mstate, hop, params, x, 0.0 if gap else dt, b_status,
                                   b_duration, measures)
-        label = labels[i] if has_labels else -1
         _add_sample(ring, wstate, hop, x, not lost, measures, label)
-        if record:
-            rows[i, 1] = estate[_events._E_VELOCITY]
-            rows[i, 2] = s_status
-            rows[i, 3] = b_status
-        i += 1
-    return i, n_w, n_e
+        if keep_row:
+            rows[k, 1] = estate[_events._E_VELOCITY]
+            rows[k, 2] = s_status
+            rows[k, 3] = b_status
+    if final:
+        _release(vstate, held, rows, base)
+        n_w = _finish(params, vstate, estate, wstate, ring, out_w, n_w)
+    return i, n_w, n_e, True
+
+
+@njit(cache=True)
+def _finish(params, vstate, estate, wstate, ring, out_w, n_w):
+    """End of the current clock: leave open event runs unresolved and write the windows whose
+    last hop is complete into ``out_w`` from row ``n_w``; return the new row count."""
+    if wstate[_W_STARTED] == 0.0:
+        return n_w
+    hop_s = params[_P_HOP_S]
+    n_hops = params[_P_WINDOW_HOPS]
+    last_hop = wstate[_W_HOP]
+    period = vstate[_V_PERIOD]
+    _events._abandon(estate, ring, last_hop)
+    limit = vstate[_V_LAST_T] + _FLUSH_PERIODS * period
+    while wstate[_W_NEXT_END] * hop_s <= limit and wstate[_W_NEXT_END] - n_hops <= last_hop:
+        if _emit(ring, wstate, params, period, out_w[n_w]):
+            n_w += 1
+        wstate[_W_NEXT_END] += 1.0
+    return n_w
+
+
+@njit(cache=True)
+def _restart(vstate, estate, wstate, ring, mstate, mring):
+    """A new clock: events, windows and derived measures start afresh (counts and rate are kept)."""
+    vstate[_validate._V_STARTED] = 0.0
+    vstate[_V_EPOCH] += 1.0
+    _events._clear(estate)
+    wstate[:] = 0.0
+    _windows._clear_ring(ring)
+    mstate[:] = 0.0
+    _measures._clear_ring(mring)
 
 
 def extract_features(recording, config=None):
-    """Feature windows of a whole recording: a fresh :class:`StreamProcessor` fed all of it.
+    """Feature windows of a whole recording: a fresh :class:`StreamProcessor` fed all of it, then
+    flushed (the same windows as any sequence of :meth:`~StreamProcessor.update` calls followed by
+    :meth:`~StreamProcessor.flush`).
 
     Parameters
     ----------
@@ -266,7 +358,9 @@ def extract_features(recording, config=None):
     -------
     Windows
     """
-    return StreamProcessor(config).update(recording.samples, recording.labels)
+    windows, _, _ = StreamProcessor(config)._feed(recording.samples, recording.labels,
+                                                  with_events=False, final=True)
+    return windows
 
 
 @dataclass
@@ -320,7 +414,8 @@ def _flag(value):
 def detect_events(recording, config=None):
     """Per-sample saccades and blinks of a whole recording, by the streaming detectors.
 
-    A sample is flagged when its time lies within an event's first and last sample times.
+    A sample is flagged when its time lies within an event's first and last sample times (on the
+    same clock: after a clock reset, times start again).
 
     Parameters
     ----------
@@ -332,23 +427,26 @@ def detect_events(recording, config=None):
     Events
     """
     processor = StreamProcessor(config)
-    _, events, rows = processor._feed(recording.samples, recording.labels, with_events=True)
+    _, events, rows = processor._feed(recording.samples, recording.labels, with_events=True,
+                                      final=True)
     t = recording.t
     accepted = rows[:, _R_STATUS] < REJECTED
-    kept = np.flatnonzero(accepted)   # their times increase strictly
+    epochs = rows[:, _R_EPOCH]
     flags = {}
     for kind, column in ((0, _R_SACCADE), (1, _R_BLINK)):
         flag = np.where(rows[:, column] == -2.0, np.nan, 0.0)
         flag[~accepted] = np.nan
-        spans = events[events[:, 0] == kind]
-        inside = np.zeros(len(kept) + 1, dtype=np.int64)
-        np.add.at(inside, np.searchsorted(t[kept], spans[:, 1], side="left"), 1)
-        np.add.at(inside, np.searchsorted(t[kept], spans[:, 2], side="right"), -1)
-        flag[kept[np.cumsum(inside[:-1]) > 0]] = 1.0
+        for epoch in np.unique(epochs[accepted]):   # times increase strictly within a clock
+            kept = np.flatnonzero(accepted & (epochs == epoch))
+            spans = events[(events[:, 0] == kind) & (events[:, _EV_EPOCH] == epoch)]
+            inside = np.zeros(len(kept) + 1, dtype=np.int64)
+            np.add.at(inside, np.searchsorted(t[kept], spans[:, 1], side="left"), 1)
+            np.add.at(inside, np.searchsorted(t[kept], spans[:, 2], side="right"), -1)
+            flag[kept[np.cumsum(inside[:-1]) > 0]] = 1.0
         flags[EVENT_KINDS[kind]] = flag
     lost = np.where(rows[:, _R_STATUS] == TRACK_LOSS, 1.0, 0.0)
     lost[~accepted] = np.nan
     reasons = np.array([""] + list(REJECT_REASONS), dtype=object)
     code = np.where(accepted, 0, rows[:, _R_STATUS].astype(np.int64) - REJECTED + 1)
     return Events(t.copy(), flags["saccade"], flags["blink"], lost,
-                  np.degrees(rows[:, _R_VELOCITY]), reasons[code], events)
+                  np.degrees(rows[:, _R_VELOCITY]), reasons[code], events[:, :_EV_EPOCH])

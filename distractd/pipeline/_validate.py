@@ -1,35 +1,68 @@
-"""Per-sample validation: timestamps, finiteness, ranges, gaps, track loss, measured rate.
+"""Per-sample validation: timestamps, clock jumps and resets, finiteness, ranges, gaps, track loss,
+measured rate.
 
 Every problem is counted by reason (:data:`REJECT_REASONS`). A sample with a bad ``t`` is dropped; a
 sample with a bad *field* keeps its other fields (the field becomes NaN); a gap or a low-confidence
 sample is counted and kept. The sample rate is measured per stream: a running estimate of the typical
 sample period that ignores drops and jitter and re-locks when the tracker changes rate.
+
+Time order (:func:`_order`) is decided before the fields are checked, and may hold a sample back:
+
+- a forward step over ``max_jump_s`` is *suspect*: the sample is held; if the next sample goes on
+  from it (later, within ``max_jump_s``) the jump is real (a pause: both are processed, the step is
+  a gap); otherwise the suspect is dropped as ``t_jump`` and the next sample is judged against the
+  old clock;
+- a sample before the stream's latest time starts (or extends) a *backwards run* of held samples.
+  The run goes on while its samples increase with steps up to ``max(max_gap_s, 2.5 periods)``; once
+  it is at least 3 samples and ``clock_reset_s`` long it is a clock reset (``clock_reset`` counted
+  once): the caller restarts the stream's state and processes the run. A run that breaks (a step
+  out of line, or a sample on the old clock) is dropped as ``backwards_t``. The run buffer holds
+  the last :data:`HOLD_ROWS` samples; earlier ones are dropped as ``backwards_t`` as they leave it.
+
+The held samples (suspect, run, and the queue of samples released for processing) share one small
+buffer per stream, as their uses never overlap.
 """
 
 import numpy as np
 from numba import njit
 
-from ._config import _P_CONFIDENCE_MIN, _P_HIGH, _P_LOW, _P_MAX_GAP_S
+from ._config import (
+    _P_CLOCK_RESET_S, _P_CONFIDENCE_MIN, _P_HIGH, _P_LOW, _P_MAX_GAP_S, _P_MAX_JUMP_S,
+)
+from ._schema import N_FIELDS
 
 __all__ = ["REJECT_REASONS"]
 
 REJECT_REASONS = (
     "nonfinite_t", "t_out_of_range", "duplicate_t", "backwards_t", "nonfinite_value", "out_of_range", "gap",
-    "low_confidence",
+    "low_confidence", "t_jump", "clock_reset",
 )
-"""Counted reasons, in order. The first four drop the sample (``t_out_of_range``: ``|t|`` over
-:data:`T_MAX_S`, a clock in the wrong unit that would stall the stream); ``nonfinite_value`` (an infinite
-field) and ``out_of_range`` (a field outside :data:`~distractd.pipeline.RANGES`) blank that field
-only; ``gap`` (a time step over ``max_gap_s`` and 2.5 sample periods) and ``low_confidence``
-(confidence below ``confidence_min``: track loss) keep the sample."""
+"""Counted reasons, in order. ``nonfinite_t``, ``t_out_of_range`` (``|t|`` over :data:`T_MAX_S`, a
+clock in the wrong unit), ``duplicate_t``, ``backwards_t`` and ``t_jump`` (a lone forward jump over
+``max_jump_s``) drop the sample; ``nonfinite_value`` (an infinite field) and ``out_of_range`` (a field
+outside :data:`~distractd.pipeline.RANGES`) blank that field only; ``gap`` (a time step over
+``max_gap_s`` and 2.5 sample periods) and ``low_confidence`` (confidence below ``confidence_min``:
+track loss) keep the sample; ``clock_reset`` counts restarts of the stream's clock (not samples)."""
 
 T_MAX_S = 1e12
 """Largest accepted ``|t|`` in seconds (about 31,700 years)."""
+
+HOLD_ROWS = 32
+"""Samples a stream can hold back while its clock is in question."""
 
 # Per-row status codes written by the kernel.
 ACCEPTED = 0      # a tracked sample
 TRACK_LOSS = 1    # accepted, but the eyes are not tracked (low confidence or no gaze)
 REJECTED = 2      # 2 + index into REJECT_REASONS for the dropping reasons
+_NONFINITE_T, _T_RANGE, _DUPLICATE, _BACKWARDS = 0, 1, 2, 3
+_NONFINITE_VALUE, _OUT_OF_RANGE, _GAP, _LOW_CONFIDENCE, _T_JUMP, _CLOCK_RESET = 4, 5, 6, 7, 8, 9
+
+# Decisions of _order.
+ORDER_ACCEPT = 0    # process the sample now
+ORDER_DROP = 1      # rejected and counted
+ORDER_HOLD = 2      # held back (suspect or backwards run)
+ORDER_QUEUED = 3    # a suspect confirmed: it and this sample wait in the queue
+ORDER_RESET = 4     # a clock reset: restart the stream, then process the queued run
 
 # Validation state vector layout.
 _V_LAST_T = 0
@@ -38,13 +71,26 @@ _V_N_OUTLIERS = 2      # consecutive periods far from the estimate
 _V_STARTED = 3
 _V_DT = 4              # time since the previous accepted sample (0 for the first), s
 _V_GAP = 5             # 1 when the last accepted sample followed a gap
-_V_COUNTS = 6          # len(REJECT_REASONS) counters
+_V_EPOCH = 6           # clock resets so far
+_V_SUSPECT = 7         # 1 while a suspect sample is held in row 0 of the buffer
+_V_RUN_N = 8           # samples in the backwards run (evicted ones included)
+_V_RUN_T0 = 9
+_V_RUN_LAST = 10
+_V_Q_HEAD = 11         # first queued buffer row
+_V_Q_N = 12            # queued rows
+_V_COUNTS = 13         # len(REJECT_REASONS) counters
 _V_SIZE = _V_COUNTS + len(REJECT_REASONS)
+
+# Held-sample buffer columns: the raw fields, the label, the sample's index in the stream.
+_B_LABEL = N_FIELDS
+_B_INDEX = N_FIELDS + 1
+_B_SIZE = N_FIELDS + 2
 
 _RATE_ALPHA = 1.0 / 32.0   # smoothing of the period estimate, per sample
 _RATE_BAND = 1.5           # periods within [p / band, p * band] update the estimate
 _RATE_RELOCK = 8           # this many consecutive outside the band re-lock it
 _GAP_PERIODS = 2.5
+_RESET_MIN_SAMPLES = 3
 
 _CONFIDENCE = 15
 
@@ -53,23 +99,123 @@ def _new_state():
     return np.zeros(_V_SIZE)
 
 
+def _new_buffer():
+    return np.zeros((HOLD_ROWS, _B_SIZE))
+
+
 @njit(cache=True, inline="always")
-def _validate_row(x, params, state):
-    """Validate sample ``x`` (a copy, cleaned in place); return its status code."""
+def _mark(rows, k, status):
+    """Record ``status`` for row ``k`` of the per-row outputs when they are wanted and hold it."""
+    if 0 <= k < rows.shape[0]:
+        rows[k, 0] = status
+
+
+@njit(cache=True, inline="always")
+def _drop(state, reason, rows, k):
+    state[_V_COUNTS + reason] += 1.0
+    _mark(rows, k, REJECTED + reason)
+    return ORDER_DROP
+
+
+@njit(cache=True, inline="always")
+def _store(buffer, slot, x, label, index):
+    for j in range(N_FIELDS):
+        buffer[slot, j] = x[j]
+    buffer[slot, _B_LABEL] = label
+    buffer[slot, _B_INDEX] = index
+
+
+@njit(cache=True)
+def _break_run(state, buffer, rows, base):
+    """Drop the held backwards run (its evicted samples were counted when they left)."""
+    n = int(state[_V_RUN_N])
+    cap = buffer.shape[0]
+    for k in range(max(0, n - cap), n):
+        _drop(state, _BACKWARDS, rows, int(buffer[k % cap, _B_INDEX]) - base)
+    state[_V_RUN_N] = 0.0
+
+
+@njit(cache=True)
+def _backwards(x, label, index, params, state, buffer, rows, base):
+    """A sample before the stream's latest time: extend or start the backwards run."""
+    t = x[0]
+    cap = buffer.shape[0]
+    n = int(state[_V_RUN_N])
+    if n > 0:
+        step = t - state[_V_RUN_LAST]
+        if step == 0.0:
+            return _drop(state, _DUPLICATE, rows, index - base)
+        if not 0.0 < step <= max(params[_P_MAX_GAP_S], _GAP_PERIODS * state[_V_PERIOD]):
+            _break_run(state, buffer, rows, base)
+            n = 0
+    if n == 0:
+        state[_V_RUN_T0] = t
+    elif n >= cap:   # the oldest held sample leaves the buffer
+        _drop(state, _BACKWARDS, rows, int(buffer[n % cap, _B_INDEX]) - base)
+    _store(buffer, n % cap, x, label, index)
+    n += 1
+    state[_V_RUN_N] = n
+    state[_V_RUN_LAST] = t
+    if n >= _RESET_MIN_SAMPLES and t - state[_V_RUN_T0] >= params[_P_CLOCK_RESET_S]:
+        kept = min(n, cap)
+        state[_V_Q_HEAD] = (n - kept) % cap
+        state[_V_Q_N] = kept
+        state[_V_RUN_N] = 0.0
+        state[_V_COUNTS + _CLOCK_RESET] += 1.0
+        return ORDER_RESET
+    return ORDER_HOLD
+
+
+@njit(cache=True, inline="always")
+def _order(x, label, index, params, state, buffer, rows, base):
+    """Decide a new sample's place in time (an ``ORDER_*`` code); ``index - base`` is its row."""
     t = x[0]
     if not np.isfinite(t):
-        state[_V_COUNTS + 0] += 1
-        return REJECTED + 0
+        return _drop(state, _NONFINITE_T, rows, index - base)
     if abs(t) > T_MAX_S:
-        state[_V_COUNTS + 1] += 1
-        return REJECTED + 1
-    if state[_V_STARTED] == 1.0:
-        if t == state[_V_LAST_T]:
-            state[_V_COUNTS + 2] += 1
-            return REJECTED + 2
-        if t < state[_V_LAST_T]:
-            state[_V_COUNTS + 3] += 1
-            return REJECTED + 3
+        return _drop(state, _T_RANGE, rows, index - base)
+    if state[_V_STARTED] == 0.0:
+        return ORDER_ACCEPT
+    if state[_V_SUSPECT] == 1.0:
+        suspect = buffer[0, 0]
+        if t == suspect:
+            return _drop(state, _DUPLICATE, rows, index - base)
+        state[_V_SUSPECT] = 0.0
+        if suspect < t <= suspect + params[_P_MAX_JUMP_S]:
+            _store(buffer, 1, x, label, index)
+            state[_V_Q_HEAD] = 0.0
+            state[_V_Q_N] = 2.0
+            return ORDER_QUEUED
+        _drop(state, _T_JUMP, rows, int(buffer[0, _B_INDEX]) - base)
+    last = state[_V_LAST_T]
+    if t == last:
+        return _drop(state, _DUPLICATE, rows, index - base)
+    if t < last:
+        return _backwards(x, label, index, params, state, buffer, rows, base)
+    if state[_V_RUN_N] > 0.0:
+        _break_run(state, buffer, rows, base)
+    if t - last > params[_P_MAX_JUMP_S]:
+        _store(buffer, 0, x, label, index)
+        state[_V_SUSPECT] = 1.0
+        return ORDER_HOLD
+    return ORDER_ACCEPT
+
+
+@njit(cache=True)
+def _release(state, buffer, rows, base):
+    """End of stream: drop what is still held (an unconfirmed suspect, a short backwards run)."""
+    if state[_V_SUSPECT] == 1.0:
+        state[_V_SUSPECT] = 0.0
+        _drop(state, _T_JUMP, rows, int(buffer[0, _B_INDEX]) - base)
+    if state[_V_RUN_N] > 0.0:
+        _break_run(state, buffer, rows, base)
+
+
+@njit(cache=True, inline="always")
+def _validate_row(x, params, state):
+    """Check the fields of sample ``x`` (a copy, cleaned in place), whose time order is settled;
+    return its status code."""
+    t = x[0]
     nonfinite = False
     out_of_range = False
     for j in range(1, x.shape[0]):
@@ -81,15 +227,15 @@ def _validate_row(x, params, state):
             out_of_range = True
             x[j] = np.nan
     if nonfinite:
-        state[_V_COUNTS + 4] += 1
+        state[_V_COUNTS + _NONFINITE_VALUE] += 1
     if out_of_range:
-        state[_V_COUNTS + 5] += 1
+        state[_V_COUNTS + _OUT_OF_RANGE] += 1
     if state[_V_STARTED] == 1.0:
         dt = t - state[_V_LAST_T]
         _update_period(dt, state)
         gap = dt > params[_P_MAX_GAP_S] and dt > _GAP_PERIODS * state[_V_PERIOD]
         if gap:
-            state[_V_COUNTS + 6] += 1
+            state[_V_COUNTS + _GAP] += 1
     else:
         dt = 0.0
         gap = False
@@ -99,7 +245,7 @@ def _validate_row(x, params, state):
     state[_V_GAP] = 1.0 if gap else 0.0
     lost = False
     if x[_CONFIDENCE] < params[_P_CONFIDENCE_MIN]:   # False for NaN: no confidence field
-        state[_V_COUNTS + 7] += 1
+        state[_V_COUNTS + _LOW_CONFIDENCE] += 1
         lost = True
     elif np.isnan(x[7]) and np.isnan(x[8]) and np.isnan(x[9]) and np.isnan(x[10]):
         lost = True

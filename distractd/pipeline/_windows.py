@@ -121,9 +121,16 @@ class Windows:
 
 
 def _new_ring(n_hops):
-    ring = np.zeros((n_hops, _H_SIZE))
-    ring[:, _H_ID] = -1.0
+    ring = np.empty((n_hops, _H_SIZE))
+    _clear_ring(ring)
     return ring
+
+
+@njit(cache=True)
+def _clear_ring(ring):
+    """Empty every hop of the ring (no hop held)."""
+    ring[:, :] = 0.0
+    ring[:, _H_ID] = -1.0
 
 
 @njit(cache=True, inline="always")

@@ -46,7 +46,7 @@ def test_cli_features_one_row_per_window(tmp_path, recording):
     with open(out) as file:
         rows = list(csv.DictReader(file))
     windows = extract_features(recording, PipelineConfig(hop_s=1.0))
-    assert len(rows) == len(windows) == 20
+    assert len(rows) == len(windows) == 21   # ends 10 ... 30 s: the last one by the flush
     assert list(rows[0]) == ["t_start", "t_end", "quality", "label", *FEATURE_NAMES]
     assert [int(row["label"]) for row in rows] == windows.label.tolist()
 

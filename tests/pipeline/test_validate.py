@@ -24,9 +24,9 @@ def stream(seconds=40.0, rate_hz=60.0, seed=0, fields=None):
     return block
 
 
-def run(block):
-    processor = StreamProcessor()
-    windows = processor.update(block)
+def run(block, config=None):
+    processor = StreamProcessor(config)
+    windows = Windows.concat([processor.update(block), processor.flush()])
     return processor, windows
 
 
@@ -43,7 +43,7 @@ def test_other_rates_are_measured_not_assumed(rate_hz):
     processor, windows = run(stream(seconds=25.0, rate_hz=rate_hz))
     assert processor.rate_hz == pytest.approx(rate_hz, rel=1e-6)
     assert np.all(windows.quality > 0.999)
-    assert len(windows) == 29   # ends 10.0 ... 24.0: the last sample is just before 25 s, lag 0.5 s
+    assert len(windows) == 31   # ends 10.0 ... 25.0: the last sample is one period before 25 s
     assert not np.isnan(windows.X[:, FEATURE := 10]).any()   # mean_saccade resolvable
 
 
@@ -93,7 +93,7 @@ def test_long_gap_skips_empty_windows_and_counts_once():
     processor, windows = run(block)
     assert processor.rejected["gap"] == 1
     assert (windows.t_end[:-1] < 3600.0).sum() + (windows.t_end >= 3600.0).sum() == len(windows)
-    assert len(windows) < 120
+    assert len(windows) == 40 + 80         # ends 10 ... 29.5, then 3620.5 ... 3660
     assert windows.quality.min() > 0.0
 
 

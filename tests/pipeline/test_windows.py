@@ -43,7 +43,7 @@ def test_stream_equals_batch(split):
             "whole": []}[split]
     parts = [processor.update(b, lab) for b, lab in zip(np.split(recording.samples, cuts),
                                                        np.split(recording.labels, cuts))]
-    stream = Windows.concat(parts)
+    stream = Windows.concat(parts + [processor.flush()])
     assert len(batch) == len(stream) > 200
     for name in ("t_start", "t_end", "quality", "label"):
         np.testing.assert_array_equal(getattr(stream, name), getattr(batch, name))
@@ -63,13 +63,18 @@ def test_window_features_match_numpy_over_the_window():
         assert windows.quality[i] == pytest.approx(inside.sum() / 600.0, abs=0.01)
 
 
-def test_windows_are_on_the_hop_grid_and_lag_behind():
+def test_windows_are_on_the_hop_grid_and_lag_behind_until_the_flush():
     recording = drive(seconds=30.0)
-    windows = extract_features(recording)
+    processor = StreamProcessor()
+    streamed = processor.update(recording.samples)
+    flushed = processor.flush()
+    windows = Windows.concat([streamed, flushed])
     np.testing.assert_allclose(np.diff(windows.t_end), 0.5)
     assert np.all(windows.t_end % 0.5 == 0.0)
-    assert windows.t_end[-1] <= recording.t[-1] - PipelineConfig().lag_s
-    assert windows.t_end[-1] > recording.t[-1] - PipelineConfig().lag_s - 0.5
+    lag_s = PipelineConfig().lag_s
+    assert recording.t[-1] - lag_s - 0.5 < streamed.t_end[-1] <= recording.t[-1] - lag_s
+    assert flushed.t_end.tolist() == [1029.5, 1030.0]   # the last sample is at 1029.98 s
+    assert processor.flush().t_end.size == 0
 
 
 def test_label_rule_majority_and_purity():
