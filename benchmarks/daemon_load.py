@@ -3,14 +3,14 @@
 Two parts, each printing one JSON line per measurement:
 
 1. ``single``: one stream in-process (session + detector + smoother + segmenter, no sockets), fed a
-   simulated drive in 0.1 s blocks; processing latency per completed window (µs percentiles).
+   simulated drive in blocks of 10 samples; processing latency per completed window (ms).
 2. ``load``: ``distractd run`` as a subprocess with the shipped model, ``distractd replay
    --streams K`` as the sender (copies of one simulated drive, hop phases staggered), and this
    process subscribing to the states. Lag = time a state is received minus the scheduled send time
    of the message holding the sample that completed its window (includes the sender's own lateness,
-   two loopback hops and this subscriber, so it over-estimates the daemon's own lag); the daemon's
-   own arrival-to-publication histogram is reported too (as bucket upper bounds). Drops = messages sent minus
-   messages the daemon counted, and states expected minus states received. CPU = daemon CPU
+   two loopback hops and this subscriber, so it over-estimates the daemon's own lag); the
+   daemon's own arrival-to-publication histogram is reported too (as bucket upper bounds).
+   Drops = messages sent minus messages the daemon counted, and states expected minus received. CPU = daemon CPU
    seconds per wall second; RSS per stream = (RSS under load - idle RSS) / K.
 
 Run: ``.venv/bin/python benchmarks/daemon_load.py [--streams 100 300 1000] [--forms block map]
@@ -57,7 +57,9 @@ def single_stream(recording, segmentation):
     samples = recording.samples
     for lo in range(0, len(samples), BLOCK_SAMPLES):
         start = time.perf_counter()
-        windows, _ = session.ingest(samples[lo:lo + BLOCK_SAMPLES], None, 0.0)
+        block = samples[lo:lo + BLOCK_SAMPLES]
+        session.accept(block, None, 0.0)
+        windows = session.process(block)
         if len(windows):
             scores = np.full(len(windows), np.nan)
             finite = np.isfinite(windows.X).all(axis=1)

@@ -16,7 +16,8 @@ __all__ = [
     "DEFAULTS", "load_config", "parse_override", "demo", "build_default_model", "free_port",
     "NotifyReceiver",
     "Metrics", "LATENCY_BUCKETS_S", "PupilAdapter",
-    "gaze_angles", "pupil_sub_endpoint", "Service", "Model", "Session", "StreamSegmenter", "run", "default_model_path",
+    "gaze_angles", "pupil_sub_endpoint", "Service", "Model", "Session", "StreamSegmenter", "run",
+    "default_model_path",
     "Notifier", "VERSION", "REJECTION_REASONS", "Rejected", "Limits", "decode_samples",
     "decode_output", "encode_map", "encode_block", "encode_state", "encode_event",
 ]

@@ -1,8 +1,8 @@
 """Daemon configuration: TOML file, built-in defaults, command-line overrides, validation.
 
 A configuration is a dict of sections, each a dict of options (see ``config/distractd.toml``, which
-documents every option and holds exactly the defaults below). Loading merges, in order, the defaults,
-the TOML file and ``section.key=value`` overrides, then validates every option once, raising a
+documents every option and holds exactly the defaults below). Loading merges, in order, the
+defaults, the TOML file and ``section.key=value`` overrides, then validates every option once, raising a
 :class:`~distractd.ConfigError` that names ``section.key``, the rule and the value.
 """
 

@@ -2,8 +2,8 @@
 
 The demo starts ``distractd run`` as a child process on free loopback ports (waiting for its
 systemd ``READY=1`` on a private ``NOTIFY_SOCKET``), subscribes to its states, replays a simulated
-drive at N× speed, prints the states next to the simulator's ground truth, prints the metrics URL and
-a few metric values, then stops the daemon with SIGTERM and checks that it exits 0.
+drive at N× speed, prints the states next to the simulator's ground truth, prints the metrics URL
+and a few metric values, then stops the daemon with SIGTERM and checks that it exits 0.
 """
 
 import os

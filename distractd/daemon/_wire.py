@@ -136,7 +136,8 @@ def _decode_block(stream, message, limits):
     if message.get("seq") is None:
         raise Rejected("bad_block", f"stream {stream}: a block must have seq")
     if not isinstance(data, bytes):
-        raise Rejected("wrong_type", f"stream {stream}: data must be bin, got {type(data).__name__}")
+        raise Rejected("wrong_type", f"stream {stream}: data must be bin, "
+                                     f"got {type(data).__name__}")
     if dtype not in _DTYPES:
         raise Rejected("bad_block", f"stream {stream}: dtype must be one of {list(_DTYPES)}, "
                                     f"got {dtype!r}")

@@ -69,7 +69,7 @@ class PupilEmulator:
         self.sub_port = self.pub_port = None
 
     def run(self, context=None, stop=None, on_ready=None):
-        """Serve until the recording is exhausted (or ``stop()`` returns True); return ``n_sent``."""
+        """Serve until the recording is exhausted or ``stop()`` returns True; return ``n_sent``."""
         own_context = context is None
         context = context or zmq.Context()
         sockets = []

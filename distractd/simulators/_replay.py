@@ -62,7 +62,8 @@ def replay(recordings, endpoint, speed=1.0, copies=1, form="block", block_sample
     copies : int, default=1
         Copies of each recording, under distinct stream ids.
     form : {"block", "map"}, default="block"
-        Wire form: blocks of ``block_samples`` samples with a sequence number, or one map per sample.
+        Wire form: blocks of ``block_samples`` samples with a sequence number, or one map per
+        sample.
     block_samples : int, default=6
         Samples per block message (6 = 0.1 s at 60 Hz).
     stagger_s : float, default=0.5

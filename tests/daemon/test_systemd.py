@@ -40,7 +40,8 @@ def test_without_systemd_nothing_is_sent():
 
 def test_watchdog_interval_only_for_this_process():
     assert Notifier({"WATCHDOG_USEC": "3000000"}).watchdog_s == 3.0
-    assert Notifier({"WATCHDOG_USEC": "3000000", "WATCHDOG_PID": str(os.getpid())}).watchdog_s == 3.0
+    mine = {"WATCHDOG_USEC": "3000000", "WATCHDOG_PID": str(os.getpid())}
+    assert Notifier(mine).watchdog_s == 3.0
     assert Notifier({"WATCHDOG_USEC": "3000000", "WATCHDOG_PID": "1"}).watchdog_s is None
     assert Notifier({"WATCHDOG_USEC": "0"}).watchdog_s is None
 
