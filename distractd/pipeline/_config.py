@@ -54,7 +54,11 @@ class PipelineConfig:
         stream's windows and measures restart from them.
     saccade_velocity_deg_s : float, default=15.0
         Gaze rotation speed above which a sample belongs to a saccade candidate, deg/s. Tuned on
-        the IRF recordings at 30-120 Hz (docs/pipeline.md); raise it for noisier trackers.
+        the IRF recordings at 30-120 Hz (docs/pipeline.md); the floor of the adaptive threshold.
+    saccade_noise_factor : float, default=3.5
+        Adaptive part of the saccade threshold: the threshold rises to the mean plus this many
+        standard deviations of the stream's recent fixation speeds when that is higher than
+        ``saccade_velocity_deg_s`` (a noisy tracker); 0 keeps the fixed threshold.
     saccade_min_s : float, default=0.005
         Shortest saccade, seconds (from the sample before the first fast one to the last fast one).
     saccade_max_s : float, default=0.15
@@ -89,6 +93,7 @@ class PipelineConfig:
     max_jump_s: float = 5.0
     clock_reset_s: float = 0.5
     saccade_velocity_deg_s: float = 15.0
+    saccade_noise_factor: float = 3.5
     saccade_min_s: float = 0.005
     saccade_max_s: float = 0.15
     saccade_min_amplitude_deg: float = 0.2
@@ -105,6 +110,7 @@ class PipelineConfig:
         "perclos_window_s": _POSITIVE, "perclos_closure": _FRACTION, "warmup_s": _NON_NEGATIVE,
         "confidence_min": _FRACTION, "max_gap_s": _POSITIVE, "max_jump_s": _POSITIVE,
         "clock_reset_s": _POSITIVE, "saccade_velocity_deg_s": _POSITIVE,
+        "saccade_noise_factor": _NON_NEGATIVE,
         "saccade_min_s": _NON_NEGATIVE, "saccade_max_s": _POSITIVE,
         "saccade_min_amplitude_deg": _NON_NEGATIVE, "saccade_min_rate_hz": _NON_NEGATIVE,
         "blink_opening_max": _FRACTION, "blink_min_s": _NON_NEGATIVE, "blink_max_s": _POSITIVE,
@@ -169,7 +175,8 @@ _P_RING_HOPS = 21
 _P_MEASURE_HOPS = 22
 _P_MAX_JUMP_S = 23
 _P_CLOCK_RESET_S = 24
-_P_LOW = 25                 # N_FIELDS lower range bounds, then N_FIELDS upper bounds
+_P_SACCADE_NOISE_FACTOR = 25
+_P_LOW = 26                 # N_FIELDS lower range bounds, then N_FIELDS upper bounds
 _P_HIGH = _P_LOW + len(FIELDS)
 _P_SIZE = _P_HIGH + len(FIELDS)
 
@@ -204,6 +211,7 @@ def _params(config):
     p[_P_MEASURE_HOPS] = max(p[_P_BLINK_HOPS], p[_P_PERCLOS_HOPS])
     p[_P_MAX_JUMP_S] = config.max_jump_s
     p[_P_CLOCK_RESET_S] = config.clock_reset_s
+    p[_P_SACCADE_NOISE_FACTOR] = config.saccade_noise_factor
     p[_P_LOW:_P_HIGH] = [RANGES[name][0] for name in FIELDS]
     p[_P_HIGH:_P_SIZE] = [RANGES[name][1] for name in FIELDS]
     return p

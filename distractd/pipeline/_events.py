@@ -29,7 +29,7 @@ from numba import njit
 
 from ._config import (
     _P_BLINK_MAX_S, _P_BLINK_MIN_RATE_HZ, _P_BLINK_MIN_S, _P_BLINK_OPENING_MAX,
-    _P_SACCADE_MAX_S, _P_SACCADE_MIN_AMPLITUDE, _P_SACCADE_MIN_RATE_HZ, _P_SACCADE_MIN_S,
+    _P_SACCADE_MAX_S, _P_SACCADE_MIN_AMPLITUDE, _P_SACCADE_NOISE_FACTOR, _P_SACCADE_MIN_RATE_HZ, _P_SACCADE_MIN_S,
     _P_SACCADE_VELOCITY, _P_USE_FLAGS,
 )
 from ._windows import (
@@ -76,9 +76,16 @@ _E_B_T_BEFORE = 20
 _E_B_T_FIRST = 21
 _E_B_T_LAST = 22
 _E_B_HOP0 = 23
-_E_SIZE = 24
+_E_NOISE_W = 24         # exponentially weighted sums of the fixation speeds: weight,
+_E_NOISE_S1 = 25        # speed (rad/s)
+_E_NOISE_S2 = 26        # and squared speed
+_E_THRESHOLD = 27       # current saccade speed threshold, rad/s
+_E_SIZE = 28
 
 _CONTINUITY_PERIODS = 2.5   # velocity only between samples at most this many periods apart
+
+NOISE_TAU_S = 5.0
+"""Memory of the saccade detector's noise estimate, seconds."""
 
 
 def _new_state():
@@ -139,7 +146,8 @@ def _saccade_step(x, t, dt, gap, period, hop, last_hop, params, state, ring, eve
     """
     velocity = np.nan
     if state[_E_STARTED] == 1.0 and not gap and 0.0 < dt <= _CONTINUITY_PERIODS * period:
-        total = 0.0
+        dyaw = 0.0
+        dpitch = 0.0
         n_eyes = 0
         for eye in range(2):
             yaw0 = state[_E_PREV + 2 * eye]
@@ -147,10 +155,12 @@ def _saccade_step(x, t, dt, gap, period, hop, last_hop, params, state, ring, eve
             yaw1 = x[7 + 2 * eye]
             pitch1 = x[8 + 2 * eye]
             if not (np.isnan(yaw0) or np.isnan(pitch0) or np.isnan(yaw1) or np.isnan(pitch1)):
-                total += _eye_angle(yaw0, pitch0, yaw1, pitch1)
+                dyaw += (yaw1 - yaw0) * np.cos(0.5 * (pitch0 + pitch1))
+                dpitch += pitch1 - pitch0
                 n_eyes += 1
-        if n_eyes > 0:
-            velocity = total / n_eyes / dt
+        if n_eyes > 0:   # the mean rotation of the eyes valid in both samples
+            velocity = np.sqrt(dyaw * dyaw + dpitch * dpitch) / n_eyes / dt
+    threshold = _threshold(velocity, dt, params, state)
     yaw, pitch = _cyclopean(x)
     if params[_P_USE_FLAGS] == 1.0:
         rate_ok = True
@@ -159,7 +169,7 @@ def _saccade_step(x, t, dt, gap, period, hop, last_hop, params, state, ring, eve
     else:
         rate_ok = period > 0.0 and params[_P_SACCADE_MIN_RATE_HZ] * period <= 1.0
         available = rate_ok and not np.isnan(yaw)
-        fast = available and velocity > params[_P_SACCADE_VELOCITY]
+        fast = available and velocity > threshold
     flags = params[_P_USE_FLAGS] == 1.0
 
     if state[_E_S_STATE] == _OPEN:
@@ -217,6 +227,31 @@ def _saccade_step(x, t, dt, gap, period, hop, last_hop, params, state, ring, eve
     if not available:
         return (-1 if rate_ok else -2), n_events
     return (1 if joined else 0), n_events
+
+
+@njit(cache=True, inline="always")
+def _threshold(velocity, dt, params, state):
+    """The saccade speed threshold (rad/s) for this sample, and the noise estimate updated.
+
+    ``saccade_velocity_deg_s`` or, when higher, the mean plus ``saccade_noise_factor`` standard
+    deviations of the recent fixation speeds (those below the threshold in force; exponential
+    forgetting with time constant :data:`NOISE_TAU_S`), after Nystrom & Holmqvist (2010) made causal.
+    """
+    floor = params[_P_SACCADE_VELOCITY]
+    factor = params[_P_SACCADE_NOISE_FACTOR]
+    threshold = floor
+    weight = state[_E_NOISE_W]
+    if factor > 0.0 and weight > 0.0:
+        mean = state[_E_NOISE_S1] / weight
+        sd = np.sqrt(max(state[_E_NOISE_S2] / weight - mean * mean, 0.0))
+        threshold = max(floor, mean + factor * sd)
+    if factor > 0.0 and velocity <= threshold:   # False for NaN
+        keep = np.exp(-dt / NOISE_TAU_S)
+        state[_E_NOISE_W] = keep * weight + 1.0
+        state[_E_NOISE_S1] = keep * state[_E_NOISE_S1] + velocity
+        state[_E_NOISE_S2] = keep * state[_E_NOISE_S2] + velocity * velocity
+    state[_E_THRESHOLD] = threshold
+    return threshold
 
 
 @njit(cache=True, inline="always")

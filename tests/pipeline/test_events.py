@@ -120,3 +120,21 @@ def test_irf_subject_1_at_60_hz_agrees_with_the_expert(shared_data):
     assert scores["saccade"]["kappa"] >= 0.6
     assert scores["blink"]["f1"] >= 0.9
     assert scores["blink"]["n_human"] == 22
+
+
+def test_noisy_tracker_raises_the_adaptive_threshold_not_the_saccade_count():
+    block = fixating(seconds=30.0)
+    rng = np.random.default_rng(4)
+    for name in ("gaze_r_yaw", "gaze_r_pitch", "gaze_l_yaw", "gaze_l_pitch"):
+        block[:, FIELD_INDEX[name]] += np.radians(rng.normal(0.0, 0.3, len(block)))  # 0.3 deg RMS
+    for k in range(5):
+        step_saccade(block, 6.0 + 5.0 * k, 8.0 if k % 2 == 0 else -8.0, 0.04)
+    fixed = detect_events(Recording(block), PipelineConfig(saccade_noise_factor=0.0))
+    adaptive = detect_events(Recording(block))
+    settled = 1.0   # before that the noise estimate is young and the 15 deg/s floor rules
+    n_fixed = int(((fixed.events[:, 0] == 0) & (fixed.events[:, 1] > settled)).sum())
+    rows = adaptive.events[(adaptive.events[:, 0] == 0) & (adaptive.events[:, 1] > settled)]
+    assert n_fixed > 200                                # 15 deg/s: tracker noise is "saccades"
+    steps = rows[rows[:, 4] > 5.0]
+    np.testing.assert_allclose(steps[:, 1], 6.0 + 5.0 * np.arange(5), atol=0.05)
+    assert len(rows) - len(steps) <= 3                  # a 3.5-SD threshold: rare noise peaks
