@@ -61,3 +61,11 @@ def test_cognitive_load_ramps_modulates_and_carries_over():
     assert load[3] == pytest.approx(0.7, abs=1e-2)  # between sounds
     assert load[4] == pytest.approx(np.exp(-1.0), abs=1e-2)  # 4 s decay into the recovery gap
     assert 0 < load[5] < load[4]
+
+
+def test_cognitive_load_scales_each_task_section_by_its_gain():
+    schedule = _schedules(1)[0]
+    tasks = [s for s in schedule if s.kind == "task"]
+    t = np.array([s.start_s + 10.0 for s in tasks])   # on a sound, fully risen
+    gains = np.linspace(0.5, 1.5, len(tasks))
+    np.testing.assert_allclose(cognitive_load(t, schedule, gains=gains), gains, atol=1e-2)
