@@ -68,7 +68,8 @@ def protocol(truths):
     tasks = np.array([s.duration_s for tr in truths for s in tr.sections if s.kind == "task"])
     normals = np.array([s.duration_s for tr in truths for s in tr.sections if s.kind == "normal"])
     n_tasks = [sum(s.kind == "task" for s in tr.sections) for tr in truths]
-    windows = np.array([math.floor((tr.sections[-1].end_s - WINDOW_S) / HOP_S) + 1 for tr in truths])
+    windows = np.array([math.floor((tr.sections[-1].end_s - WINDOW_S) / HOP_S) + 1
+                        for tr in truths])
     minutes = np.array([tr.sections[-1].end_s / 60 for tr in truths])
     emit("protocol.task_sections", {"mean_s": tasks.mean(), "sd_s": tasks.std(ddof=1),
                                     "per_driver": sorted(set(n_tasks))},
@@ -78,8 +79,10 @@ def protocol(truths):
                                       "mean_s": normals.mean()}, "73-279 s",
          normals.min() >= 73 and normals.max() <= 279)
     imbalance = tasks.sum() / (sum(tr.sections[-1].end_s for tr in truths) - tasks.sum())
-    emit("protocol.imbalance", imbalance, "minority/majority 0.45 (source)", within(imbalance, 0.38, 0.52))
-    emit("protocol.drive_minutes", {"mean": minutes.mean(), "min": minutes.min(), "max": minutes.max()},
+    emit("protocol.imbalance", imbalance, "minority/majority 0.45 (source)",
+         within(imbalance, 0.38, 0.52))
+    emit("protocol.drive_minutes",
+         {"mean": minutes.mean(), "min": minutes.min(), "max": minutes.max()},
          "20-40 min (DESIGN)", minutes.min() >= 20 and minutes.max() <= 40)
     emit("protocol.windows_per_driver", {"mean": windows.mean(), "sd": windows.std(ddof=1)},
          "1053 +- 150 (source; inconsistent with its own section lengths, see docs)", False,
@@ -116,7 +119,8 @@ def main_sequence(truths, rate_hz):
          "slope 2.2-2.4 ms/deg, intercept 14-21 ms (V/L)",
          within(slope, 2.0, 2.6) and within(intercept, 12, 24),
          note="pass band widened by 10 %: raised-cosine profile")
-    amplitude_share = {"lt5": float((amplitudes < 5).mean()), "lt15": float((amplitudes < 15).mean())}
+    amplitude_share = {"lt5": float((amplitudes < 5).mean()),
+                       "lt15": float((amplitudes < 15).mean())}
     emit("saccades.amplitude_distribution", amplitude_share,
          "53 % < 5 deg, 83 % < 15 deg (Malinov 2000, head-free)",
          within(amplitude_share["lt15"], 0.7, 0.95))
@@ -155,7 +159,8 @@ def blinks(recordings, truths, rate_hz):
         eyelid = per_frame(rec, truth, "eyelid_r")
         perclos.append(np.nanmean(eyelid[normal] <= 0.25))
     rates, spans = np.array(rates), np.array(spans)
-    emit("blinks.rate_per_min", {"median": np.median(rates), "min": rates.min(), "max": rates.max()},
+    emit("blinks.rate_per_min",
+         {"median": np.median(rates), "min": rates.min(), "max": rates.max()},
          "median 15-22, spanning ~5-40 /min", within(np.median(rates), 15, 22)
          and rates.min() >= 3 and rates.max() <= 45)
     emit("blinks.inter_blink_cv", float(np.median(cvs)), "0.6-1.0 (V ~0.8)",
@@ -222,7 +227,8 @@ def contrast(recordings, truths, rate_hz):
     bands = {"gaze_yaw_sd": (0.8, 0.9), "gaze_pitch_sd": (0.7, 0.85), "glance_rate": (0.4, 0.7),
              "blink_rate": (1.0, 1.3)}
     for name, (low, high) in bands.items():
-        emit(f"contrast.{name}_ratio", med[name], f"median {low}-{high}", within(med[name], low, high))
+        emit(f"contrast.{name}_ratio", med[name], f"median {low}-{high}",
+             within(med[name], low, high))
     weak = float((np.array(ratios["gaze_yaw_sd"]) > 0.95).mean())
     emit("contrast.drivers_without_yaw_effect", weak, ">= 0.20 with ratio > 0.95 (A)", weak >= 0.2)
     emit("contrast.pupil_mm", float(np.median(pupil_shift)), "+0.05-0.3 mm",
@@ -256,7 +262,8 @@ def pupil_head_tracker(recordings, truths, rate_hz):
             elif plan.target[i] == INTERIOR:
                 interior.append(peak > 20)
             if plan.target[i] in (LEFT, RIGHT):
-                before = np.nanmedian(head_x[frames[0] - int(rate_hz): frames[0] - int(rate_hz / 2)])
+                before = np.nanmedian(
+                    head_x[frames[0] - int(rate_hz): frames[0] - int(rate_hz / 2)])
                 shifts.append(np.nanmax(np.abs(head_x[frames] - before)) * 100)
         gaze = rec.column("gaze_r_yaw")
         valid = np.isfinite(gaze) & (rec.column("confidence") >= 0.5)
