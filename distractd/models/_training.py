@@ -18,6 +18,7 @@ from pathlib import Path
 import numpy as np
 from sklearn.model_selection import train_test_split
 from sklearn.preprocessing import StandardScaler
+from threadpoolctl import threadpool_limits
 
 from .._errors import ConfigError, SchemaError
 from .._validation import Interval, check_params
@@ -155,7 +156,9 @@ def train_detector(windows, model="sselm", *, n_labelled=60, grid="full", seed=0
     unlabelled = np.setdiff1d(np.arange(len(y)), labelled)
     scaler = StandardScaler().fit(X)
     Z = scaler.transform(X)
-    params = select_params(spec, Z[labelled], y[labelled], Z[unlabelled], random_state=seed)
+    with threadpool_limits(limits=1, user_api="blas"):  # small matrices: threads only contend
+        params = select_params(spec, Z[labelled], y[labelled], Z[unlabelled],
+                               random_state=seed)
     estimator = spec.estimator.set_params(**params)
     if spec.randomised:
         estimator.set_params(random_state=seed)

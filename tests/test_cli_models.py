@@ -1,0 +1,73 @@
+"""The train, predict and evaluate subcommands end to end on simulated drives."""
+
+import csv
+import json
+
+import numpy as np
+import pytest
+
+from distractd.cli import main
+from distractd.models import DecisionSmoother, load_model, predict_windows
+from distractd.pipeline import read_recording, write_recording
+from distractd.simulators import simulate_drive
+
+
+@pytest.fixture(scope="module")
+def recording_path(tmp_path_factory):
+    path = tmp_path_factory.mktemp("drive") / "drive.npz"
+    write_recording(simulate_drive(21, duration_s=300.0), path)
+    return path
+
+
+def test_train_then_predict_writes_scores_and_smoothed_states(recording_path, tmp_path, capsys):
+    model = tmp_path / "elm.npz"
+    assert main(["train", str(recording_path), "--model", "elm", "--labelled", "40", "--grid",
+                 "small", "--segment-windows", "0", "--seed", "2", "--out", str(model)]) == 0
+    detector = load_model(model)
+    assert f"elm model {detector.model_id}" in capsys.readouterr().out
+    out = tmp_path / "scores.csv"
+    assert main(["predict", str(model), str(recording_path), "--out", str(out),
+                 "--on", "0.2", "--off", "-0.2"]) == 0
+    with open(out, newline="") as file:
+        rows = list(csv.DictReader(file))
+    windows, scores, states = predict_windows(detector, read_recording(recording_path),
+                                              DecisionSmoother(on=0.2, off=-0.2))
+    assert len(rows) == len(windows) > 500
+    np.testing.assert_allclose([float(r["t_end"]) for r in rows], windows.t_end)
+    written = np.array([float(r["score"]) if r["score"] else np.nan for r in rows])
+    np.testing.assert_allclose(written, scores, equal_nan=True)
+    assert [int(r["state"]) for r in rows] == states.tolist()
+    assert 0 < states.mean() < 1
+
+
+def test_train_reports_a_bad_model_file_in_one_line(recording_path, tmp_path, capsys):
+    broken = tmp_path / "broken.npz"
+    broken.write_bytes(b"not a model")
+    assert main(["predict", str(broken), str(recording_path), "--out",
+                 str(tmp_path / "x.csv")]) == 1
+    err = capsys.readouterr().err.strip()
+    assert err.startswith("distractd predict: error: model file") and "\n" not in err
+
+
+def test_evaluate_small_cohort_writes_table_results_and_plots(tmp_path, capsys):
+    out = tmp_path / "eval"
+    assert main(["evaluate", "--cohort", "2", "--duration", "240", "--models", "svm", "elm",
+                 "--grid", "small", "--draws", "1", "--unlabelled-sizes", "0", "120",
+                 "--labelled-sizes", "24", "--seed", "4", "--out", str(out)]) == 0
+    printed = capsys.readouterr().out
+    assert "G-mean" in printed and "False alarms/h" in printed
+    results = json.loads((out / "results.json").read_text())
+    assert results["protocol"]["n_drivers"] == 2 and results["protocol"]["n_labelled"] == 60
+    for name in ("svm", "elm"):
+        g = results["models"][name]["g_mean"]
+        assert 0.5 < g["mean"] <= 1 and g["sd"] >= 0
+        assert len(results["models"][name]["per_driver"]["g_mean"]) == 2
+        assert results["models"][name]["false_alarms_per_hour"]["mean"] >= 0
+    assert results["sweeps"]["n_unlabelled"]["sizes"] == [0, 120]
+    assert results["sweeps"]["n_labelled"]["sizes"] == [24]
+    # supervised models ignore unlabelled windows: the sweep is flat for them
+    svm_curve = results["sweeps"]["n_unlabelled"]["models"]["svm"]["mean"]
+    assert svm_curve[0] == svm_curve[1]
+    for png in ("sweep_unlabelled.png", "sweep_labelled.png"):
+        assert (out / png).read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    assert (out / "table.txt").read_text().startswith(printed.splitlines()[0])
