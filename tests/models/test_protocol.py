@@ -170,7 +170,8 @@ def test_summary_and_paired_tests_match_scipy():
     assert summary["svm"]["g_mean"]["sd"] == pytest.approx(np.std(per_driver, ddof=1))
     assert 0 <= summary["svm"]["missed_fraction"]["mean"] <= 1
     (test,) = paired_tests(summary, [("svm", "ridge"), ("sselm", "elm")])
-    d = np.asarray(summary["svm"]["per_driver"]["g_mean"]) - summary["ridge"]["per_driver"]["g_mean"]
+    per = {name: np.asarray(summary[name]["per_driver"]["g_mean"]) for name in ("svm", "ridge")}
+    d = per["svm"] - per["ridge"]
     t_hand = d.mean() / (d.std(ddof=1) / math.sqrt(len(d)))
     assert test["t"] == pytest.approx(t_hand)
     assert test["p"] == pytest.approx(stats.t.sf(t_hand, df=3))
