@@ -135,7 +135,7 @@ def demo(duration_s=240.0, speed=20.0, seed=7, out=None):
                "--set", f'input.bind=["tcp://127.0.0.1:{input_port}"]',
                "--set", f"output.bind=tcp://127.0.0.1:{output_port}",
                "--set", f"metrics.port={metrics_port}",
-               "--set", "service.log_level=warning"]
+               "--set", "service.log_level=warning", "--set", "sessions.idle_timeout_s=1"]
     with NotifyReceiver() as notify:
         daemon = subprocess.Popen(command, env={**os.environ, "NOTIFY_SOCKET": notify.path})
         try:
@@ -149,7 +149,7 @@ def demo(duration_s=240.0, speed=20.0, seed=7, out=None):
             time.sleep(0.3)
             summary = replay([recording], f"tcp://127.0.0.1:{input_port}", speed=speed,
                              prefix="demo")
-            watcher.wait_quiet(quiet_s=1.5, timeout_s=60)
+            watcher.wait_quiet(quiet_s=3.0, timeout_s=60)  # the idle stream's end flushes too
             watcher.stop()
             print(f"replayed {summary['samples']} samples in {summary['elapsed_s']:.1f} s; "
                   f"{watcher.summary()}", file=out)

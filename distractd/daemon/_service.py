@@ -263,7 +263,7 @@ class Service:
                 break
             if now >= next_republish:
                 self._republish(pub)
-                self._expire(now)
+                self._expire(now, pub, counts)
                 next_republish = now + self.config["output"]["republish_s"]
             if watchdog_every and now >= next_watchdog:
                 self.notifier.watchdog()
@@ -283,7 +283,7 @@ class Service:
                 self.reload()
         self.rejection_log.flush(now, force=True)
         for session in self.sessions.values():
-            self._count_sample_rejections(session)
+            self._end_stream(session, pub, counts)
         status = f"stopping: drained, {len(self.sessions)} streams"
         self.notifier.stopping(status)
         log.info(status)
@@ -408,20 +408,31 @@ class Service:
                 else:
                     metrics.segments.inc()
             counts.states += len(states)
-            latency_s = time.monotonic() - arrival
-            for _ in states:
-                metrics.latency.observe(latency_s)
+            if arrival is not None:  # None: windows completed by the end of a stream
+                latency_s = time.monotonic() - arrival
+                for _ in states:
+                    metrics.latency.observe(latency_s)
 
     def _republish(self, pub):
         for session in self.sessions.values():
             if session.latest is not None:
                 pub.send_multipart(encode_state(session.latest))
 
-    def _expire(self, now):
+    def _end_stream(self, session, pub, counts):
+        """Publish what the end of a stream completes: last windows, last segment."""
+        windows = session.flush()
+        if len(windows):
+            self._classify_and_publish([(session, windows, None)], pub, counts)
+        for message in session.final_segments():
+            pub.send_multipart(encode_event(message))
+            self.metrics.segments.inc()
+        self._count_sample_rejections(session)
+
+    def _expire(self, now, pub, counts):
         idle_s = self.config["sessions"]["idle_timeout_s"]
         expired = [s for s, session in self.sessions.items() if now - session.last_seen_s > idle_s]
         for stream in expired:
-            self._count_sample_rejections(self.sessions.pop(stream))
+            self._end_stream(self.sessions.pop(stream), pub, counts)
             log.info("stream %s: expired after %.0f s without input", stream, idle_s)
         if expired:
             self.metrics.streams_expired.inc(len(expired))

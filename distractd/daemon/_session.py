@@ -12,6 +12,7 @@ import math
 
 import numpy as np
 
+from .._errors import ModelError
 from ..models import DecisionSmoother, OnlineSegmenter
 from ..pipeline import StreamProcessor
 from ._wire import VERSION, Rejected
@@ -83,6 +84,17 @@ class Session:
     def process(self, block):
         """Run the pipeline on accepted samples; return the windows they complete."""
         return self.processor.update(block)
+
+    def flush(self):
+        """End of the stream: the windows the data so far can complete (the batch driver's end)."""
+        return self.processor.flush()
+
+    def final_segments(self):
+        """End of the stream: ``segment`` events committing the segmenter's pending frames."""
+        if self.segmenter is None:
+            return []
+        return [{"v": VERSION, "stream": self.stream, "t": segment["end"], "type": "segment",
+                 "segment": segment} for segment in self.segmenter.flush()]
 
     def new_rejections(self):
         """Sample rejections by reason since the previous call (from the pipeline's counters)."""
@@ -177,6 +189,18 @@ class StreamSegmenter:
         self._t_end[(first + np.arange(len(t_end))) % ring] = t_end
         Z = self.normalize(X_raw)
         committed, provisional = self.online.update(np.where(np.isnan(Z), 0.0, Z))
+        return self._published(committed, provisional)
+
+    def flush(self):
+        """End of the stream: commit the pending frames; return the segments finalised."""
+        try:
+            committed = self.online.flush()
+        except ModelError:  # the pending frames are shorter than a segment: nothing to commit
+            return []
+        return self._published(committed, None)
+
+    def _published(self, committed, provisional):
+        ring = len(self._t_end)
         finals = []
         for row in committed:
             finals.append({"id": self.n_committed, "start": float(self._t_end[row["start"] % ring]),

@@ -1,5 +1,6 @@
 """The daemon as a real subprocess with real sockets on 127.0.0.1."""
 
+import csv
 import math
 import os
 import shutil
@@ -67,12 +68,31 @@ def assert_same_states(published, windows, scores, states):
     np.testing.assert_allclose([m["quality"] for m in published], windows.quality, rtol=1e-12)
 
 
+def predicted_by_cli(recording_path, tmp_path):
+    """``distractd predict`` on the shipped model with the daemon's default smoothing."""
+    out = tmp_path / "predict.csv"
+    smoothing = DEFAULTS["smoothing"]
+    subprocess.run([sys.executable, "-m", "distractd.cli", "predict", str(default_model_path()),
+                    str(recording_path), "--out", str(out), "--smoothing", smoothing["mode"],
+                    "--on", str(smoothing["on"]), "--off", str(smoothing["off"])],
+                   check=True, timeout=300)
+    with open(out, newline="") as file:
+        return list(csv.DictReader(file))
+
+
 def test_replay_to_daemon_equals_batch_prediction(start_daemon, drive, detector, tmp_path):
     path = tmp_path / "drive.npz"
     write_recording(drive, path)
-    windows, scores, states = expected_states(drive, detector)
+    windows, scores, states = expected_states(drive, detector, min_quality=0.0)
     assert len(set(states)) >= 2
-    daemon = start_daemon(env={"WATCHDOG_USEC": "200000"})
+    predicted = predicted_by_cli(path, tmp_path)  # `distractd predict`: same windows, decisions
+    assert [float(row["t_end"]) for row in predicted] == windows.t_end.tolist()
+    decided = states != "unknown"
+    assert [row["state"] for row, ok in zip(predicted, decided) if ok] == [
+        {"distracted": "1", "attentive": "0"}[state] for state in states[decided]]
+    assert all(row["score"] == "" for row, ok in zip(predicted, decided) if not ok)
+    daemon = start_daemon(["sessions.min_quality=0", "sessions.idle_timeout_s=1"],
+                          env={"WATCHDOG_USEC": "200000"})  # idle end of stream flushes
     assert "READY=1" in daemon.ready
     result = subprocess.run(
         [sys.executable, "-m", "distractd.cli", "replay", str(path), "--endpoint", daemon.input,
@@ -98,7 +118,8 @@ def test_replay_to_daemon_equals_batch_prediction(start_daemon, drive, detector,
         assert daemon.metric("distractd_windows_classified_total", state=state) == \
             (states == state).sum()
     assert daemon.metric("distractd_state_transitions_total") == len(flips)
-    assert daemon.metric("distractd_processing_latency_seconds_count") == len(windows)
+    flushed = (windows.t_end > drive.t[-1] - PipelineConfig().lag_s).sum()  # by the stream's end
+    assert daemon.metric("distractd_processing_latency_seconds_count") == len(windows) - flushed
     assert daemon.metric("distractd_messages_rejected_total", reason="undecodable") == 0
     assert daemon.metric("distractd_model_info", model_id=detector.model_id,
                          kind=detector.kind) == 1
@@ -140,7 +161,7 @@ def _fuzz_messages(rng, n_messages):
 
 def test_fuzzed_ingest_is_counted_and_good_streams_are_unaffected(start_daemon, drive, detector):
     windows, scores, states = expected_states(drive, detector)
-    daemon = start_daemon(["input.max_message_bytes=65536"])
+    daemon = start_daemon(["input.max_message_bytes=65536", "sessions.idle_timeout_s=1"])
     messages, counts = _fuzz_messages(np.random.default_rng(0), 4000)
     with zmq.Context() as context:
         fuzzer = context.socket(zmq.PUB)
@@ -242,7 +263,8 @@ def test_pupil_capture_path(start_daemon, drive, detector):
                               daemon=True)
     thread.start()
     assert ready.wait(5)
-    daemon = start_daemon([f"pupil.remote=tcp://127.0.0.1:{emulator.port}", "pupil.stream=eyes"])
+    daemon = start_daemon([f"pupil.remote=tcp://127.0.0.1:{emulator.port}", "pupil.stream=eyes",
+                           "sessions.idle_timeout_s=1"])
     seen = drive.samples.copy()  # what Pupil Core can carry: no head pose, eyelids or saccades
     for field in ("head_x", "head_y", "head_z", "head_yaw", "head_pitch", "head_roll",
                   "eyelid_r", "eyelid_l", "saccade"):
