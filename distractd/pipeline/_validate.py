@@ -250,7 +250,10 @@ def _validate_row(x, params, state):
     elif np.isnan(x[7]) and np.isnan(x[8]) and np.isnan(x[9]) and np.isnan(x[10]):
         lost = True
     if lost:
-        for j in range(7, 15):   # gaze, eyelid, pupil of an untracked eye are not data
+        # Gaze and pupil of an untracked eye are not data. The eyelid aperture is measured from
+        # the lids, not the pupil, so a finite value is kept: a tracker loses the pupil exactly
+        # when the lid closes, and blanking the lid would hide every closure from PERCLOS.
+        for j in (7, 8, 9, 10, 13, 14):
             x[j] = np.nan
         return TRACK_LOSS
     return ACCEPTED

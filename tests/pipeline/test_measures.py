@@ -64,3 +64,15 @@ def test_closure_threshold_is_configurable():
     loose = extract_features(recording, PipelineConfig(perclos_closure=0.6))
     assert strict.X[-1, PERCLOS] == pytest.approx(0.0)
     assert loose.X[-1, PERCLOS] > 0.3   # the blinks (opening 0.3, closure 0.7) count too
+
+
+def test_closures_count_when_the_tracker_loses_the_pupil():
+    """A tracker loses gaze and pupil while the lid covers the pupil; the lid aperture is still
+    measured, so those closures must reach PERCLOS and the blink detector."""
+    recording = eyes(400.0, closed_fraction=0.3, blink_every_s=1000.0)
+    closed = recording.column("eyelid_r") < 0.5
+    for name in ("gaze_r_yaw", "gaze_r_pitch", "gaze_l_yaw", "gaze_l_pitch", "confidence"):
+        recording.samples[closed, FIELD_INDEX[name]] = np.nan if name != "confidence" else 0.0
+    windows = extract_features(recording)
+    late = windows.t_start >= 200.0
+    np.testing.assert_allclose(windows.X[late, PERCLOS], 0.3, atol=0.005)
