@@ -13,6 +13,7 @@ from prometheus_client import Counter, Gauge, Histogram, Info
 from prometheus_client.core import GaugeMetricFamily
 
 from .. import __version__
+from ..pipeline import REJECT_REASONS
 from ._wire import REJECTION_REASONS
 
 __all__ = ["Metrics", "LATENCY_BUCKETS_S", "STATES"]
@@ -64,10 +65,10 @@ class Metrics:
                                      registry=registry)
         self.samples_received = Counter("distractd_samples_received_total",
                                         "Samples in accepted messages.", registry=registry)
-        self._samples_rejected = Counter("distractd_samples_rejected_total",
-                                         "Samples dropped by the pipeline's validation, by reason.",
-                                         ["reason"], registry=registry)
-        self.samples_rejected = {}
+        samples_rejected = Counter("distractd_samples_rejected_total",
+                                   "Samples dropped or flagged by the pipeline's validation, by "
+                                   "reason.", ["reason"], registry=registry)
+        self.samples_rejected = {r: samples_rejected.labels(reason=r) for r in REJECT_REASONS}
         windows = Counter("distractd_windows_classified_total",
                           "Windows classified, by published state.", ["state"], registry=registry)
         self.windows = {s: windows.labels(state=s) for s in STATES}
@@ -85,13 +86,6 @@ class Metrics:
                                        "Sessions closed after input.idle_timeout_s of silence.",
                                        registry=registry)
         registry.register(_StreamCollector(self))
-
-    def sample_rejections(self, reason):
-        """The counter child of one sample-rejection reason (the pipeline's reasons are bounded)."""
-        child = self.samples_rejected.get(reason)
-        if child is None:
-            child = self.samples_rejected[reason] = self._samples_rejected.labels(reason=reason)
-        return child
 
     def set_model(self, model_id, kind):
         self.model_info.clear()

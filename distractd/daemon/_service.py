@@ -352,16 +352,9 @@ class Service:
                                                 f"are active"), arrival)
                     continue
                 session = self._new_session(stream, messages[0][2])
-            blocks = []
-            for block, seq, arrival in messages:
-                try:
-                    n_lost += session.accept(block, seq, arrival)
-                except Rejected as exc:
-                    self._reject(exc, arrival)
-                    continue
-                blocks.append(block)
-            if not blocks:
-                continue
+            for _, seq, arrival in messages:
+                n_lost += session.accept(seq, arrival)
+            blocks = [block for block, _, _ in messages]
             block = blocks[0] if len(blocks) == 1 else np.concatenate(blocks)
             counts.samples += len(block)
             windows = session.process(block)
@@ -373,7 +366,7 @@ class Service:
 
     def _count_sample_rejections(self, session):
         for reason, count in session.new_rejections().items():
-            self.metrics.sample_rejections(reason).inc(count)
+            self.metrics.samples_rejected[reason].inc(count)
 
     def _new_session(self, stream, now):
         config = self.config

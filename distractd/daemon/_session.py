@@ -1,21 +1,22 @@
 """One input stream's state inside the daemon: pipeline, smoother, online segmenter, bookkeeping.
 
 A :class:`Session` is created on a stream's first accepted message. :meth:`Session.accept` checks
-each message against the stream's history (sequence gaps, time going backwards);
+each message's sequence number against the stream's history (gaps are counted as lost messages);
+time order is the pipeline's: it drops and counts samples that go backwards and recovers from
+tracker clock resets, so no message is rejected for its timestamps;
 :meth:`Session.process` feeds the accepted samples of a batch, as one block, to the stream's
 :class:`~distractd.pipeline.StreamProcessor`, returning the windows they complete. The
 service classifies the windows of all sessions in one batch, then :meth:`Session.publish` turns each
 session's scores into state and event messages through its smoother and segmenter.
 """
 
-import math
 
 import numpy as np
 
 from .._errors import ModelError
 from ..models import DecisionSmoother, OnlineSegmenter
 from ..pipeline import StreamProcessor
-from ._wire import VERSION, Rejected
+from ._wire import VERSION
 
 __all__ = ["Session", "StreamSegmenter", "STATE_NAMES"]
 
@@ -49,35 +50,19 @@ class Session:
         self.segmenter = segmenter
         self.min_quality = min_quality
         self.last_seen_s = now_s
-        self.last_t = -math.inf
         self.next_seq = None
         self.state = "unknown"
         self.latest = None
         self.segment = None
         self.rejected_seen = {}
 
-    def accept(self, block, seq, now_s):
-        """Check one decoded message against the stream's history; return messages lost before it.
-
-        Raises
-        ------
-        Rejected
-            ``time_backwards`` when every timestamp is before the stream's latest one (a repeat of
-            the latest goes on to the pipeline, which counts it as a duplicate sample).
-        """
-        t = block[:, 0]
-        t_max = float(t[0]) if len(t) == 1 else float(t.max()) if len(t) else -math.inf
-        if math.isnan(t_max):  # rare: a sample without t, which the pipeline counts
-            t_max = float(np.nanmax(t)) if not np.isnan(t).all() else -math.inf
-        if t_max < self.last_t:
-            raise Rejected("time_backwards", f"stream {self.stream}: newest t {t_max!r} is "
-                                             f"before the stream's latest t {self.last_t!r}")
+    def accept(self, seq, now_s):
+        """Note one decoded message of the stream; return the number of messages lost before it."""
         n_lost = 0
         if seq is not None:
             if self.next_seq is not None and seq > self.next_seq:
                 n_lost = seq - self.next_seq
             self.next_seq = seq + 1
-        self.last_t = max(self.last_t, t_max)
         self.last_seen_s = now_s
         return n_lost
 

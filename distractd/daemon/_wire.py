@@ -24,11 +24,11 @@ __all__ = [
 VERSION = 1
 REJECTION_REASONS = (
     "oversized", "bad_topic", "undecodable", "not_a_map", "unknown_version", "missing_t",
-    "wrong_type", "bad_block", "time_backwards", "too_many_streams",
+    "wrong_type", "bad_block", "too_many_streams",
 )
 """Why a message was dropped: size over the bound, topic not ``<prefix><stream_id>``, not msgpack,
 payload not a map, ``v`` not 1, no ``t`` (map form), a field of the wrong type, a malformed block,
-every timestamp at or before the stream's last one, or the session table full."""
+or the session table full. Timestamps going backwards are the pipeline's to judge, per sample."""
 
 _STREAM_ID = re.compile(rb"[A-Za-z0-9_.:\-]{1,128}")
 _DTYPES = {"<f8": np.dtype("<f8"), "<f4": np.dtype("<f4")}

@@ -70,13 +70,14 @@ def test_model_info_holds_only_the_current_model():
     assert [(s.labels, s.value) for s in samples] == [({"model_id": "m2", "kind": "lapsvm"}, 1)]
 
 
-def test_sample_rejection_children_are_cached():
+def test_every_sample_rejection_reason_is_pre_bound():
+    from distractd.pipeline import REJECT_REASONS
+
     metrics = Metrics(CollectorRegistry())
-    metrics.sample_rejections("duplicate_t").inc(3)
-    assert metrics.sample_rejections("duplicate_t") is metrics.sample_rejections("duplicate_t")
+    metrics.samples_rejected["duplicate_t"].inc(3)
     samples = _families(metrics.registry)["distractd_samples_rejected"].samples
-    assert [(s.labels, s.value) for s in samples if s.name.endswith("_total")] == [
-        ({"reason": "duplicate_t"}, 3)]
+    totals = {s.labels["reason"]: s.value for s in samples if s.name.endswith("_total")}
+    assert totals == {reason: 3.0 if reason == "duplicate_t" else 0.0 for reason in REJECT_REASONS}
 
 
 def test_promtool_accepts_the_scrape():
