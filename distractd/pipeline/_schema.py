@@ -99,7 +99,9 @@ def block_from_maps(samples):
             column = FIELD_INDEX.get(name)
             if column is None or value is None:
                 continue
-            if isinstance(value, bool) or not isinstance(value, numbers.Real):
+            kind = type(value)  # exact float/int first: isinstance(numbers.Real) is ~10x slower
+            if kind is not float and kind is not int and (
+                    kind is bool or not isinstance(value, numbers.Real)):
                 raise SchemaError(f"samples[{row}].{name} must be a number, got {value!r}")
             block[row, column] = value
     return block
