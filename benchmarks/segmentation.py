@@ -2,7 +2,9 @@
 
 Prints one JSON line per measurement. Targets: ≤ 2 s per ACA iteration, ≤ 200 MB peak memory,
 ≤ 200 µs per online update (wall clock, and the thread's CPU time, which excludes preemption on a
-shared machine). Memory is reported three ways: the process's peak RSS (imports
+shared machine). The online segmenter is measured alone (its state stays in cache) and as the
+daemon runs it, one window per stream in turn over ``N_STREAMS`` streams (each stream's state is
+cold), with the bytes of numpy state each stream owns. Memory is reported three ways: the process's peak RSS (imports
 included), the peak RSS growth during the measured call (Linux: the peak is reset through
 ``/proc/self/clear_refs`` first), and the peak of numpy allocations traced by ``tracemalloc`` (arrays
 allocated inside compiled code are not traced, hence the RSS growth).
@@ -23,6 +25,7 @@ from distractd.models._aca import _dp_search, _make_problem
 
 N_FRAMES = 3600
 MAX_LENGTH = 40
+N_STREAMS = 100
 
 
 def _sequence(n, d=25, seed=0):
@@ -31,6 +34,17 @@ def _sequence(n, d=25, seed=0):
     means = rng.normal(scale=2.0, size=(4, d))
     y = np.repeat(rng.integers(0, 4, size=n // 20 + 1), 20)[:n]
     return means[y] + rng.normal(size=(n, d))
+
+
+def _state_bytes(segmenter):
+    """Bytes of the numpy arrays a segmenter owns (the shared prototypes excluded)."""
+    return sum(v.nbytes for k, v in vars(segmenter).items() if isinstance(v, np.ndarray))
+
+
+def _percentiles_us(seconds):
+    us = 1e6 * np.asarray(seconds)
+    return {"us_p50": float(np.percentile(us, 50)), "us_p90": float(np.percentile(us, 90)),
+            "us_p99": float(np.percentile(us, 99)), "us_max": float(us.max())}
 
 
 def _process_peak_mb():
@@ -116,25 +130,49 @@ def bench_online(problem, seg):
             online.update(x)
             wall[u] = time.perf_counter() - t0
             cpu[u] = time.thread_time() - c0
-        wall *= 1e6
-        cpu *= 1e6
+        cpu_us = 1e6 * cpu
         print(json.dumps({"bench": "online_update", "max_lag": name,
                           "n_prototype_segments": protos.n_segments,
                           "prototype_frames": int(protos.X.shape[0]), "max_length": MAX_LENGTH,
-                          "n_updates": len(wall), "us_p50": float(np.percentile(wall, 50)),
-                          "us_p90": float(np.percentile(wall, 90)),
-                          "us_p99": float(np.percentile(wall, 99)), "us_max": float(wall.max()),
-                          "cpu_us_p50": float(np.percentile(cpu, 50)),
-                          "cpu_us_p99": float(np.percentile(cpu, 99)),
-                          "windows_per_s": float(1e6 / wall.mean()),
-                          "forced_commits": online.forced_commits}))
+                          "n_updates": len(wall), **_percentiles_us(wall),
+                          "cpu_us_p50": float(np.percentile(cpu_us, 50)),
+                          "cpu_us_p99": float(np.percentile(cpu_us, 99)),
+                          "windows_per_s": float(1 / wall.mean()),
+                          "forced_commits": online.forced_commits,
+                          "state_bytes_per_stream": _state_bytes(online)}))
+    return protos
+
+
+def bench_online_streams(protos):
+    """One window per stream in turn, as the daemon does: each update finds its state cold."""
+    streams = [_sequence(300, seed=10 + i) for i in range(N_STREAMS)]
+    segmenters = [OnlineSegmenter(protos) for _ in range(N_STREAMS)]
+    for online, X in zip(segmenters, streams):
+        online.update(X[:50])
+    wall = []
+    c0 = time.process_time()
+    t0 = time.perf_counter()
+    for u in range(50, 300):
+        for online, X in zip(segmenters, streams):
+            t1 = time.perf_counter()
+            online.update(X[u])
+            wall.append(time.perf_counter() - t1)
+    seconds = time.perf_counter() - t0
+    cpu = time.process_time() - c0
+    print(json.dumps({"bench": "online_update_streams", "n_streams": N_STREAMS,
+                      "n_prototype_segments": protos.n_segments,
+                      "prototype_frames": int(protos.X.shape[0]), "max_length": MAX_LENGTH,
+                      "n_updates": len(wall), **_percentiles_us(wall),
+                      "cpu_us_mean": 1e6 * cpu / len(wall),
+                      "windows_per_s": len(wall) / seconds,
+                      "state_bytes_per_stream": _state_bytes(segmenters[0])}))
 
 
 def main():
     X = _sequence(N_FRAMES)
     problem, seg = bench_aca(X)
     bench_haca(X)
-    bench_online(problem, seg)
+    bench_online_streams(bench_online(problem, seg))
 
 
 if __name__ == "__main__":

@@ -2,8 +2,8 @@
 
 The ACA forward programme is causal: the best segmentation of frames ≤ u needs only those frames.
 Held against a fixed set of reference segments (:class:`SegmentPrototypes`, from an offline ACA or
-HACA fit, with each cluster's distraction label), the compiled ``_dp_advance`` of :mod:`._aca` runs
-one new frame (window) at a time. Any future segmentation ends its previous segment at one of the
+HACA fit, with each cluster's distraction label), the compiled :func:`_dp_frames` runs the forward
+programme of :mod:`._aca` one new frame (window) at a time. Any future segmentation ends its previous segment at one of the
 last ``max_length`` frames, so a boundary is final once the best chains back from all of them pass
 through it (they coalesce); :class:`OnlineSegmenter` commits exactly those. Run over a whole
 sequence and flushed, its committed segments equal :meth:`SegmentPrototypes.segment`, the batch
@@ -15,6 +15,12 @@ end of its segment that holds that frame, and the paths that disagree are pruned
 then final at most ``max_lag`` frames after it arrived (measured at the end of each ``update``),
 memory stays bounded, and ``forced_commits`` counts where the result may differ from the batch
 programme.
+
+Memory: everything derived from the prototypes (their frames transposed, cluster terms, lengths) is
+held once by :class:`SegmentPrototypes` and shared by every stream. A stream owns one DTAK column
+per live candidate start, ``max_length`` float32 cells per prototype frame, updated in place, and
+the programme's cost, head and label of its pending frames (O(max_lag + max_length)); its frames
+are not kept, only their kernel diagonal.
 """
 
 import numpy as np
@@ -22,10 +28,10 @@ from numba import njit
 
 from .._errors import ModelError
 from .._validation import Interval, Options, check_params
-from ._aca import _INF, _backtrack, _cluster_terms, _dp_advance
+from ._aca import _INF, _backtrack, _cluster_terms
 from ._dtak import _segment_matrix
 from ._haca import DRIVING_MAX_SECONDS, DRIVING_N_CLUSTERS, driving_segmenter
-from ._kernels import KERNELS, _kernel_diag
+from ._kernels import KERNELS, _kernel_diag, _kernel_row
 
 __all__ = ["SEGMENT_DTYPE", "SegmentPrototypes", "OnlineSegmenter", "fit_segment_prototypes"]
 
@@ -84,12 +90,12 @@ class SegmentPrototypes:
         if not np.array_equal(np.unique(self.clusters), np.arange(k)):
             raise ModelError(f"SegmentPrototypes: clusters must cover 0..{k - 1} (one per "
                              f"cluster label), got {np.unique(self.clusters).tolist()}")
-        self.weights = np.ones(self.X.shape[0])
         self.XT = np.ascontiguousarray(self.X.T)
         self.code = KERNELS[kernel]
-        T = _segment_matrix(self.code, self.sigma, self.X, self.starts, self.weights, 0.0)
+        T = _segment_matrix(self.code, self.sigma, self.X, self.starts, np.ones(self.X.shape[0]),
+                            0.0)
         self.inv_count, self.t3 = _cluster_terms(T, self.clusters, k)
-        self.segment_weights = np.add.reduceat(self.weights, self.starts[:-1])
+        self.lengths = np.diff(self.starts).astype(np.float64)
 
     @classmethod
     def from_segmentation(cls, X, segmentation, frame_labels=None, *, n_clusters, kernel="gaussian",
@@ -179,24 +185,22 @@ class SegmentPrototypes:
         obj[0] = 0.0
         head = np.empty(n, dtype=np.int64)
         lab = np.empty(n, dtype=np.int64)
-        self._advance(X, np.ones(n), _kernel_diag(self.code, self.sigma, X), 0, obj, head, lab,
-                      self.new_state(), 0, n)
+        self._advance(X, _kernel_diag(self.code, self.sigma, X), 0, 0, self.new_columns(), obj,
+                      head, lab)
         if obj[n] == _INF:
             raise ModelError(f"SegmentPrototypes: {n} frames cannot be cut into segments of "
                              f"[{self.min_length}, {self.max_length}] frames")
         starts, clusters = _backtrack(head, lab, 0, -1, n - 1)
         return self._rows(starts, clusters, -1)
 
-    def new_state(self):
-        """Work arrays of the programme: the DTAK rows Q and one kernel row."""
-        P = self.X.shape[0]
-        return np.zeros((2, P, self.max_length)), np.empty(P)
+    def new_columns(self):
+        """One stream's DTAK cells: ``(prototype frames, max_length)`` float32 zeros."""
+        return np.zeros((self.X.shape[0], self.max_length), dtype=np.float32)
 
-    def _advance(self, Xq, wq, dq, offset, obj, head, lab, state, v0, v1):
-        Q, krow = state
-        _dp_advance(self.code, self.sigma, Xq, wq, dq, self.XT, self.weights, self.starts,
-                    self.clusters, self.segment_weights, self.inv_count, self.t3, 0.0, offset,
-                    self.min_length, self.max_length, Q, krow, obj, head, lab, v0, v1)
+    def _advance(self, X, dq, offset, v0, Q, obj, head, lab):
+        _dp_frames(self.code, self.sigma, self.XT, self.starts, self.clusters, self.lengths,
+                   self.inv_count, self.t3, self.min_length, self.max_length, X, dq, offset, v0,
+                   Q, obj, head, lab)
 
     def _rows(self, starts, clusters, committed_at):
         rows = np.empty(clusters.shape[0], dtype=SEGMENT_DTYPE)
@@ -248,6 +252,87 @@ def fit_segment_prototypes(X_normalized, y_window_labels=None, *, method="aca",
     return SegmentPrototypes.from_segmentation(
         X, seg, y_window_labels, n_clusters=n_clusters, sigma=est.sigma_, max_length=max_len,
         max_segments=max_segments, seed=random_state)
+
+
+@njit(cache=True)
+def _dp_frames(code, sigma, XrT, r_starts, r_labels, r_len, inv_count, t3, min_len, max_len, X,
+               dq, offset, v0, Q, obj, head, lab):
+    """Forward programme (``_dp_advance`` of :mod:`._aca`, unit weights) over the rows of ``X``.
+
+    Row r of ``X`` is local frame ``v0 + r`` (absolute ``offset + v0 + r``); ``dq``, ``obj``,
+    ``head`` and ``lab`` are as in ``_dp_advance`` (``dq`` already holds the new frames' kernel
+    diagonal, and ``max_len - 1`` frames before v0 unless the buffer starts the stream).
+    ``Q[s, a % max_len]`` is the DTAK cell of the candidate starting at absolute frame a, ending at
+    the newest frame, against prototype frame s. A new frame extends every candidate by one frame
+    in place (``old`` keeps the previous frame's cell of the row above) and starts a new candidate
+    in the slot of the one that just exceeded ``max_len``. The cells are float32 and the recursion
+    runs in float32; everything else is float64 as in ``_dp_advance``.
+    """
+    k = t3.shape[0]
+    m = r_labels.shape[0]
+    krow = np.empty(XrT.shape[1])
+    old = np.empty(max_len, dtype=np.float32)
+    t2 = np.empty((max_len, k))
+    n_cand = np.empty(max_len)
+    t1 = np.empty(max_len)
+    for r in range(X.shape[0]):
+        v = v0 + r
+        new = (offset + v) % max_len
+        _kernel_row(code, sigma, X, r, XrT, 0, krow)
+        n_len = min(max_len, v + 1)
+        t1_acc = 0.0
+        for q in range(max_len):
+            slot = (new - q + max_len) % max_len
+            n_cand[slot] = q + 1.0
+            if q < n_len:
+                t1_acc += dq[v - q]
+                t1[q] = t1_acc / (q + 1.0)
+            for c in range(k):
+                t2[slot, c] = 0.0
+        for j in range(m):
+            s0 = r_starts[j]
+            s1 = r_starts[j + 1]
+            kk = np.float32(krow[s0])
+            for a in range(max_len):
+                old[a] = Q[s0, a]
+                Q[s0, a] = old[a] + kk
+            Q[s0, new] = kk + kk
+            for s in range(s0 + 1, s1):
+                kk = np.float32(krow[s])
+                k2 = kk + kk
+                for a in range(max_len):
+                    cell = Q[s, a]
+                    Q[s, a] = max(old[a] + k2, Q[s - 1, a] + kk, cell + kk)
+                    old[a] = cell
+                Q[s, new] = Q[s - 1, new] + kk
+            c = r_labels[j]
+            for a in range(max_len):
+                t2[a, c] += Q[s1 - 1, a] / (n_cand[a] + r_len[j])
+        best = _INF
+        best_head = -1
+        best_lab = -1
+        for q in range(min_len - 1, n_len):
+            i = v - q
+            if obj[i] == _INF:
+                continue
+            slot = (new - q + max_len) % max_len
+            dist_min = _INF
+            c_min = -1
+            for c in range(k):
+                if inv_count[c] == 0.0:
+                    continue
+                dist = t1[q] - 2.0 * inv_count[c] * t2[slot, c] + t3[c]
+                if dist < dist_min:
+                    dist_min = dist
+                    c_min = c
+            total = obj[i] + dist_min
+            if total < best:
+                best = total
+                best_head = offset + i
+                best_lab = c_min
+        obj[v + 1] = best
+        head[v] = best_head
+        lab[v] = best_lab
 
 
 @njit(cache=True)
@@ -322,15 +407,12 @@ class OnlineSegmenter:
         self.forced_commits = 0
         self._chunk = max_len
         capacity = max_lag + 3 * max_len + 1
-        d = prototypes.X.shape[1]
-        self._X = np.zeros((capacity, d))
-        self._w = np.ones(capacity)
         self._diag = np.zeros(capacity)
         self._obj = np.zeros(capacity + 1)
         self._head = np.zeros(capacity, dtype=np.int64)
         self._lab = np.zeros(capacity, dtype=np.int64)
         self._offset = 0
-        self._state = prototypes.new_state()
+        self._Q = prototypes.new_columns()
 
     def update(self, x_rows):
         """Consume new frames (windows); return what they complete.
@@ -348,10 +430,10 @@ class OnlineSegmenter:
             The best current segment holding the newest frame (None when every frame consumed is
             already committed, e.g. before any frame).
         """
-        x_rows = np.atleast_2d(np.asarray(x_rows, dtype=np.float64))
-        if x_rows.shape[1] != self._X.shape[1]:
-            raise ModelError(f"OnlineSegmenter: frames need {self._X.shape[1]} features, got "
-                             f"{x_rows.shape[1]}")
+        x_rows = np.ascontiguousarray(np.atleast_2d(x_rows), dtype=np.float64)
+        d = self.prototypes.X.shape[1]
+        if x_rows.shape[1] != d:
+            raise ModelError(f"OnlineSegmenter: frames need {d} features, got {x_rows.shape[1]}")
         out = []
         for lo in range(0, x_rows.shape[0], self._chunk):
             out.append(self._step(x_rows[lo:lo + self._chunk]))
@@ -371,11 +453,10 @@ class OnlineSegmenter:
     def _step(self, rows):
         self._compact(rows.shape[0])
         v0 = self.n_frames - self._offset
-        v1 = v0 + rows.shape[0]
-        self._X[v0:v1] = rows
-        self._diag[v0:v1] = _kernel_diag(self.prototypes.code, self.prototypes.sigma, rows)
-        self.prototypes._advance(self._X, self._w, self._diag, self._offset, self._obj,
-                                 self._head, self._lab, self._state, v0, v1)
+        self._diag[v0:v0 + rows.shape[0]] = _kernel_diag(self.prototypes.code,
+                                                         self.prototypes.sigma, rows)
+        self.prototypes._advance(rows, self._diag, self._offset, v0, self._Q, self._obj,
+                                 self._head, self._lab)
         self.n_frames += rows.shape[0]
         last = self.n_frames - 1
         max_len = self.prototypes.max_length
@@ -411,11 +492,11 @@ class OnlineSegmenter:
     def _compact(self, n_new):
         """Drop buffered frames that neither the programme nor a pending backtrack still needs."""
         used = self.n_frames - self._offset
-        if used + n_new <= self._X.shape[0]:
+        if used + n_new <= self._head.shape[0]:
             return
         keep = min(self.committed_end, self.n_frames - self.prototypes.max_length + 1)
         delta = keep - self._offset
-        for buf in (self._X, self._diag, self._head, self._lab):
+        for buf in (self._diag, self._head, self._lab):
             buf[:used - delta] = buf[delta:used]
         self._obj[:used - delta + 1] = self._obj[delta:used + 1]
         self._offset = keep
