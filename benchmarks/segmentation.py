@@ -146,26 +146,31 @@ def bench_online(problem, seg):
 def bench_online_streams(protos):
     """One window per stream in turn, as the daemon does: each update finds its state cold."""
     streams = [_sequence(300, seed=10 + i) for i in range(N_STREAMS)]
+    wall = np.empty((250, N_STREAMS))
+    OnlineSegmenter(protos).update(streams[0][:50])  # compile before the RSS baseline
+    base = _rss_mb("VmRSS")
     segmenters = [OnlineSegmenter(protos) for _ in range(N_STREAMS)]
     for online, X in zip(segmenters, streams):
         online.update(X[:50])
-    wall = []
     c0 = time.process_time()
     t0 = time.perf_counter()
     for u in range(50, 300):
-        for online, X in zip(segmenters, streams):
+        for i, (online, X) in enumerate(zip(segmenters, streams)):
             t1 = time.perf_counter()
             online.update(X[u])
-            wall.append(time.perf_counter() - t1)
+            wall[u - 50, i] = time.perf_counter() - t1
     seconds = time.perf_counter() - t0
     cpu = time.process_time() - c0
+    rss_kb = (_rss_mb("VmRSS") - base) * 1024 / N_STREAMS
+    wall = wall.ravel()
     print(json.dumps({"bench": "online_update_streams", "n_streams": N_STREAMS,
                       "n_prototype_segments": protos.n_segments,
                       "prototype_frames": int(protos.X.shape[0]), "max_length": MAX_LENGTH,
                       "n_updates": len(wall), **_percentiles_us(wall),
                       "cpu_us_mean": 1e6 * cpu / len(wall),
                       "windows_per_s": len(wall) / seconds,
-                      "state_bytes_per_stream": _state_bytes(segmenters[0])}))
+                      "state_bytes_per_stream": _state_bytes(segmenters[0]),
+                      "rss_kb_per_stream": rss_kb}))
 
 
 def main():

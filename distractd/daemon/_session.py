@@ -168,13 +168,21 @@ class StreamSegmenter:
         self._t_end = np.zeros(self.online.max_lag + 4 * prototypes.max_length + 16)
 
     def update(self, X_raw, t_end):
-        """Consume windows' raw features and end times (s); return the segments they finalise."""
+        """Consume windows' raw features and end times (s); return the segments they finalise.
+
+        The windows go to the segmenter ``max_length`` at a time, so the end-time ring (max_lag +
+        4 max_length windows) still holds every window a commit can reach, however long the batch.
+        """
         ring = len(self._t_end)
-        first = self.online.n_frames
-        self._t_end[(first + np.arange(len(t_end))) % ring] = t_end
+        step = self.online.prototypes.max_length
         Z = self.normalize(X_raw)
-        committed, provisional = self.online.update(np.where(np.isnan(Z), 0.0, Z))
-        return self._published(committed, provisional)
+        Z = np.where(np.isnan(Z), 0.0, Z)
+        finals = []
+        for lo in range(0, len(t_end), step):
+            part = t_end[lo:lo + step]
+            self._t_end[(self.online.n_frames + np.arange(len(part))) % ring] = part
+            finals += self._published(*self.online.update(Z[lo:lo + step]))
+        return finals
 
     def flush(self):
         """End of the stream: commit the pending frames; return the segments finalised."""
