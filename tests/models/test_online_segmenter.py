@@ -89,6 +89,77 @@ def test_forced_commits_keep_a_valid_segmentation(prototypes):
     assert np.all(rows["end"] - rows["start"] <= 14)
 
 
+def _owned_bytes(segmenter):
+    """Bytes of the numpy arrays a segmenter owns (the shared prototypes excluded)."""
+    return sum(v.nbytes for v in vars(segmenter).values() if isinstance(v, np.ndarray))
+
+
+def test_stream_state_is_one_float32_cell_per_prototype_frame_and_length(prototypes):
+    P, L = prototypes.X.shape[0], prototypes.max_length
+    a, b = OnlineSegmenter(prototypes), OnlineSegmenter(prototypes)
+    # DTAK cells P x L float32, plus kernel diagonal, cost, head and label of
+    # max_lag + 3 max_length + 1 pending frames (8 B each, one more cost)
+    expected = P * L * 4 + (L + 3 * L + 1) * 8 * 4 + 8
+    assert _owned_bytes(a) == expected
+    X, _ = _sequence(7, 40)
+    _stream(a, X, np.random.default_rng(7))
+    assert _owned_bytes(a) == expected  # nothing grows with the stream
+    assert a.prototypes is b.prototypes
+    owned = [v for v in vars(a).values() if isinstance(v, np.ndarray)]
+    shared = [v for v in vars(prototypes).values() if isinstance(v, np.ndarray)]
+    assert not any(np.shares_memory(x, y) for x in owned for y in shared + list(vars(b).values())
+                   if isinstance(y, np.ndarray))
+
+
+def test_stream_state_of_the_shipped_model():
+    from distractd.daemon import default_model_path
+    from distractd.models import load_model
+
+    protos = SegmentPrototypes.from_artifact(*load_model(default_model_path()).extras["segmenter"])
+    assert (protos.X.shape[0], protos.max_length) == (1591, 40)
+    # 1591 x 40 float32 cells + 4 x 161 pending-frame entries + 1: was 1,069,616 B with two
+    # float64 planes, a kernel row and a buffer of the frames themselves
+    assert _owned_bytes(OnlineSegmenter(protos)) == 259_720
+
+
+@pytest.mark.parametrize("seed", [1, 2])
+def test_float32_programme_equals_the_float64_aca_step(prototypes, seed):
+    """The online programme gives the segments of ACA's (golden-tested) float64 DP step."""
+    from distractd.models._aca import _backtrack, _dp_advance
+    from distractd.models._kernels import _kernel_diag
+
+    X, _ = _sequence(seed, 40, noise=1.0)
+    n, P, L = len(X), prototypes.X.shape[0], prototypes.max_length
+    obj = np.zeros(n + 1)
+    head = np.empty(n, dtype=np.int64)
+    lab = np.empty(n, dtype=np.int64)
+    _dp_advance(prototypes.code, prototypes.sigma, X, np.ones(n),
+                _kernel_diag(prototypes.code, prototypes.sigma, X), prototypes.XT, np.ones(P),
+                prototypes.starts, prototypes.clusters, prototypes.lengths, prototypes.inv_count,
+                prototypes.t3, 0.0, 0, prototypes.min_length, L, np.zeros((2, P, L)), np.empty(P),
+                obj, head, lab, 0, n)
+    starts, clusters = _backtrack(head, lab, 0, -1, n - 1)
+    rows = prototypes.segment(X)
+    assert np.array_equal(rows["start"], starts[:-1])
+    assert np.array_equal(rows["cluster"], clusters)
+
+
+def test_stream_segmenter_times_do_not_depend_on_batch_size(prototypes):
+    """The daemon's wrapper publishes the same segment times for one long batch as the segmenter."""
+    from distractd.daemon import StreamSegmenter
+
+    X, _ = _sequence(8, 40)
+    t_end = 10.0 + 0.5 * np.arange(len(X))
+    wrapper = StreamSegmenter(prototypes, lambda rows: rows)
+    published = wrapper.update(X, t_end) + wrapper.flush()
+    online = OnlineSegmenter(prototypes)
+    rows = np.concatenate([online.update(X[lo:lo + 14])[0] for lo in range(0, len(X), 14)]
+                          + [online.flush()])
+    assert len(X) > len(wrapper._t_end) and len(published) == len(rows)
+    assert [s["start"] for s in published] == t_end[rows["start"]].tolist()
+    assert [s["end"] for s in published] == t_end[rows["end"] - 1].tolist()
+
+
 def test_artifact_round_trip(prototypes):
     params, arrays = prototypes.to_artifact()
     again = SegmentPrototypes.from_artifact(params, {k: v.copy() for k, v in arrays.items()})
