@@ -250,6 +250,10 @@ def _add_label(subparsers):
                              "labels (default: %(default)s)")
     parser.add_argument("--min-quality", type=float, default=0.5, metavar="FRACTION",
                         help="leave out windows with fewer valid samples (default: %(default)s)")
+    parser.add_argument("--features", choices=("all", "no-head-position", "no-location"),
+                        default="all",
+                        help="features clustered on: all, without the head-position means, or "
+                             "without every head/gaze location mean (default: %(default)s)")
     parser.add_argument("--param", action="append", default=[], metavar="NAME=VALUE",
                         help="estimator parameter, e.g. --param lam=0.5 (repeatable)")
     parser.add_argument("--seed", type=int, default=0, help="random seed (default: %(default)s)")
@@ -273,7 +277,8 @@ def _label(args):
                               f"got {item!r}") from None
     windows = extract_features(read_recording(args.input), _pipeline_config(args))
     result = label_windows(windows, FEATURE_NAMES, args.method, mapping=args.mapping,
-                           min_quality=args.min_quality, params=params, random_state=args.seed)
+                           min_quality=args.min_quality, features=args.features, params=params,
+                           random_state=args.seed)
     out = Path(args.out)
     intervals_path = args.intervals or out.with_name(out.stem + ".intervals.csv")
     result.write_csv(out)

@@ -9,6 +9,12 @@ Preparation. Windows below ``min_quality`` (valid-sample fraction) are left out 
 blink measures before their first full window) is replaced by that feature's median. The features are
 z-scored, as in the source (S0 §5.5.2).
 
+Feature sets. ``features="all"`` (default) clusters on every window feature, as the source does.
+``"no-head-position"`` leaves out the head-position means (``mean_head_x/y/z``), which follow the
+driver's slow posture drift; ``"no-location"`` leaves out every location mean (head position and
+rotation, gaze direction), which follow posture and tracker-calibration drift, and keeps the
+dispersion, saccade, blink and PERCLOS features. See docs/labelling.md for their cohort G-means.
+
 Mapping clusters to labels. A clustering only separates groups; which group is "distracted" must be
 decided:
 
@@ -48,7 +54,8 @@ from ._elmjec import ELMJEC
 from ._metrics import g_mean
 from ._uselm import USELM
 
-__all__ = ["METHODS", "WindowLabels", "make_clusterer", "label_windows", "read_window_labels"]
+__all__ = ["METHODS", "FEATURE_SETS", "WindowLabels", "make_clusterer", "label_windows",
+           "read_window_labels"]
 
 METHODS = ("kmeans", "uselm", "elm-jec", "elm-clr")
 """Clustering methods of the labelling assistant."""
@@ -59,11 +66,21 @@ _DEFAULT_PARAMS = {
     "elm-jec": {"n_components": 1, "n_hidden": 500, "lam": 1.0, "gamma": 1.0, "n_neighbors": 5},
     "elm-clr": {"n_components": 1, "n_hidden": 500, "delta": 1.0, "n_neighbors": 11},
 }
+_HEAD_POSITION = ("mean_head_x", "mean_head_y", "mean_head_z")
+FEATURE_SETS = {
+    "all": (),
+    "no-head-position": _HEAD_POSITION,
+    "no-location": _HEAD_POSITION + ("mean_head_yaw", "mean_head_pitch", "mean_head_roll",
+                                     "mean_gaze_r_yaw", "mean_gaze_r_pitch", "mean_gaze_l_yaw",
+                                     "mean_gaze_l_pitch"),
+}
+"""Feature sets for clustering: name -> the feature names left out (see the module notes)."""
 _CLASSES = {"kmeans": KMeans, "uselm": USELM, "elm-jec": ELMJEC, "elm-clr": ELMCLR}
 _GAZE_DISPERSION = ("sd_gaze_r_yaw", "sd_gaze_r_pitch", "sd_gaze_l_yaw", "sd_gaze_l_pitch")
 _CONSTRAINTS = {
     "method": Options(METHODS),
     "mapping": Options(("rule", "labels")),
+    "features": Options(tuple(FEATURE_SETS)),
     "min_quality": Interval(0, 1),
 }
 _CSV_COLUMNS = ("t_start", "t_end", "cluster", "label", "confidence")
@@ -139,7 +156,7 @@ def make_clusterer(method, n_clusters=2, random_state=None, **params):
 
 
 def label_windows(windows, feature_names, method="elm-jec", *, mapping="rule", min_quality=0.5,
-                  params=None, random_state=None):
+                  features="all", params=None, random_state=None):
     """Cluster the windows of a drive into two groups and map them to preliminary labels.
 
     Parameters
@@ -153,6 +170,9 @@ def label_windows(windows, feature_names, method="elm-jec", *, mapping="rule", m
         How clusters become labels (see the module notes).
     min_quality : float, default=0.5
         Windows with a smaller valid-sample fraction are left out.
+    features : {"all", "no-head-position", "no-location"}, default="all"
+        Feature set clustered on (:data:`FEATURE_SETS`); the rule mapping always reads the gaze
+        dispersion.
     params : dict or None, default=None
         Estimator parameters overriding :func:`make_clusterer`'s defaults.
     random_state : int or None, default=None
@@ -161,8 +181,8 @@ def label_windows(windows, feature_names, method="elm-jec", *, mapping="rule", m
     -------
     WindowLabels
     """
-    check_params({"method": method, "mapping": mapping, "min_quality": min_quality},
-                 _CONSTRAINTS, owner="label_windows")
+    check_params({"method": method, "mapping": mapping, "min_quality": min_quality,
+                  "features": features}, _CONSTRAINTS, owner="label_windows")
     feature_names = list(feature_names)
     if len(feature_names) != windows.X.shape[1]:
         raise SchemaError(f"feature_names has {len(feature_names)} names for "
@@ -172,9 +192,10 @@ def label_windows(windows, feature_names, method="elm-jec", *, mapping="rule", m
         raise ConfigError(f"label_windows needs at least 20 windows of quality >= {min_quality}, "
                           f"got {int(used.sum())}")
     Z, names = _standardize(windows.X[used], feature_names)
+    clustered = _feature_columns(names, features)
     estimator = make_clusterer(method, random_state=random_state, **(params or {}))
-    clusters = estimator.fit_predict(Z)
-    space = getattr(estimator, "embedding_", Z)
+    clusters = estimator.fit_predict(Z[:, clustered])
+    space = getattr(estimator, "embedding_", Z[:, clustered])
     confidence = _confidence(space, clusters)
     if mapping == "labels":
         distracted = _cluster_from_labels(clusters, np.asarray(windows.label)[used])
@@ -238,6 +259,12 @@ def _standardize(X, names):
     varied = scale > 0
     Z = (X[:, varied] - X[:, varied].mean(axis=0)) / scale[varied]
     return Z, [name for name, v in zip(names, varied) if v]
+
+
+def _feature_columns(names, features):
+    """Indices of ``names`` in the feature set ``features`` (a key of :data:`FEATURE_SETS`)."""
+    left_out = FEATURE_SETS[features]
+    return [i for i, name in enumerate(names) if name not in left_out]
 
 
 def _confidence(space, clusters):

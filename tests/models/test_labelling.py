@@ -2,10 +2,14 @@
 
 import numpy as np
 import pytest
+from sklearn.cluster import KMeans
 
 from distractd._errors import ConfigError, SchemaError
 from distractd.cli import main
-from distractd.models import clustering_g_mean, g_mean, label_windows, read_window_labels
+from distractd.models import (
+    FEATURE_SETS, clustering_accuracy, clustering_g_mean, g_mean, label_windows, read_window_labels,
+)
+from distractd.models._labelling import _standardize
 from distractd.pipeline import (
     FEATURE_NAMES, Recording, extract_features, labels_from_intervals, read_intervals,
     write_intervals, write_recording,
@@ -46,6 +50,24 @@ def test_rule_and_label_mappings(windows):
     # The label mapping attains the clustering G-mean (the best of the two maps).
     assert g_mean(y, by_labels.label[known]) == pytest.approx(clustering_g_mean(y, c))
     assert g_mean(y, by_rule.label[known]) <= g_mean(y, by_labels.label[known]) + 1e-12
+
+
+def test_feature_sets_cluster_on_their_columns_only(windows):
+    # "no-location" equals clustering the z-scored windows without the location means; the rule
+    # map still reads the gaze dispersion.
+    subset = _every(windows, 3)
+    result = label_windows(subset, FEATURE_NAMES, "kmeans", features="no-location", random_state=0)
+    used = subset.quality >= 0.5
+    Z, names = _standardize(subset.X[used], FEATURE_NAMES)
+    kept = [i for i, name in enumerate(names) if name not in FEATURE_SETS["no-location"]]
+    assert len(kept) == 15 and not any(names[i].startswith(("mean_head", "mean_gaze"))
+                                       for i in kept)
+    clusters = KMeans(2, n_init=10, random_state=0).fit_predict(Z[:, kept])
+    assert abs(clustering_accuracy(clusters, result.cluster[used]) - 1.0) < 1e-12
+    everything = label_windows(subset, FEATURE_NAMES, "kmeans", random_state=0)
+    assert clustering_accuracy(everything.cluster[used], result.cluster[used]) < 1.0
+    with pytest.raises(ConfigError, match="label_windows.features must be one of"):
+        label_windows(subset, FEATURE_NAMES, "kmeans", features="gaze")
 
 
 def test_k_means_cluster_confidence_is_half_way_on_the_boundary(windows):
