@@ -1,15 +1,16 @@
 """The daemon's loop: one thread owns every socket, polls input, classifies, publishes.
 
 Per iteration: wait on the input sockets (at most ``service.poll_interval_s``), drain up to
-``service.max_batch_messages`` messages, decode each (:mod:`._wire`), feed each stream's messages of
-the batch to its session as one block, classify the windows completed by *all* sessions in one
-batched ``decision_function`` call, publish state and
-event messages, then do the periodic work (republish latest states, expire idle sessions, systemd
-STATUS and WATCHDOG, metric snapshots). Signals only set flags: SIGHUP reloads configuration and
-model between iterations, SIGTERM/SIGINT drain the input queue and stop.
+``service.max_batch_messages`` messages, decode each (:mod:`._wire`) into its stream's inbox, feed
+each inbox whose samples can complete a window to its session as one block (:class:`_Inbox`),
+classify the windows completed by *all* sessions in one batched ``decision_function`` call, publish
+state and event messages, then do the periodic work (republish latest states, expire idle
+sessions, systemd STATUS and WATCHDOG, metric snapshots). Signals only set flags: SIGHUP reloads
+configuration and model between iterations, SIGTERM/SIGINT drain the input queue and stop.
 """
 
 import logging
+import math
 import signal
 import time
 from pathlib import Path
@@ -140,7 +141,7 @@ class Service:
         self.notifier = notifier or Notifier()
         self.model = Model(config["model"]["path"])
         self.metrics.set_model(self.model.detector.model_id, self.model.detector.kind)
-        self.sessions = {}
+        self.inboxes = {}
         self.pupil = None
         self._apply(config)
         self._stop = False
@@ -246,16 +247,14 @@ class Service:
             stopping = self._stop
             ready = dict(poller.poll(0 if stopping else timeout_ms))
             now = time.monotonic()
-            batch = {}
+            touched = []
             n_read = 0
-            samples_before = counts.samples
             if sub in ready or stopping:
-                n_read += self._drain(sub, batch, service["max_batch_messages"])
+                n_read += self._drain(sub, touched, service["max_batch_messages"], counts)
             if pupil_sub is not None and (pupil_sub in ready or stopping):
-                n_read += self._drain_pupil(pupil_sub, batch, service["max_batch_messages"])
-            pending = self._ingest(batch, counts) if batch else []
-            if counts.samples != samples_before:
-                self.metrics.samples_received.inc(counts.samples - samples_before)
+                n_read += self._drain_pupil(pupil_sub, touched, service["max_batch_messages"],
+                                            counts)
+            pending = self._ingest(touched, now) if touched else []
             if pending:
                 self._classify_and_publish(pending, pub, counts)
             now = time.monotonic()
@@ -269,11 +268,11 @@ class Service:
                 self.notifier.watchdog()
                 next_watchdog = now + watchdog_every
             if now >= next_status:
-                for session in self.sessions.values():
-                    self._count_sample_rejections(session)
-                self.metrics.streams = tuple((s.stream, s.processor.rate_hz)
-                                             for s in self.sessions.values())
-                self.metrics.active_streams.set(len(self.sessions))
+                for inbox in self.inboxes.values():
+                    self._count_sample_rejections(inbox.session)
+                self.metrics.streams = tuple((stream, inbox.session.processor.rate_hz)
+                                             for stream, inbox in self.inboxes.items())
+                self.metrics.active_streams.set(len(self.inboxes))
                 self.notifier.status(self._status_text(counts, now))
                 self.rejection_log.flush(now)
                 counts.restart(now)
@@ -282,15 +281,19 @@ class Service:
                 self._reload = False
                 self.reload()
         self.rejection_log.flush(now, force=True)
-        for session in self.sessions.values():
-            self._end_stream(session, pub, counts)
-        status = f"stopping: drained, {len(self.sessions)} streams"
+        for inbox in self.inboxes.values():
+            self._end_stream(inbox, pub, counts)
+        status = f"stopping: drained, {len(self.inboxes)} streams"
         self.notifier.stopping(status)
         log.info(status)
 
-    def _drain(self, sock, batch, budget):
-        """Read up to ``budget`` messages into ``batch`` (stream -> [(block, seq, arrival_s)])."""
-        n = 0
+    def _drain(self, sock, touched, budget, counts):
+        """Read up to ``budget`` messages into their streams' inboxes; return the number read.
+
+        Inboxes receiving their first message of this batch are appended to ``touched``.
+        """
+        limits, inboxes = self.limits, self.inboxes
+        n = n_samples = n_lost = 0
         while n < budget:
             try:
                 frames = sock.recv_multipart(zmq.NOBLOCK)
@@ -299,16 +302,22 @@ class Service:
             n += 1
             now = time.monotonic()
             try:
-                stream, block, seq = decode_samples(frames, self.limits)
+                stream, block, seq = decode_samples(frames, limits)
             except Rejected as exc:
                 self._reject(exc, now)
                 continue
-            batch.setdefault(stream, []).append((block, seq, now))
-        self.metrics.messages_received.inc(n)
+            inbox = inboxes.get(stream) or self._new_session(stream, now)
+            if inbox is None:
+                continue
+            n_lost += inbox.session.accept(seq, now)
+            n_samples += len(block)
+            if inbox.add(block, now):
+                touched.append(inbox)
+        self._count_received(n, n_samples, n_lost, counts)
         return n
 
-    def _drain_pupil(self, sock, batch, budget):
-        n = 0
+    def _drain_pupil(self, sock, touched, budget, counts):
+        n = n_samples = 0
         stream = self.config["pupil"]["stream"]
         while n < budget:
             try:
@@ -322,46 +331,49 @@ class Service:
             except Rejected as exc:
                 self._reject(exc, now)
                 continue
-            if block is not None:
-                batch.setdefault(stream, []).append((block, None, now))
-        self.metrics.messages_received.inc(n)
+            if block is None:
+                continue
+            inbox = self.inboxes.get(stream) or self._new_session(stream, now)
+            if inbox is None:
+                continue
+            inbox.session.accept(None, now)
+            n_samples += len(block)
+            if inbox.add(block, now):
+                touched.append(inbox)
+        self._count_received(n, n_samples, 0, counts)
         return n
+
+    def _count_received(self, n_messages, n_samples, n_lost, counts):
+        metrics = self.metrics
+        if n_messages:
+            metrics.messages_received.inc(n_messages)
+        if n_samples:
+            metrics.samples_received.inc(n_samples)
+            counts.samples += n_samples
+        if n_lost:
+            metrics.messages_lost.inc(n_lost)
 
     def _reject(self, exc, now):
         self.metrics.messages_rejected[exc.reason].inc()
         self.rejection_log.warning(exc.reason, str(exc), now)
 
-    def _ingest(self, batch, counts):
-        """Feed each stream's messages of a batch to its session as one block; return the windows.
+    def _ingest(self, touched, now):
+        """Feed each touched inbox that is due to its session; return the windows completed.
 
         Returns
         -------
         list of (Session, Windows, float)
-            Sessions with completed windows and the arrival time of their batch's first message.
+            Sessions with completed windows and the arrival time of their first message of this
+            batch.
         """
         pending = []
-        n_lost = 0
-        for stream, messages in batch.items():
-            session = self.sessions.get(stream)
-            if session is None:
-                if len(self.sessions) >= self.config["sessions"]["max_streams"]:
-                    for _, _, arrival in messages:
-                        self._reject(Rejected(
-                            "too_many_streams", f"stream {stream}: sessions.max_streams="
-                                                f"{self.config['sessions']['max_streams']} streams "
-                                                f"are active"), arrival)
-                    continue
-                session = self._new_session(stream, messages[0][2])
-            for _, seq, arrival in messages:
-                n_lost += session.accept(seq, arrival)
-            blocks = [block for block, _, _ in messages]
-            block = blocks[0] if len(blocks) == 1 else np.concatenate(blocks)
-            counts.samples += len(block)
-            windows = session.process(block)
-            if len(windows):
-                pending.append((session, windows, messages[0][2]))
-        if n_lost:
-            self.metrics.messages_lost.inc(n_lost)
+        for inbox in touched:
+            arrival = inbox.arrival_s
+            inbox.arrival_s = None
+            if inbox.due(now):
+                windows = inbox.session.process(inbox.take())
+                if len(windows):
+                    pending.append((inbox.session, windows, arrival))
         return pending
 
     def _count_sample_rejections(self, session):
@@ -369,14 +381,21 @@ class Service:
             self.metrics.samples_rejected[reason].inc(count)
 
     def _new_session(self, stream, now):
+        """Open a stream's session and inbox; None (message rejected) when the table is full."""
         config = self.config
-        session = Session(stream, self.model.pipeline_config, config["smoothing"],
+        if len(self.inboxes) >= config["sessions"]["max_streams"]:
+            limit = config["sessions"]["max_streams"]
+            self._reject(Rejected("too_many_streams", f"stream {stream}: sessions.max_streams="
+                                                      f"{limit} streams are active"), now)
+            return None
+        pipeline_config = self.model.pipeline_config
+        session = Session(stream, pipeline_config, config["smoothing"],
                           self.model.segmenter(config["sessions"]["segmentation"]),
                           config["sessions"]["min_quality"], now)
-        self.sessions[stream] = session
-        self.metrics.active_streams.set(len(self.sessions))
-        log.info("stream %s: new session (%d active)", stream, len(self.sessions))
-        return session
+        inbox = self.inboxes[stream] = _Inbox(session, pipeline_config)
+        self.metrics.active_streams.set(len(self.inboxes))
+        log.info("stream %s: new session (%d active)", stream, len(self.inboxes))
+        return inbox
 
     def _classify_and_publish(self, pending, pub, counts):
         X = np.concatenate([windows.X for _, windows, _ in pending])
@@ -407,13 +426,16 @@ class Service:
                     metrics.latency.observe(latency_s)
 
     def _republish(self, pub):
-        for session in self.sessions.values():
-            if session.latest is not None:
-                pub.send_multipart(encode_state(session.latest))
+        for inbox in self.inboxes.values():
+            if inbox.session.latest is not None:
+                pub.send_multipart(encode_state(inbox.session.latest))
 
-    def _end_stream(self, session, pub, counts):
-        """Publish what the end of a stream completes: last windows, last segment."""
-        windows = session.flush()
+    def _end_stream(self, inbox, pub, counts):
+        """Publish what the end of a stream completes: held samples, last windows, last segment."""
+        session = inbox.session
+        held = inbox.take()
+        windows = session.flush() if held is None else \
+            Windows.concat([session.process(held), session.flush()])
         if len(windows):
             self._classify_and_publish([(session, windows, None)], pub, counts)
         for message in session.final_segments():
@@ -423,17 +445,18 @@ class Service:
 
     def _expire(self, now, pub, counts):
         idle_s = self.config["sessions"]["idle_timeout_s"]
-        expired = [s for s, session in self.sessions.items() if now - session.last_seen_s > idle_s]
+        expired = [stream for stream, inbox in self.inboxes.items()
+                   if now - inbox.session.last_seen_s > idle_s]
         for stream in expired:
-            self._end_stream(self.sessions.pop(stream), pub, counts)
+            self._end_stream(self.inboxes.pop(stream), pub, counts)
             log.info("stream %s: expired after %.0f s without input", stream, idle_s)
         if expired:
             self.metrics.streams_expired.inc(len(expired))
-            self.metrics.active_streams.set(len(self.sessions))
+            self.metrics.active_streams.set(len(self.inboxes))
 
     def _status_text(self, counts, now):
         elapsed = max(now - counts.since_s, 1e-9)
-        return (f"{len(self.sessions)} streams, {counts.samples / elapsed:.0f} samples/s in, "
+        return (f"{len(self.inboxes)} streams, {counts.samples / elapsed:.0f} samples/s in, "
                 f"{counts.states / elapsed:.1f} states/s out, model {self.model.detector.model_id}")
 
     # -- reload --------------------------------------------------------------------------
@@ -460,7 +483,7 @@ class Service:
         self.model = model
         self._apply(config)
         if restart:
-            self.sessions.clear()
+            self.inboxes.clear()
             self.metrics.active_streams.set(0)
         self.metrics.set_model(model.detector.model_id, model.detector.kind)
         self.metrics.reload_ok.inc()
@@ -468,6 +491,96 @@ class Service:
                  ", sessions restarted" if restart else "")
         self.notifier.ready(f"reloaded model {model.detector.model_id}")
         return True
+
+
+_HOLD_MAX_SAMPLES = 256
+"""Most samples an inbox holds before feeding them regardless (36 KB)."""
+
+
+class _Inbox:
+    """A stream's session and the samples received but not yet fed to its pipeline.
+
+    Windows end on the hop grid, and the window ending at ``E * hop_s`` completes at the stream's
+    first sample with ``t >= E * hop_s + lag_s`` (:class:`~distractd.pipeline.StreamProcessor`).
+    Messages whose samples all come before the next such time (:attr:`due_t`) cannot complete a
+    window, so they are held and the pipeline runs about once per hop instead of once per
+    message, completing the same windows at the same moment (the pipeline's results do not depend
+    on how a stream is cut into blocks). Held samples are fed anyway when time goes backwards
+    (the pipeline judges resets), after a forward step over ``max_jump_s`` (the pipeline holds such
+    a sample until the next one confirms it), after ``hop_s`` of wall time or
+    :data:`_HOLD_MAX_SAMPLES` samples, and at the end of the stream.
+
+    Parameters
+    ----------
+    session : Session
+    pipeline_config : PipelineConfig
+        The session's window settings.
+    """
+
+    __slots__ = ("session", "hop_s", "lag_s", "max_jump_s", "blocks", "n_held", "held_since_s",
+                 "arrival_s", "t_last", "t_fed", "due_t", "ready")
+
+    def __init__(self, session, pipeline_config):
+        self.session = session
+        self.hop_s = pipeline_config.hop_s
+        self.lag_s = pipeline_config.lag_s
+        self.max_jump_s = pipeline_config.max_jump_s
+        self.blocks = []
+        self.n_held = 0
+        self.held_since_s = 0.0
+        self.arrival_s = None   # monotonic arrival (s) of the first message of the current batch
+        self.t_last = math.nan  # sample time (s) of the newest sample received
+        self.t_fed = math.nan   # ... and of the newest fed to the pipeline
+        self.due_t = -math.inf  # the earliest sample time that can complete a window
+        self.ready = False
+
+    def add(self, block, now_s):
+        """Hold a message's samples; return True for the stream's first message of the batch."""
+        first = self.arrival_s is None
+        if first:
+            self.arrival_s = now_s
+        if len(block):
+            if not self.blocks:
+                self.held_since_s = now_s
+            self.blocks.append(block)
+            self.n_held += len(block)
+            if block[-1, 0] >= self.due_t or block[0, 0] < self.t_last:
+                self.ready = True
+            self.t_last = block[-1, 0]
+        return first
+
+    def due(self, now_s):
+        """Whether the held samples must be fed now."""
+        return bool(self.blocks) and (self.ready or self.n_held >= _HOLD_MAX_SAMPLES
+                                      or now_s - self.held_since_s >= self.hop_s)
+
+    def take(self):
+        """Remove and return the held samples as one block (None when none are held)."""
+        if not self.blocks:
+            return None
+        block = self.blocks[0] if len(self.blocks) == 1 else np.concatenate(self.blocks)
+        self.blocks = []
+        self.n_held = 0
+        self.ready = False
+        t_fed = block[-1, 0]
+        t_before = block[-2, 0] if len(block) > 1 else self.t_fed
+        self.t_fed = t_fed
+        self.due_t = -math.inf if t_fed - t_before > self.max_jump_s else \
+            _next_window_t(t_fed, self.hop_s, self.lag_s)
+        return block
+
+
+def _next_window_t(t, hop_s, lag_s):
+    """The earliest sample time after ``t`` (s) that completes a window: the smallest
+    ``E * hop_s + lag_s > t`` for a whole ``E``, in the pipeline's own arithmetic (``-inf`` when
+    ``t`` is not finite)."""
+    if not math.isfinite(t):
+        return -math.inf
+    end = math.floor((t - lag_s) / hop_s)
+    for end in (end, end + 1.0, end + 2.0):
+        if end * hop_s + lag_s > t:
+            return end * hop_s + lag_s
+    return -math.inf
 
 
 class _RateCounter:
