@@ -4,10 +4,11 @@ Prints one JSON line per measurement. Targets: ≤ 2 s per ACA iteration, ≤ 20
 ≤ 200 µs per online update (wall clock, and the thread's CPU time, which excludes preemption on a
 shared machine). The online segmenter is measured alone (its state stays in cache) and as the
 daemon runs it, one window per stream in turn over ``N_STREAMS`` streams (each stream's state is
-cold), with the bytes of numpy state each stream owns. Memory is reported three ways: the process's peak RSS (imports
-included), the peak RSS growth during the measured call (Linux: the peak is reset through
-``/proc/self/clear_refs`` first), and the peak of numpy allocations traced by ``tracemalloc`` (arrays
-allocated inside compiled code are not traced, hence the RSS growth).
+cold), with the bytes of numpy state each stream owns and the RSS growth per stream. Memory of
+the batch fits is reported three ways: the process's peak RSS (imports included), the peak RSS
+growth during the measured call (Linux: the peak is reset through ``/proc/self/clear_refs``
+first), and the peak of numpy allocations traced by ``tracemalloc`` (arrays allocated inside
+compiled code are not traced, hence the RSS growth).
 
 Run: ``.venv/bin/python benchmarks/segmentation.py``
 """

@@ -3,9 +3,10 @@
 The ACA forward programme is causal: the best segmentation of frames ≤ u needs only those frames.
 Held against a fixed set of reference segments (:class:`SegmentPrototypes`, from an offline ACA or
 HACA fit, with each cluster's distraction label), the compiled :func:`_dp_frames` runs the forward
-programme of :mod:`._aca` one new frame (window) at a time. Any future segmentation ends its previous segment at one of the
-last ``max_length`` frames, so a boundary is final once the best chains back from all of them pass
-through it (they coalesce); :class:`OnlineSegmenter` commits exactly those. Run over a whole
+programme of :mod:`._aca` one new frame (window) at a time. Any future segmentation ends its
+previous segment at one of the last ``max_length`` frames, so a boundary is final once the best
+chains back from all of them pass through it (they coalesce); :class:`OnlineSegmenter` commits
+exactly those. Run over a whole
 sequence and flushed, its committed segments equal :meth:`SegmentPrototypes.segment`, the batch
 programme (one core, two drivers), as long as no commit was forced.
 
