@@ -49,7 +49,7 @@ class Interval:
         right = "]" if self.closed in ("both", "right") and self.high is not None else ")"
         low = "-inf" if self.low is None else f"{self.low:g}"
         high = "inf" if self.high is None else f"{self.high:g}"
-        kind = "an integer in " if self.integer else ""
+        kind = "an integer in " if self.integer else "in "
         return f"{kind}{left}{low}, {high}{right}"
 
 
@@ -105,6 +105,4 @@ def _describe(rule):
         return "None"
     if isinstance(rule, type):
         return f"of type {rule.__name__}"
-    if isinstance(rule, Interval):
-        return f"in {rule}"
     return str(rule)
