@@ -33,6 +33,7 @@ or the session table full. Timestamps going backwards are the pipeline's to judg
 _STREAM_ID = re.compile(rb"[A-Za-z0-9_.:\-]{1,128}")
 _DTYPES = {"<f8": np.dtype("<f8"), "<f4": np.dtype("<f4")}
 _CANONICAL = list(FIELDS)
+_MAX_KNOWN_TOPICS = 65536
 
 
 class Rejected(DistractdError):
@@ -54,12 +55,19 @@ class Limits:
         Largest accepted payload in bytes.
     max_block_samples : int, default=8192
         Most samples accepted in one block message.
+
+    Attributes
+    ----------
+    streams : dict
+        Stream id of each topic already accepted (at most :data:`_MAX_KNOWN_TOPICS`, then
+        emptied), so a stream's topic is checked once, not in every message.
     """
 
     def __init__(self, topic="samples.", max_message_bytes=1048576, max_block_samples=8192):
         self.topic = topic.encode("ascii")
         self.max_message_bytes = max_message_bytes
         self.max_block_samples = max_block_samples
+        self.streams = {}
 
 
 def decode_samples(frames, limits):
@@ -86,10 +94,9 @@ def decode_samples(frames, limits):
     if len(frames) < 2:
         raise Rejected("bad_topic", f"expected [topic, payload], got {len(frames)} frame(s)")
     topic, payload = frames[0], frames[1]
-    if not topic.startswith(limits.topic) or not _STREAM_ID.fullmatch(topic, len(limits.topic)):
-        raise Rejected("bad_topic", f"topic must be {limits.topic!r} + a stream id of 1-128 "
-                                    f"[A-Za-z0-9_.:-], got {bytes(topic[:160])!r}")
-    stream = topic[len(limits.topic):].decode("ascii")
+    stream = limits.streams.get(topic) if type(topic) is bytes else None
+    if stream is None:
+        stream = _stream_id(topic, limits)
     if len(payload) > limits.max_message_bytes:
         raise Rejected("oversized", f"stream {stream}: payload of {len(payload)} bytes exceeds "
                                     f"input.max_message_bytes={limits.max_message_bytes}")
@@ -111,14 +118,21 @@ def decode_samples(frames, limits):
         return stream, _decode_block(stream, message, limits), seq
     if message.get("t") is None:
         raise Rejected("missing_t", f"stream {stream}: a sample map must have t")
-    return stream, _decode_map(stream, message), seq
-
-
-def _decode_map(stream, message):
     try:
-        return block_from_maps((message,))
+        return stream, block_from_maps((message,)), seq
     except SchemaError as exc:
         raise Rejected("wrong_type", f"stream {stream}: {exc}") from None
+
+
+def _stream_id(topic, limits):
+    """Check a topic new to ``limits.streams``; return its stream id and remember it."""
+    if not topic.startswith(limits.topic) or not _STREAM_ID.fullmatch(topic, len(limits.topic)):
+        raise Rejected("bad_topic", f"topic must be {limits.topic!r} + a stream id of 1-128 "
+                                    f"[A-Za-z0-9_.:-], got {bytes(topic[:160])!r}")
+    if len(limits.streams) >= _MAX_KNOWN_TOPICS:
+        limits.streams.clear()
+    stream = limits.streams[bytes(topic)] = topic[len(limits.topic):].decode("ascii")
+    return stream
 
 
 def _decode_block(stream, message, limits):
