@@ -40,6 +40,23 @@ def test_train_then_predict_writes_scores_and_smoothed_states(recording_path, tm
     assert 0 < states.mean() < 1
 
 
+def test_svm_baseline_trains_to_an_artifact_that_scores_like_the_fitted_svc(recording_path, tmp_path):
+    from sklearn.svm import SVC
+
+    model = tmp_path / "svm.npz"
+    assert main(["train", str(recording_path), "--model", "svm", "--labelled", "40", "--grid",
+                 "small", "--segment-windows", "0", "--seed", "2", "--out", str(model)]) == 0
+    detector = load_model(model)
+    estimator = detector.estimator
+    assert detector.kind == "SVMClassifier" and len(estimator.X_fit_) <= 40
+    svc = SVC(C=estimator.C, gamma=0.5 / estimator.kernel_width ** 2)
+    Z = np.random.default_rng(0).normal(size=(50, len(detector.feature_names)))
+    # Refitting on the support vectors alone gives the same machine, up to libsvm's 1e-3 tolerance.
+    signs = np.sign(estimator.dual_coef_)
+    np.testing.assert_allclose(svc.fit(estimator.X_fit_, signs).decision_function(Z),
+                               estimator.decision_function(Z), atol=1e-2)
+
+
 def test_train_reports_a_bad_model_file_in_one_line(recording_path, tmp_path, capsys):
     broken = tmp_path / "broken.npz"
     broken.write_bytes(b"not a model")

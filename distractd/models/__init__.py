@@ -12,6 +12,7 @@ from ._lapsvm import LapSVMClassifier, rbf_kernel
 from ._selection import lapsvm_grid_search, sselm_grid_search
 from ._smoothing import DecisionSmoother, smooth_decisions
 from ._sselm import SSELMClassifier
+from ._svm import SVMClassifier
 from ._tsvm import TSVMClassifier
 from ._uselm import USELM
 from ._aca import ACA, Segmentation
@@ -34,7 +35,8 @@ from ._training import predict_windows, read_labels, train_detector, train_model
 
 __all__ = [
     "knn_graph", "laplacian", "hidden_weights", "hidden_output", "ELMClassifier", "SSELMClassifier",
-    "LapSVMClassifier", "rbf_kernel", "TSVMClassifier", "Detector", "save_model", "load_model",
+    "LapSVMClassifier", "rbf_kernel", "TSVMClassifier", "SVMClassifier", "Detector", "save_model",
+    "load_model",
     "DecisionSmoother", "smooth_decisions", "sselm_grid_search", "lapsvm_grid_search",
     "accuracy", "sensitivity", "specificity", "g_mean", "binary_scores", "clustering_accuracy",
     "clustering_accuracy_many_to_one", "clustering_g_mean", "detection_delays",

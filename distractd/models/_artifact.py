@@ -27,6 +27,7 @@ from .._errors import ModelError
 from ._elm import ELMClassifier
 from ._lapsvm import LapSVMClassifier
 from ._sselm import SSELMClassifier
+from ._svm import SVMClassifier
 from ._tsvm import TSVMClassifier
 
 __all__ = ["Detector", "save_model", "load_model"]
@@ -34,7 +35,7 @@ __all__ = ["Detector", "save_model", "load_model"]
 FORMAT = "distractd-model"
 VERSION = 1
 _KINDS = {cls.__name__: cls for cls in
-          (ELMClassifier, SSELMClassifier, LapSVMClassifier, TSVMClassifier)}
+          (ELMClassifier, SSELMClassifier, LapSVMClassifier, TSVMClassifier, SVMClassifier)}
 
 
 class Detector:
@@ -128,7 +129,7 @@ def save_model(path, estimator, *, normalizer_mean, normalizer_scale, feature_na
     ----------
     path : str or Path
         Destination; written atomically (temporary file, then rename).
-    estimator : ELMClassifier, SSELMClassifier, LapSVMClassifier or TSVMClassifier
+    estimator : ELMClassifier, SSELMClassifier, LapSVMClassifier, TSVMClassifier or SVMClassifier
         Fitted on normalised features with classes 0 (attentive) and 1 (distracted).
     normalizer_mean, normalizer_scale : array-like of shape (n_features,)
         z-score parameters (feature units); ``scale`` must be positive.

@@ -40,6 +40,7 @@ from ._lapsvm import LapSVMClassifier
 from ._metrics import binary_scores, detection_delays, false_alarms_per_hour
 from ._selection import lapsvm_grid_search, sselm_grid_search
 from ._sselm import SSELMClassifier
+from ._svm import SVMClassifier
 from ._tsvm import TSVMClassifier
 
 __all__ = [
@@ -126,9 +127,8 @@ def model_specs(names=MODELS, grid="full"):
     width = decades if full else [1.0, 3.0, 10.0]
     specs = {
         "svm": lambda: ModelSpec(
-            "svm", SVC(kernel="rbf"),
-            {"C": decades if full else [0.1, 1.0, 10.0, 100.0],
-             "gamma": [0.5 / sigma ** 2 for sigma in width]},
+            "svm", SVMClassifier(),
+            {"C": decades if full else [0.1, 1.0, 10.0, 100.0], "kernel_width": width},
             select=svm_grid_search),
         "elm": lambda: ModelSpec("elm", ELMClassifier(n_hidden=1000), {"C": reg},
                                  randomised=True),
@@ -295,31 +295,29 @@ def grid_search(estimator, grid, X, y, cv, random_state=None):
 
 
 def svm_grid_search(estimator, grid, X, y, cv, random_state=None):
-    """:func:`grid_search` for an RBF :class:`~sklearn.svm.SVC`, one Gram matrix per ``gamma``.
+    """:func:`grid_search` for :class:`SVMClassifier`, one Gram matrix per kernel width.
 
     Parameters
     ----------
-    estimator : SVC
-        Its parameters other than ``C`` and ``gamma`` are kept.
+    estimator : SVMClassifier
     grid : dict
-        ``{"C": [...], "gamma": [...]}``.
+        ``{"C": [...], "kernel_width": [...]}``.
     X, y, cv, random_state :
         As for :func:`grid_search`.
 
     Returns
     -------
     dict
-        ``{"C": ..., "gamma": ...}``.
+        ``{"C": ..., "kernel_width": ...}``.
     """
     candidates = list(ParameterGrid(grid))
     scores = np.zeros(len(candidates))
-    base = clone(estimator).set_params(kernel="precomputed")
-    for gamma in grid["gamma"]:
-        K = rbf_kernel(X, gamma=gamma)
+    for width in grid["kernel_width"]:
+        K = rbf_kernel(X, gamma=0.5 / width ** 2)
         for i, params in enumerate(candidates):
-            if params["gamma"] != gamma:
+            if params["kernel_width"] != width:
                 continue
-            model = clone(base).set_params(C=params["C"])
+            model = SVC(kernel="precomputed", C=params["C"])
             for train, test in cv:
                 model.fit(K[np.ix_(train, train)], y[train])
                 scores[i] += _fast_g_mean(y[test], model.predict(K[np.ix_(test, train)]))

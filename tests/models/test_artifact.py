@@ -8,7 +8,8 @@ import pytest
 
 from distractd._errors import ModelError
 from distractd.models import (
-    ELMClassifier, LapSVMClassifier, SSELMClassifier, TSVMClassifier, load_model, save_model,
+    ELMClassifier, LapSVMClassifier, SSELMClassifier, SVMClassifier, TSVMClassifier, load_model,
+    save_model,
 )
 
 NAMES = ["f0", "f1", "f2"]
@@ -42,6 +43,7 @@ def _save(tmp_path, estimator, **overrides):
     LapSVMClassifier(gamma_A=1e-2, gamma_I=1e-2),
     LapSVMClassifier(gamma_A=1e-2, gamma_I=1e-2, solver="pcg"),
     TSVMClassifier(C=1.0, max_swaps=5),
+    SVMClassifier(C=10.0),
 ])
 def test_round_trip_predictions_equal(tmp_path, estimator):
     path, model_id, X_raw, mean, scale = _save(tmp_path, estimator)

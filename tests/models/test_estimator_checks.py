@@ -7,7 +7,9 @@ real classes, but -1 marks an unlabelled row in these semi-supervised estimators
 
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
-from distractd.models import ELMClassifier, LapSVMClassifier, SSELMClassifier, TSVMClassifier
+from distractd.models import (
+    ELMClassifier, LapSVMClassifier, SSELMClassifier, SVMClassifier, TSVMClassifier,
+)
 
 ESTIMATORS = [
     ELMClassifier(n_hidden=40, C=10.0, random_state=0),
@@ -15,6 +17,7 @@ ESTIMATORS = [
     LapSVMClassifier(gamma_A=1e-2, gamma_I=1e-2, n_neighbors=5),
     LapSVMClassifier(gamma_A=1e-2, gamma_I=1e-2, n_neighbors=5, solver="pcg"),
     TSVMClassifier(C=10.0, max_swaps=20),
+    SVMClassifier(C=10.0),
 ]
 
 

@@ -11,7 +11,7 @@ from sklearn.semi_supervised import SelfTrainingClassifier
 from sklearn.svm import SVC
 
 from distractd._errors import ConfigError, SchemaError
-from distractd.models import g_mean
+from distractd.models import SVMClassifier, g_mean
 from distractd.models._protocol import (
     ModelSpec, evaluate_driver, grid_search, make_splits, paired_tests, select_params, summarise,
     svm_grid_search, sweep,
@@ -99,7 +99,11 @@ def test_grid_search_equals_sklearn_grid_search_cv():
     grid = {"C": [1e-2, 1.0, 1e2], "gamma": [1e-3, 0.1, 10.0]}
     reference = GridSearchCV(SVC(), grid, scoring=make_scorer(g_mean), cv=folds).fit(XL, yL)
     assert grid_search(SVC(), grid, XL, yL, folds) == reference.best_params_
-    assert svm_grid_search(SVC(), grid, XL, yL, folds) == reference.best_params_
+    widths = {gamma: float(np.sqrt(0.5 / gamma)) for gamma in grid["gamma"]}
+    chosen = svm_grid_search(SVMClassifier(), {"C": grid["C"], "kernel_width": list(widths.values())},
+                             XL, yL, folds)
+    best = reference.best_params_
+    assert chosen == {"C": best["C"], "kernel_width": widths[best["gamma"]]}
 
 
 def test_semi_supervised_selection_passes_unlabelled_rows_to_every_inner_fold():
