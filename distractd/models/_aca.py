@@ -9,7 +9,8 @@ The forward step is the compiled :func:`_dp_advance`. It keeps, per candidate le
 against every reference frame for the current and the previous end frame (the incremental DTAK
 table ``Q`` of the reference, cut to 2 × max_length × n floats instead of max_length² × n), and the
 frame kernel is evaluated one row at a time, so memory is O(n · max_length), never O(n²).
-The same function drives the online segmenter (:mod:`._online_segmenter`) against fixed prototypes.
+The online segmenter (:mod:`._online_segmenter`) runs the same programme against fixed prototypes
+with its own float32, in-place kernel, tested equal to this one.
 """
 
 import warnings
