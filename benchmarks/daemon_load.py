@@ -58,7 +58,7 @@ def single_stream(recording, segmentation):
     for lo in range(0, len(samples), BLOCK_SAMPLES):
         start = time.perf_counter()
         block = samples[lo:lo + BLOCK_SAMPLES]
-        session.accept(block, None, 0.0)
+        session.accept(None, 0.0)
         windows = session.process(block)
         if len(windows):
             scores = np.full(len(windows), np.nan)
