@@ -165,17 +165,11 @@ def _add_demo(subparsers):
     parser.add_argument("--speed", type=float, default=20.0,
                         help="replay time scale (default: %(default)s)")
     parser.add_argument("--seed", type=int, default=7, help="simulator seed (default: %(default)s)")
-    parser.add_argument("--build-model", metavar="PATH",
-                        help="instead, train the default model on simulated driver --seed and "
-                             "write it to PATH (distractd/data/default_model.npz is built so)")
 
 
 def _demo(args):
-    from .daemon import build_default_model, demo
+    from .daemon import demo
 
-    if args.build_model:
-        print(f"model {build_default_model(args.build_model, seed=args.seed)} -> {args.build_model}")
-        return 0
     return demo(duration_s=args.duration, speed=args.speed, seed=args.seed)
 
 

@@ -1,7 +1,7 @@
 """The long-running service: sockets, sessions, publishing, metrics, configuration, lifecycle."""
 
 from ._config import DEFAULTS, load_config, parse_override
-from ._demo import NotifyReceiver, build_default_model, demo, free_port
+from ._demo import NotifyReceiver, demo, free_port
 from ._metrics import LATENCY_BUCKETS_S, Metrics
 from ._pupil import PupilAdapter, gaze_angles, pupil_sub_endpoint
 from ._service import Model, Service, default_model_path, run
@@ -13,7 +13,7 @@ from ._wire import (
 )
 
 __all__ = [
-    "DEFAULTS", "load_config", "parse_override", "demo", "build_default_model", "free_port",
+    "DEFAULTS", "load_config", "parse_override", "demo", "free_port",
     "NotifyReceiver",
     "Metrics", "LATENCY_BUCKETS_S", "PupilAdapter",
     "gaze_angles", "pupil_sub_endpoint", "Service", "Model", "Session", "StreamSegmenter", "run",

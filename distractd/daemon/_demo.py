@@ -23,7 +23,7 @@ import zmq
 from .._errors import DistractdError
 from ._wire import decode_output
 
-__all__ = ["demo", "build_default_model", "free_port", "NotifyReceiver"]
+__all__ = ["demo", "free_port", "NotifyReceiver"]
 
 
 def free_port():
@@ -80,47 +80,6 @@ class NotifyReceiver:
             if time.monotonic() >= deadline:
                 return None
             time.sleep(0.02)
-
-
-def build_default_model(path, seed=7, n_labelled=60, random_state=0):
-    """Train the shipped default model on one simulated driver, reproducibly; return its id.
-
-    The driver of ``simulate_drive(seed)`` drives the full protocol (about 20-35 min). Its windows
-    (default :class:`~distractd.pipeline.PipelineConfig`) with finite features are z-scored;
-    ``n_labelled`` of them, half per class, keep their label and the rest are unlabelled, as in the
-    source protocol (S0 §5.4.1); an :class:`~distractd.models.SSELMClassifier` (defaults,
-    ``random_state``) is fitted. The drive is also segmented with ACA (driving defaults) and at
-    most 40 segments become the online segmenter's prototypes (``extras["segmenter"]``).
-
-    Command: ``distractd demo --build-model distractd/data/default_model.npz``.
-    """
-    from ..models import SSELMClassifier, fit_segment_prototypes, save_model
-    from ..pipeline import FEATURE_NAMES, PipelineConfig, extract_features
-    from ..simulators import simulate_drive
-
-    config = PipelineConfig()
-    windows = extract_features(simulate_drive(seed), config)
-    usable = np.isfinite(windows.X).all(axis=1) & (windows.label >= 0)
-    X, y_true = windows.X[usable], windows.label[usable]
-    mean, scale = X.mean(axis=0), X.std(axis=0)
-    scale[scale == 0] = 1.0
-    Z = (X - mean) / scale
-    rng = np.random.default_rng(random_state)
-    y = np.full(len(y_true), -1, dtype=np.int64)
-    for label in (0, 1):
-        y[rng.choice(np.flatnonzero(y_true == label), n_labelled // 2, replace=False)] = label
-    estimator = SSELMClassifier(random_state=random_state).fit(Z, y)
-    prototypes = fit_segment_prototypes(Z, y_true, hop_s=config.hop_s, max_segments=40,
-                                        random_state=random_state)
-    params, arrays = prototypes.to_artifact()
-    predicted = (estimator.decision_function(Z) > 0).astype(np.int8)
-    summary = {"source": f"simulate_drive({seed})", "n_windows": int(len(X)),
-               "n_labelled": int(n_labelled),
-               "accuracy_all_windows": float((predicted == y_true).mean())}
-    return save_model(Path(path), estimator, normalizer_mean=mean, normalizer_scale=scale,
-                      feature_names=list(FEATURE_NAMES), pipeline_config=config.to_dict(),
-                      extras={"segmenter": (params, arrays)},
-                      summary=summary, seed=seed)
 
 
 def demo(duration_s=240.0, speed=20.0, seed=7, out=None):

@@ -2,7 +2,6 @@
 
 import io
 
-from distractd.cli import main
 from distractd.daemon import demo, default_model_path
 from distractd.models import load_model
 from distractd.pipeline import extract_features
@@ -25,11 +24,3 @@ def test_demo_runs_end_to_end_and_stops_cleanly():
     assert "daemon stopped with exit status 0" in text
     received = int(text.split(" states received")[0].rsplit(" ", 1)[1])
     assert received == len(extract_features(simulate_drive(7, duration_s=40.0)))
-
-
-def test_cli_demo_help_names_the_model_command(capsys):
-    try:
-        main(["demo", "--help"])
-    except SystemExit as exit_:
-        assert exit_.code == 0
-    assert "--build-model" in capsys.readouterr().out
