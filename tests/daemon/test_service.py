@@ -159,6 +159,18 @@ def _fuzz_messages(rng, n_messages):
     return messages, counts
 
 
+def test_map_form_replay_publishes_the_same_states(start_daemon, drive, detector):
+    """One sample per message: the stream's inbox batches them per hop, the windows stay the same."""
+    windows, scores, states = expected_states(drive, detector, min_quality=0.0)
+    daemon = start_daemon(["sessions.min_quality=0", "sessions.idle_timeout_s=1"])
+    summary = replay([drive], daemon.input, speed=40, form="map", prefix="mapcar")
+    assert summary["messages"] == drive.n_samples
+    published = states_of(daemon.collect(
+        lambda m: len(states_of(m, "mapcar")) >= len(windows), timeout_s=60), "mapcar")
+    assert_same_states(published, windows, scores, states)
+    assert daemon.stop() == 0
+
+
 def test_fuzzed_ingest_is_counted_and_good_streams_are_unaffected(start_daemon, drive, detector):
     windows, scores, states = expected_states(drive, detector)
     daemon = start_daemon(["input.max_message_bytes=65536", "sessions.idle_timeout_s=1"])
