@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from distractd.cli import main
-from distractd.models import load_model, read_window_labels, training_windows
+from distractd.models import load_model, read_labels, training_windows
 from distractd.pipeline import read_intervals, read_recording, write_intervals, write_recording
 from distractd.simulators import simulate_drive
 
@@ -44,7 +44,7 @@ def test_edited_intervals_train_the_detector(labelled, tmp_path):
 
     recording = read_recording(drive)
     windows = training_windows([recording], labels=[tmp_path / "edited.csv"])
-    _, _, preliminary = read_window_labels(window_csv)
+    _, (_, preliminary) = read_labels(window_csv)
     assert len(preliminary) == len(windows)
     last_start = intervals[-1][0]
     owned = (preliminary >= 0) & (0.5 * (windows.t_start + windows.t_end) < last_start)

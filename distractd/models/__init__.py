@@ -6,7 +6,7 @@ from ._elmclr import ELMCLR
 from ._elmjec import ELMJEC
 from ._graph import knn_graph, laplacian
 from ._labelling import (
-    FEATURE_SETS, WindowLabels, label_windows, make_clusterer, read_window_labels,
+    FEATURE_SETS, WindowLabels, label_windows, make_clusterer,
 )
 from ._lapsvm import LapSVMClassifier, rbf_kernel
 from ._selection import lapsvm_grid_search, sselm_grid_search
@@ -48,5 +48,5 @@ __all__ = [
     "gaussian_bandwidth", "SEGMENT_DTYPE", "OnlineSegmenter", "SegmentPrototypes", "segment_drive",
     "driving_segmenter", "standardize_windows", "fit_segment_prototypes",
     "USELM", "ELMJEC", "ELMCLR", "label_windows", "make_clusterer", "WindowLabels",
-    "read_window_labels", "FEATURE_SETS",
+    "FEATURE_SETS",
 ]

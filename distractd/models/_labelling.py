@@ -42,7 +42,6 @@ window.
 import csv
 import math
 from dataclasses import dataclass
-from pathlib import Path
 
 import numpy as np
 from sklearn.cluster import KMeans
@@ -54,8 +53,7 @@ from ._elmjec import ELMJEC
 from ._metrics import g_mean
 from ._uselm import USELM
 
-__all__ = ["METHODS", "FEATURE_SETS", "WindowLabels", "make_clusterer", "label_windows",
-           "read_window_labels"]
+__all__ = ["METHODS", "FEATURE_SETS", "WindowLabels", "make_clusterer", "label_windows"]
 
 METHODS = ("kmeans", "uselm", "elm-jec", "elm-clr")
 """Clustering methods of the labelling assistant."""
@@ -211,40 +209,6 @@ def label_windows(windows, feature_names, method="elm-jec", *, mapping="rule", m
     return WindowLabels(np.asarray(windows.t_start, dtype=np.float64),
                         np.asarray(windows.t_end, dtype=np.float64), cluster_all, label_all,
                         confidence_all, method, mapping)
-
-
-def read_window_labels(path):
-    """Read a per-window label CSV (``t_start,t_end,...,label``; header required).
-
-    Returns
-    -------
-    t_start, t_end : ndarray of shape (n_windows,)
-        Window bounds in seconds.
-    label : ndarray of shape (n_windows,), dtype int8
-        1, 0 or -1.
-    """
-    path = Path(path)
-    with open(path, newline="") as file:
-        reader = csv.DictReader(file)
-        if reader.fieldnames is None or not {"t_start", "t_end", "label"} <= set(reader.fieldnames):
-            raise SchemaError(f"{path}: header must contain t_start,t_end,label, "
-                              f"got {reader.fieldnames}")
-        rows = []
-        for line, row in enumerate(reader, start=2):
-            try:
-                start, end, label = float(row["t_start"]), float(row["t_end"]), int(row["label"])
-            except (TypeError, ValueError):
-                raise SchemaError(f"{path}:{line}: t_start, t_end must be numbers and label an "
-                                  f"integer, got {row['t_start']!r}, {row['t_end']!r}, "
-                                  f"{row['label']!r}") from None
-            if label not in (1, 0, -1) or not end > start:
-                raise SchemaError(f"{path}:{line}: need t_start < t_end and label in 1/0/-1, got "
-                                  f"{start!r}, {end!r}, {label!r}")
-            rows.append((start, end, label))
-    if not rows:
-        return np.empty(0), np.empty(0), np.empty(0, dtype=np.int8)
-    start, end, label = zip(*rows)
-    return np.array(start), np.array(end), np.array(label, dtype=np.int8)
 
 
 def _standardize(X, names):

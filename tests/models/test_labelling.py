@@ -7,7 +7,7 @@ from sklearn.cluster import KMeans
 from distractd._errors import ConfigError, SchemaError
 from distractd.cli import main
 from distractd.models import (
-    FEATURE_SETS, clustering_accuracy, clustering_g_mean, g_mean, label_windows, read_window_labels,
+    FEATURE_SETS, clustering_accuracy, clustering_g_mean, g_mean, label_windows, read_labels,
 )
 from distractd.models._labelling import _standardize
 from distractd.pipeline import (
@@ -92,8 +92,8 @@ def test_intervals_reproduce_window_labels_through_the_samples(drive, windows, t
 def test_window_csv_round_trip(windows, tmp_path):
     result = label_windows(_every(windows, 5), FEATURE_NAMES, "kmeans", random_state=0)
     result.write_csv(tmp_path / "w.csv")
-    t_start, t_end, label = read_window_labels(tmp_path / "w.csv")
-    np.testing.assert_array_equal(t_start, result.t_start)
+    kind, (t_end, label) = read_labels(tmp_path / "w.csv")  # what `distractd train --labels` reads
+    assert kind == "windows"
     np.testing.assert_array_equal(t_end, result.t_end)
     np.testing.assert_array_equal(label, result.label)
 
@@ -106,8 +106,8 @@ def test_bad_inputs_name_the_problem(windows, tmp_path):
     with pytest.raises(ConfigError, match="needs windows labelled both 1 and 0"):
         label_windows(unlabelled, FEATURE_NAMES, "kmeans", mapping="labels")
     (tmp_path / "bad.csv").write_text("t_start,t_end,label\n0.0,10.0,7\n")
-    with pytest.raises(SchemaError, match=r"bad.csv:2: .* label in 1/0/-1"):
-        read_window_labels(tmp_path / "bad.csv")
+    with pytest.raises(SchemaError, match=r"bad.csv:2: label must be 1, 0 or -1, got 7"):
+        read_labels(tmp_path / "bad.csv")
 
 
 def test_cli_label_then_edit_then_read_back(drive, tmp_path, capsys):
@@ -122,8 +122,8 @@ def test_cli_label_then_edit_then_read_back(drive, tmp_path, capsys):
     edited = [(s, e, 1 - label if i == 0 else label) for i, (s, e, label) in enumerate(intervals)]
     write_intervals(edited, tmp_path / "edited.csv")
     assert read_intervals(tmp_path / "edited.csv") == edited
-    t_start, _, label = read_window_labels(out)
-    assert len(t_start) == len(extract_features(drive)) and set(label.tolist()) <= {-1, 0, 1}
+    _, (t_end, label) = read_labels(out)
+    assert len(t_end) == len(extract_features(drive)) and set(label.tolist()) <= {-1, 0, 1}
 
 
 def _every(windows, step):
