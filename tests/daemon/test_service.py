@@ -91,7 +91,7 @@ def test_replay_to_daemon_equals_batch_prediction(start_daemon, drive, detector,
     assert [row["state"] for row, ok in zip(predicted, decided) if ok] == [
         {"distracted": "1", "attentive": "0"}[state] for state in states[decided]]
     assert all(row["score"] == "" for row, ok in zip(predicted, decided) if not ok)
-    daemon = start_daemon(["sessions.min_quality=0", "sessions.idle_timeout_s=1"],
+    daemon = start_daemon(["sessions.min_quality=0", "sessions.idle_timeout_s=3"],
                           env={"WATCHDOG_USEC": "200000"})  # idle end of stream flushes
     assert "READY=1" in daemon.ready
     result = subprocess.run(
@@ -162,7 +162,7 @@ def _fuzz_messages(rng, n_messages):
 def test_map_form_replay_publishes_the_same_states(start_daemon, drive, detector):
     """One sample per message: the stream's inbox batches them per hop, the windows stay the same."""
     windows, scores, states = expected_states(drive, detector, min_quality=0.0)
-    daemon = start_daemon(["sessions.min_quality=0", "sessions.idle_timeout_s=1"])
+    daemon = start_daemon(["sessions.min_quality=0", "sessions.idle_timeout_s=3"])
     summary = replay([drive], daemon.input, speed=40, form="map", prefix="mapcar")
     assert summary["messages"] == drive.n_samples
     published = states_of(daemon.collect(
@@ -173,7 +173,7 @@ def test_map_form_replay_publishes_the_same_states(start_daemon, drive, detector
 
 def test_fuzzed_ingest_is_counted_and_good_streams_are_unaffected(start_daemon, drive, detector):
     windows, scores, states = expected_states(drive, detector)
-    daemon = start_daemon(["input.max_message_bytes=65536", "sessions.idle_timeout_s=1"])
+    daemon = start_daemon(["input.max_message_bytes=65536", "sessions.idle_timeout_s=3"])
     messages, counts = _fuzz_messages(np.random.default_rng(0), 4000)
     with zmq.Context() as context:
         fuzzer = context.socket(zmq.PUB)
@@ -279,7 +279,7 @@ def test_pupil_capture_path(start_daemon, drive, detector):
     thread.start()
     assert ready.wait(5)
     daemon = start_daemon([f"pupil.remote=tcp://127.0.0.1:{emulator.port}", "pupil.stream=eyes",
-                           "sessions.idle_timeout_s=1"])
+                           "sessions.idle_timeout_s=3"])
     seen = drive.samples.copy()  # what Pupil Core can carry: no head pose, eyelids or saccades
     for field in ("head_x", "head_y", "head_z", "head_yaw", "head_pitch", "head_roll",
                   "eyelid_r", "eyelid_l", "saccade"):
