@@ -146,15 +146,7 @@ def _dp_advance(code, sigma, Xq, wq, dq, XrT, wr, r_starts, r_labels, r_wsum, in
             i = v - q
             if obj[i] == _INF:
                 continue
-            dist_min = _INF
-            c_min = -1
-            for c in range(k):
-                if inv_count[c] == 0.0:
-                    continue
-                dist = t1[q] - 2.0 * inv_count[c] * t2[q, c] + t3[c]
-                if dist < dist_min:
-                    dist_min = dist
-                    c_min = c
+            dist_min, c_min = _nearest_cluster(t1[q], t2[q], t3, inv_count, k)
             total = obj[i] + dist_min
             if total < best:
                 best = total
@@ -163,6 +155,22 @@ def _dp_advance(code, sigma, Xq, wq, dq, XrT, wr, r_starts, r_labels, r_wsum, in
         obj[v + 1] = best
         head[v] = best_head
         lab[v] = best_lab
+
+
+@njit(cache=True, inline="always")
+def _nearest_cluster(t1, t2, t3, inv_count, k):
+    """Squared kernel distance of a candidate segment to its nearest non-empty cluster, and the
+    cluster: ``t1 - 2 t2[c] / |c| + t3[c]`` minimised over c (S2 eq 3.9)."""
+    dist_min = _INF
+    c_min = -1
+    for c in range(k):
+        if inv_count[c] == 0.0:
+            continue
+        dist = t1 - 2.0 * inv_count[c] * t2[c] + t3[c]
+        if dist < dist_min:
+            dist_min = dist
+            c_min = c
+    return dist_min, c_min
 
 
 @njit(cache=True)

@@ -29,7 +29,7 @@ from numba import njit
 
 from .._errors import ModelError
 from .._validation import Interval, Options, check_params
-from ._aca import _INF, _backtrack, _cluster_terms
+from ._aca import _INF, _backtrack, _cluster_terms, _nearest_cluster
 from ._dtak import _segment_matrix
 from ._haca import DRIVING_MAX_SECONDS, DRIVING_N_CLUSTERS, driving_segmenter
 from ._kernels import KERNELS, _kernel_diag, _kernel_row
@@ -317,15 +317,7 @@ def _dp_frames(code, sigma, XrT, r_starts, r_labels, r_len, inv_count, t3, min_l
             if obj[i] == _INF:
                 continue
             slot = (new - q + max_len) % max_len
-            dist_min = _INF
-            c_min = -1
-            for c in range(k):
-                if inv_count[c] == 0.0:
-                    continue
-                dist = t1[q] - 2.0 * inv_count[c] * t2[slot, c] + t3[c]
-                if dist < dist_min:
-                    dist_min = dist
-                    c_min = c
+            dist_min, c_min = _nearest_cluster(t1[q], t2[slot], t3, inv_count, k)
             total = obj[i] + dist_min
             if total < best:
                 best = total
