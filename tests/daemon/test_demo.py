@@ -4,7 +4,7 @@ import io
 
 from distractd.daemon import demo, default_model_path
 from distractd.models import load_model
-from distractd.pipeline import extract_features
+from distractd.pipeline import Recording, extract_features
 from distractd.simulators import simulate_drive
 
 
@@ -23,4 +23,6 @@ def test_demo_runs_end_to_end_and_stops_cleanly():
     assert "distractd_windows_classified_total" in text
     assert "daemon stopped with exit status 0" in text
     received = int(text.split(" states received")[0].rsplit(" ", 1)[1])
-    assert received == len(extract_features(simulate_drive(7, duration_s=40.0)))
+    drive = simulate_drive(7)  # the demo replays the start of the model's training drive
+    first = drive.t < drive.t[0] + 40.0
+    assert received == len(extract_features(Recording(drive.samples[first], drive.labels[first])))
