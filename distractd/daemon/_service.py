@@ -250,10 +250,11 @@ class Service:
             touched = []
             n_read = 0
             if sub in ready or stopping:
-                n_read += self._drain(sub, touched, service["max_batch_messages"], counts)
+                n_read += self._drain(sub, self._decode_native, touched,
+                                      service["max_batch_messages"], counts)
             if pupil_sub is not None and (pupil_sub in ready or stopping):
-                n_read += self._drain_pupil(pupil_sub, touched, service["max_batch_messages"],
-                                            counts)
+                n_read += self._drain(pupil_sub, self._decode_pupil, touched,
+                                      service["max_batch_messages"], counts)
             pending = self._ingest(touched, now) if touched else []
             if pending:
                 self._classify_and_publish(pending, pub, counts)
@@ -287,12 +288,14 @@ class Service:
         self.notifier.stopping(status)
         log.info(status)
 
-    def _drain(self, sock, touched, budget, counts):
+    def _drain(self, sock, decode, touched, budget, counts):
         """Read up to ``budget`` messages into their streams' inboxes; return the number read.
 
-        Inboxes receiving their first message of this batch are appended to ``touched``.
+        ``decode(frames)`` gives ``(stream, block, seq)``, or None for a message without samples,
+        and raises :class:`Rejected`. Inboxes receiving their first message of this batch are
+        appended to ``touched``.
         """
-        limits, inboxes = self.limits, self.inboxes
+        inboxes = self.inboxes
         n = n_samples = n_lost = 0
         while n < budget:
             try:
@@ -302,10 +305,13 @@ class Service:
             n += 1
             now = time.monotonic()
             try:
-                stream, block, seq = decode_samples(frames, limits)
+                decoded = decode(frames)
             except Rejected as exc:
                 self._reject(exc, now)
                 continue
+            if decoded is None:
+                continue
+            stream, block, seq = decoded
             inbox = inboxes.get(stream) or self._new_session(stream, now)
             if inbox is None:
                 continue
@@ -316,32 +322,12 @@ class Service:
         self._count_received(n, n_samples, n_lost, counts)
         return n
 
-    def _drain_pupil(self, sock, touched, budget, counts):
-        n = n_samples = 0
-        stream = self.config["pupil"]["stream"]
-        while n < budget:
-            try:
-                frames = sock.recv_multipart(zmq.NOBLOCK)
-            except zmq.Again:
-                break
-            n += 1
-            now = time.monotonic()
-            try:
-                block = self.pupil.update(frames)
-            except Rejected as exc:
-                self._reject(exc, now)
-                continue
-            if block is None:
-                continue
-            inbox = self.inboxes.get(stream) or self._new_session(stream, now)
-            if inbox is None:
-                continue
-            inbox.session.accept(None, now)
-            n_samples += len(block)
-            if inbox.add(block, now):
-                touched.append(inbox)
-        self._count_received(n, n_samples, 0, counts)
-        return n
+    def _decode_native(self, frames):
+        return decode_samples(frames, self.limits)
+
+    def _decode_pupil(self, frames):
+        block = self.pupil.update(frames)
+        return None if block is None else (self.config["pupil"]["stream"], block, None)
 
     def _count_received(self, n_messages, n_samples, n_lost, counts):
         metrics = self.metrics
