@@ -35,6 +35,7 @@ def main():
     parser.add_argument("--unlabelled-sizes", type=int, nargs="*", default=[0, 120, 240, 360, 480])
     parser.add_argument("--labelled-sizes", type=int, nargs="*", default=[16, 32, 48, 64, 80])
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--jobs", type=int, default=1, help="drivers evaluated in parallel")
     parser.add_argument("--out", default="evaluation-results")
     args = parser.parse_args()
 
@@ -54,7 +55,7 @@ def main():
     document, text = run_evaluation(
         recordings, args.out, models=args.models, grid=args.grid, n_draws=args.draws,
         seed=args.seed, unlabelled_sizes=args.unlabelled_sizes,
-        labelled_sizes=args.labelled_sizes)
+        labelled_sizes=args.labelled_sizes, n_jobs=args.jobs)
     elapsed = time.perf_counter() - start
     for name in args.models:
         values = document["models"][name]
@@ -67,7 +68,7 @@ def main():
             "source_g_mean": SOURCE_G_MEAN[name]}))
     for test in document["tests"]:
         print(json.dumps({"bench": "paired_test", **test}))
-    print(json.dumps({"bench": "cohort_total", "seconds": round(elapsed, 1)}))
+    print(json.dumps({"bench": "cohort_total", "seconds": round(elapsed, 1), "jobs": args.jobs}))
     print(text)
 
 

@@ -524,6 +524,9 @@ def _add_evaluate(subparsers):
     parser.add_argument("--duration", type=float, default=None, metavar="SECONDS",
                         help="simulated drive length (default: the protocol, about 20-35 min)")
     parser.add_argument("--seed", type=int, default=0, help="random seed (default: %(default)s)")
+    parser.add_argument("--jobs", type=int, default=1, metavar="N",
+                        help="drivers evaluated in parallel processes; results do not depend on "
+                             "it (default: %(default)s)")
     parser.add_argument("--out", required=True, metavar="DIR", help="directory for the results")
     _add_smoothing(parser)
     _add_pipeline_config(parser)
@@ -545,7 +548,7 @@ def _evaluate(args):
         config=_pipeline_config(args), smoothing=_smoothing(args),
         unlabelled_sizes=args.unlabelled_sizes, labelled_sizes=args.labelled_sizes,
         sweep_n_labelled=args.sweep_labelled, sweep_n_unlabelled=args.sweep_unlabelled,
-        progress=sys.stderr.isatty())
+        n_jobs=args.jobs, progress=sys.stderr.isatty())
     print(text)
     return 0
 

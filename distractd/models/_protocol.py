@@ -19,7 +19,9 @@ Choices the source leaves open, made here (see ``docs/evaluation.md``):
   scores of the whole drive in time order, smoothed as the daemon would.
 """
 
+import multiprocessing
 import time
+from concurrent.futures import ProcessPoolExecutor, as_completed
 from dataclasses import dataclass, field
 from typing import Callable
 
@@ -65,6 +67,7 @@ _constraints = {
     "n_folds": Interval(2, None, integer=True),
     "n_repeats": Interval(1, None, integer=True),
     "n_draws": Interval(1, None, integer=True),
+    "n_jobs": Interval(1, None, integer=True),
 }
 
 
@@ -401,7 +404,7 @@ def _evaluate_driver(X, y, t, specs, n_labelled, n_unlabelled, n_folds, n_repeat
     return results
 
 
-def evaluate_cohort(drivers, specs, *, seed=0, progress=False, **options):
+def evaluate_cohort(drivers, specs, *, seed=0, n_jobs=1, progress=False, **options):
     """Run :func:`evaluate_driver` for every driver (driver ``i`` gets seed ``seed + 1000 i``).
 
     Parameters
@@ -410,18 +413,38 @@ def evaluate_cohort(drivers, specs, *, seed=0, progress=False, **options):
         Each driver's raw features, window truth and window end times.
     specs : sequence of ModelSpec
     seed : int, default=0
+    n_jobs : int, default=1
+        Drivers evaluated at once, each in its own process with one BLAS thread. The results do
+        not depend on it: every driver's splits and hidden layers come from its own seed.
     progress : bool, default=False
         Show a tqdm bar over drivers on standard error.
     **options
-        Passed to :func:`evaluate_driver`.
+        Passed to :func:`evaluate_driver`; ``make_smoother`` must be picklable when ``n_jobs > 1``
+        (a class or a ``functools.partial``, not a lambda).
 
     Returns
     -------
     list of dict
-        One :func:`evaluate_driver` result per driver.
+        One :func:`evaluate_driver` result per driver, in order.
     """
-    return [evaluate_driver(X, y, t, specs, seed=seed + 1000 * i, progress=False, **options)
-            for i, (X, y, t) in enumerate(tqdm(drivers, disable=not progress, desc="drivers"))]
+    check_params({"n_jobs": n_jobs}, _constraints, owner="protocol")
+    bar = tqdm(total=len(drivers), disable=not progress, desc="drivers")
+    tasks = [((X, y, t, specs), {**options, "seed": seed + 1000 * i, "progress": False})
+             for i, (X, y, t) in enumerate(drivers)]
+    if n_jobs == 1 or len(drivers) < 2:
+        results = []
+        for args, kwargs in tasks:
+            results.append(evaluate_driver(*args, **kwargs))
+            bar.update()
+    else:
+        context = multiprocessing.get_context("spawn")
+        with ProcessPoolExecutor(min(n_jobs, len(drivers)), mp_context=context) as pool:
+            futures = [pool.submit(evaluate_driver, *args, **kwargs) for args, kwargs in tasks]
+            for future in as_completed(futures):
+                bar.update()
+            results = [future.result() for future in futures]
+    bar.close()
+    return results
 
 
 def summarise(cohort):
@@ -504,7 +527,9 @@ def sweep(drivers, specs, parameter, sizes, *, seed=0, progress=False, **options
     seed : int, default=0
     progress : bool, default=False
     **options
-        Passed to :func:`evaluate_driver` (deployment metrics are not computed).
+        Passed to :func:`evaluate_cohort` (deployment metrics are not computed). Over unlabelled
+        sizes, supervised models are evaluated once: they see the same labelled draw and
+        z-score at every size.
 
     Returns
     -------
@@ -516,13 +541,20 @@ def sweep(drivers, specs, parameter, sizes, *, seed=0, progress=False, **options
         raise ConfigError(f"sweep.parameter must be 'n_unlabelled' or 'n_labelled', "
                           f"got {parameter!r}")
     curves = {spec.name: {"mean": [], "sd": [], "per_driver": []} for spec in specs}
+    constant = {}  # supervised models over unlabelled sizes: the same draw and z-score each time
     for size in tqdm(sizes, disable=not progress, desc=parameter):
-        cohort = evaluate_cohort(drivers, specs, seed=seed, deployment=False,
-                                 **{**options, parameter: int(size)})
-        for name, values in summarise(cohort).items():
-            curves[name]["mean"].append(values["g_mean"]["mean"])
-            curves[name]["sd"].append(values["g_mean"]["sd"])
-            curves[name]["per_driver"].append(values["per_driver"]["g_mean"])
+        run = [spec for spec in specs if spec.name not in constant]
+        summary = summarise(evaluate_cohort(drivers, run, seed=seed, deployment=False,
+                                            **{**options, parameter: int(size)})) if run else {}
+        if parameter == "n_unlabelled":
+            constant.update({spec.name: summary[spec.name] for spec in run
+                             if not spec.semi_supervised})
+        summary = {**constant, **summary}
+        for spec in specs:
+            values = summary[spec.name]
+            curves[spec.name]["mean"].append(values["g_mean"]["mean"])
+            curves[spec.name]["sd"].append(values["g_mean"]["sd"])
+            curves[spec.name]["per_driver"].append(values["per_driver"]["g_mean"])
     return {"parameter": parameter, "sizes": [int(s) for s in sizes], "models": curves}
 
 

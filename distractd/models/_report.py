@@ -7,6 +7,7 @@ Plots use matplotlib's Agg backend (no display needed).
 
 import json
 import math
+from functools import partial
 from pathlib import Path
 
 import numpy as np
@@ -39,7 +40,7 @@ _ROWS = (
 def run_evaluation(recordings, out_dir, *, models=MODELS, grid="full", n_labelled=60,
                    n_unlabelled=None, n_draws=5, seed=0, config=None, smoothing=None,
                    unlabelled_sizes=(0, 120, 240, 360, 480), labelled_sizes=(16, 32, 48, 64, 80),
-                   sweep_n_labelled=60, sweep_n_unlabelled=45, progress=True):
+                   sweep_n_labelled=60, sweep_n_unlabelled=45, n_jobs=1, progress=True):
     """The whole evaluation of a cohort: table, tests, sweeps, ``results.json`` and plots.
 
     Parameters
@@ -65,6 +66,8 @@ def run_evaluation(recordings, out_dir, *, models=MODELS, grid="full", n_labelle
         Sweep sizes (S0: u in {0, 120, 240, 360, 480} at l = ``sweep_n_labelled``; l from 16 to
         80 at u = ``sweep_n_unlabelled``); empty skips a sweep.
     sweep_n_labelled, sweep_n_unlabelled : int, default=60, 45
+    n_jobs : int, default=1
+        Drivers evaluated in parallel processes; the results do not depend on it.
     progress : bool, default=True
         tqdm bars on standard error.
 
@@ -84,10 +87,10 @@ def run_evaluation(recordings, out_dir, *, models=MODELS, grid="full", n_labelle
         windows = extract_features(recording, config)
         drivers.append((windows.X, windows.label, windows.t_end))
     smoothing = dict(smoothing or {})
-    options = {"n_draws": n_draws, "progress": progress}
+    options = {"n_draws": n_draws, "n_jobs": n_jobs, "progress": progress}
     cohort = evaluate_cohort(drivers, specs, seed=seed, n_labelled=n_labelled,
                              n_unlabelled=n_unlabelled,
-                             make_smoother=lambda: DecisionSmoother(**smoothing), **options)
+                             make_smoother=partial(DecisionSmoother, **smoothing), **options)
     summary = summarise(cohort)
     tests = paired_tests(summary, PAIRS)
     sweeps = []
