@@ -449,7 +449,8 @@ def _train(args):
 
 def _add_predict(subparsers):
     parser = _command(subparsers, "predict", _predict,
-                      "Score a recording with a saved model; write t_end,score,state per window.")
+                      "Score a recording with a saved model; write t_end,score,state per window "
+                      "(state 1 distracted, 0 attentive, empty unknown).")
     parser.add_argument("model", metavar="MODEL", help="model file written by train")
     parser.add_argument("input", metavar="IN", help="recording to score (.csv or binary)")
     parser.add_argument("--out", required=True, metavar="CSV", help="CSV to write")
@@ -469,7 +470,8 @@ def _predict(args):
         writer = csv.writer(file)
         writer.writerow(["t_end", "score", "state"])
         for t_end, score, state in zip(windows.t_end.tolist(), scores.tolist(), states.tolist()):
-            writer.writerow([repr(t_end), "" if score != score else repr(score), state])
+            unknown = score != score  # a missing feature: the daemon publishes "unknown"
+            writer.writerow([repr(t_end), "" if unknown else repr(score), "" if unknown else state])
     return 0
 
 
