@@ -58,7 +58,42 @@ def knn_graph(X, n_neighbors=10, weights="heat", width=None):
     if n_neighbors >= n_samples:
         raise ModelError(f"knn_graph.n_neighbors must be below the number of samples "
                          f"{n_samples}, got {n_neighbors}")
-    squared, indices = _knn(X, np.ascontiguousarray(X.T), n_neighbors)
+    return _knn_graph(X, *_squared_distances(X), n_neighbors, weights, width)
+
+
+def _squared_distances(X):
+    """Pairwise squared distances from one Gram product of the centred rows, and their norms.
+
+    ``D2[i, j] = ‖x_i‖² + ‖x_j‖² − 2 x_i·x_j`` (centred rows, clipped at 0) is within
+    ``_DISTANCE_ERROR · n_features · (sq[i] + sq[j])`` of the exact squared distance.
+
+    Returns
+    -------
+    D2 : ndarray of shape (n_samples, n_samples)
+        Squared distances, feature units squared.
+    sq : ndarray of shape (n_samples,)
+        Squared norms of the centred rows.
+    """
+    centred = X - X.mean(axis=0)
+    sq = np.einsum("ij,ij->i", centred, centred)
+    D2 = centred @ centred.T
+    _distances_from_gram(D2, sq, sq, 1.0)
+    return D2, sq
+
+
+@njit(cache=True)
+def _distances_from_gram(G, a_sq, b_sq, scale):
+    """``G[i, j] ← scale · max(a_sq[i] + b_sq[j] − 2 G[i, j], 0)`` in place (G = A Bᵀ)."""
+    for i in range(G.shape[0]):
+        row = G[i]
+        a = a_sq[i]
+        for j in range(G.shape[1]):
+            row[j] = scale * max(a + b_sq[j] - 2.0 * row[j], 0.0)
+
+
+def _knn_graph(X, D2, sq, n_neighbors, weights, width):
+    """:func:`knn_graph` given checked parameters and :func:`_squared_distances` of X."""
+    squared, indices = _knn(X, D2, sq, n_neighbors)
     distances = np.sqrt(squared)
     if weights == "binary":
         values = np.ones_like(distances)
@@ -66,47 +101,101 @@ def knn_graph(X, n_neighbors=10, weights="heat", width=None):
         t = distances.mean() if width is None else width
         values = np.exp(squared / (-2.0 * t * t))
     indptr, columns, data = _union(indices, values)
+    n_samples = len(X)
     return sp.csr_matrix((data, columns, indptr), shape=(n_samples, n_samples))
 
 
-@njit(cache=True)
-def _knn(X, XT, k):
-    """Squared distances and indices of each row's k nearest other rows, nearest first.
+_DISTANCE_ERROR = 16.0 * np.finfo(np.float64).eps
+"""Rounding bound of the Gram-product distances per feature, relative to ``sq[i] + sq[j]``.
 
-    Distances are summed feature by feature from exact differences (no ``‖a‖² + ‖b‖² − 2ab``
-    cancellation), vectorised over the other rows through ``XT`` = Xᵀ in C order; ties keep the
-    lower index first.
+Both the Gram-product value and the exact sum of squared differences are within about
+``(2 n_features + 4) ε (sq[i] + sq[j])`` of the true squared distance of the centred rows
+(Higham, Accuracy and Stability of Numerical Algorithms, §3.1), the centring adds a few ε more;
+16ε per feature covers their difference with a margin.
+"""
+
+
+@njit(cache=True)
+def _insert(best_d, best_j, m, k, d, j):
+    """Insert (d, j) into the m sorted slots (k at most kept; the caller checks d against the
+    k-th); equal distances keep the earlier-inserted (lower) index first. Returns the count."""
+    p = m - 1 if m < k else k - 2
+    while p >= 0 and best_d[p] > d:
+        best_d[p + 1] = best_d[p]
+        best_j[p + 1] = best_j[p]
+        p -= 1
+    best_d[p + 1] = d
+    best_j[p + 1] = j
+    return m + 1 if m < k else m
+
+
+_SCREEN_BLOCK = 8
+
+
+@njit(cache=True)
+def _knn(X, D2, sq, k):
+    """Exact squared distances and indices of each row's k nearest other rows, nearest first.
+
+    The Gram-product distances ``D2`` only screen. Per row, the k-th smallest of the minima of
+    blocks of 8 columns is a distance with at least k other rows at or below it; with the rounding
+    bound it gives ``tau`` ≥ the k-th exact distance. Every row whose screened distance minus its
+    bound is within ``tau`` is re-measured exactly, feature by feature from the differences (no
+    ``‖a‖² + ‖b‖² − 2ab`` cancellation), and the k smallest kept, ties keeping the lower index
+    first, as a full exact scan would give.
     """
     n, n_features = X.shape
+    margin = _DISTANCE_ERROR * n_features
+    n_blocks = (n + _SCREEN_BLOCK - 1) // _SCREEN_BLOCK
+    sq_max = sq.max()
     squared = np.empty((n, k))
     indices = np.empty((n, k), dtype=np.int64)
-    row = np.empty(n)
+    minima = np.empty(n_blocks)
+    screen_d = np.empty(k)
+    screen_j = np.empty(k, dtype=np.int64)
+    candidates = np.empty(n, dtype=np.int64)
+    exact = np.empty(n)
     for i in range(n):
-        row[:] = 0.0
+        row = D2[i]
+        own = row[i]
+        row[i] = np.inf  # a row is not its own neighbour
+        for block in range(n_blocks):
+            lo = block * _SCREEN_BLOCK
+            best = np.inf
+            for j in range(lo, min(lo + _SCREEN_BLOCK, n)):
+                best = min(best, row[j])
+            minima[block] = best
+        m = 0
+        kth = np.inf
+        for block in range(n_blocks):
+            if minima[block] < kth:
+                m = _insert(screen_d, screen_j, m, k, minima[block], block)
+                if m == k:
+                    kth = screen_d[k - 1]
+        if m < k:  # fewer than k blocks hold another row: screen every row
+            kth = np.inf
+        bound_i = kth + 2.0 * margin * (sq[i] + sq_max)  # ≥ the k-th exact distance, + bound
+        n_candidates = 0
+        for j in range(n):
+            if row[j] - margin * sq[j] <= bound_i and j != i:
+                candidates[n_candidates] = j
+                n_candidates += 1
+        for c in range(n_candidates):
+            exact[c] = 0.0
         for f in range(n_features):
             a = X[i, f]
-            col = XT[f]
-            for j in range(n):
-                diff = a - col[j]
-                row[j] += diff * diff
+            for c in range(n_candidates):
+                diff = a - X[candidates[c], f]
+                exact[c] += diff * diff
         best_d = squared[i]
         best_j = indices[i]
         m = 0
-        for j in range(n):
-            if j == i:
-                continue
-            d = row[j]
-            if m == k and not d < best_d[k - 1]:
-                continue
-            p = m - 1 if m < k else k - 2
-            while p >= 0 and best_d[p] > d:
-                best_d[p + 1] = best_d[p]
-                best_j[p + 1] = best_j[p]
-                p -= 1
-            best_d[p + 1] = d
-            best_j[p + 1] = j
-            if m < k:
-                m += 1
+        kth = np.inf
+        for c in range(n_candidates):
+            if exact[c] < kth:
+                m = _insert(best_d, best_j, m, k, exact[c], candidates[c])
+                if m == k:
+                    kth = best_d[k - 1]
+        row[i] = own
     return squared, indices
 
 
@@ -150,9 +239,16 @@ def _union(indices, values):
                 columns[nnz] = j
                 data[nnz] = in_value[q]
                 nnz += 1
-        order = np.argsort(columns[start:nnz])
-        columns[start:nnz] = columns[start:nnz][order]
-        data[start:nnz] = data[start:nnz][order]
+        for q in range(start + 1, nnz):  # insertion sort of the row by column
+            column = columns[q]
+            value = data[q]
+            p = q - 1
+            while p >= start and columns[p] > column:
+                columns[p + 1] = columns[p]
+                data[p + 1] = data[p]
+                p -= 1
+            columns[p + 1] = column
+            data[p + 1] = value
         indptr[i + 1] = nnz
     return indptr, columns[:nnz], data[:nnz]
 
@@ -193,6 +289,10 @@ def laplacian(W, normalized=False, power=1):
 class _GraphMixin:
     """``_graph_laplacian(X)`` from the estimator's graph hyper-parameters (k at most n − 1)."""
 
-    def _graph_laplacian(self, X):
-        W = knn_graph(X, min(self.n_neighbors, len(X) - 1), self.graph_weights, self.graph_width)
+    def _graph_laplacian(self, X, distances=None):
+        """Laplacian of the kNN graph of X; ``distances`` = :func:`_squared_distances` (X) if known."""
+        if distances is None:
+            distances = _squared_distances(X)
+        W = _knn_graph(X, *distances, min(self.n_neighbors, len(X) - 1), self.graph_weights,
+                       self.graph_width)
         return laplacian(W, self.laplacian_normalized, self.laplacian_power)

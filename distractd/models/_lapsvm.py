@@ -29,7 +29,7 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 from .._errors import ModelError
 from .._validation import Interval, Options, check_params
 from ._elm import _weighted_graph_product
-from ._graph import _GraphMixin
+from ._graph import _GraphMixin, _distances_from_gram, _squared_distances
 
 __all__ = ["LapSVMClassifier", "rbf_kernel"]
 
@@ -54,13 +54,9 @@ def rbf_kernel(A, B, width, B_sq=None):
     """
     if B_sq is None:
         B_sq = np.einsum("ij,ij->i", B, B)
-    D = A @ B.T
-    D *= -2.0
-    D += np.einsum("ij,ij->i", A, A)[:, None]
-    D += B_sq[None, :]
-    np.maximum(D, 0.0, out=D)
-    D *= -1.0 / (2.0 * width * width)
-    return np.exp(D, out=D)
+    K = A @ B.T
+    _distances_from_gram(K, np.einsum("ij,ij->i", A, A), B_sq, -0.5 / (width * width))
+    return np.exp(K, out=K)
 
 
 def _newton(K, L, y, gamma_A, gamma_I, fit_intercept, max_iter, weights=None):
@@ -527,8 +523,10 @@ class LapSVMClassifier(_GraphMixin, _KernelExpansionBase):
         self : LapSVMClassifier
         """
         X, signed, _ = self._check_binary_fit_input(X, y)
-        K = rbf_kernel(X, X, self.kernel_width)
-        L = self._graph_laplacian(X)
+        D2, sq = _squared_distances(X)
+        L = self._graph_laplacian(X, (D2, sq))
+        D2 *= -0.5 / (self.kernel_width * self.kernel_width)
+        K = np.exp(D2, out=D2)
         alpha, b, self.n_iter_ = self._solve(K, L, signed)
         self._set_expansion(X, alpha, b)
         return self
