@@ -509,6 +509,10 @@ def _add_evaluate(subparsers):
                         help="labelled windows per training fold (default: %(default)s)")
     parser.add_argument("--unlabelled", type=int, default=None, metavar="N",
                         help="unlabelled windows per training fold (default: all the rest)")
+    parser.add_argument("--folds", choices=("random", "blocked"), default="random",
+                        help="outer folds: the source's stratified random folds, or stretches of "
+                             "consecutive windows with overlapping training windows left out "
+                             "(default: %(default)s)")
     parser.add_argument("--draws", type=int, default=5, metavar="N",
                         help="hidden layers per split for ELM and SS-ELM (default: %(default)s)")
     parser.add_argument("--unlabelled-sizes", type=int, nargs="*", metavar="U",
@@ -546,7 +550,7 @@ def _evaluate(args):
         recordings = [read_recording(path) for path in args.inputs]
     _, text = run_evaluation(
         recordings, args.out, models=args.models, grid=args.grid, n_labelled=args.labelled,
-        n_unlabelled=args.unlabelled, n_draws=args.draws, seed=args.seed,
+        n_unlabelled=args.unlabelled, folds=args.folds, n_draws=args.draws, seed=args.seed,
         config=_pipeline_config(args), smoothing=_smoothing(args),
         unlabelled_sizes=args.unlabelled_sizes, labelled_sizes=args.labelled_sizes,
         sweep_n_labelled=args.sweep_labelled, sweep_n_unlabelled=args.sweep_unlabelled,

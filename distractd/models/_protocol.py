@@ -36,7 +36,7 @@ from sklearn.preprocessing import StandardScaler
 from tqdm import tqdm
 
 from .._errors import ConfigError, SchemaError
-from .._validation import Interval, check_params
+from .._validation import Interval, Options, check_params
 from ._elm import ELMClassifier
 from ._lapsvm import LapSVMClassifier
 from ._metrics import binary_scores, detection_delays, false_alarms_per_hour
@@ -68,6 +68,8 @@ _constraints = {
     "n_repeats": Interval(1, None, integer=True),
     "n_draws": Interval(1, None, integer=True),
     "n_jobs": Interval(1, None, integer=True),
+    "folds": Options(("random", "blocked")),
+    "purge_s": Interval(0, None),
 }
 
 
@@ -178,8 +180,9 @@ class Split:
     unlabelled: np.ndarray = field(repr=False)
 
 
-def make_splits(y, n_labelled=60, n_unlabelled=None, n_folds=4, n_repeats=3, seed=0):
-    """The shared splits of one driver: ``n_folds`` × ``n_repeats`` stratified folds and draws.
+def make_splits(y, n_labelled=60, n_unlabelled=None, n_folds=4, n_repeats=3, seed=0,
+                folds="random", t=None, purge_s=0.0):
+    """The shared splits of one driver: ``n_folds`` × ``n_repeats`` folds and labelled draws.
 
     Parameters
     ----------
@@ -194,6 +197,16 @@ def make_splits(y, n_labelled=60, n_unlabelled=None, n_folds=4, n_repeats=3, see
     seed : int, default=0
         Seed of the folds and draws; the same seed gives the same splits, and the labelled draw
         and unlabelled order of a split do not depend on ``n_unlabelled``.
+    folds : {"random", "blocked"}, default="random"
+        ``"random"``: stratified random folds, the source protocol. ``"blocked"``: each fold is a
+        stretch of consecutive windows; repeat r shifts the block edges by r/(n_folds·n_repeats)
+        of the drive (the last block wraps round to the start).
+    t : array-like of shape (n_windows,) or None, default=None
+        Window end times in seconds, increasing; needed when ``purge_s > 0``.
+    purge_s : float, default=0.0
+        Training windows that end within ``purge_s`` of a test window's end are left out of the
+        split. With the window length, no training window shares a sample with a test window;
+        with random folds over overlapping windows it would leave almost nothing to train on.
 
     Returns
     -------
@@ -206,10 +219,19 @@ def make_splits(y, n_labelled=60, n_unlabelled=None, n_folds=4, n_repeats=3, see
     if counts.min() < n_folds:
         raise SchemaError(f"y must hold at least n_folds={n_folds} windows of each class, "
                           f"got {counts[1]} distracted and {counts[0]} attentive")
-    outer = RepeatedStratifiedKFold(n_splits=n_folds, n_repeats=n_repeats, random_state=seed)
+    if folds == "random":
+        outer = RepeatedStratifiedKFold(n_splits=n_folds, n_repeats=n_repeats,
+                                        random_state=seed).split(y, y == 1)
+    else:
+        outer = _blocked_folds(len(y), n_folds, n_repeats)
+    if purge_s > 0:
+        if t is None:
+            raise ConfigError("protocol.t is needed to purge training windows, got None")
+        t = np.asarray(t, dtype=np.float64)
+        outer = ((_purge(train, held_out, t, purge_s), held_out) for train, held_out in outer)
     draw_seeds = np.random.SeedSequence(seed).generate_state(n_folds * n_repeats)
     splits = []
-    for k, (train, held_out) in enumerate(outer.split(y, y == 1)):
+    for k, (train, held_out) in enumerate(outer):
         candidates = train[y[train] != UNLABELLED]
         if n_labelled >= len(candidates):
             raise ConfigError(f"protocol.n_labelled must be below the {len(candidates)} labelled "
@@ -217,6 +239,12 @@ def make_splits(y, n_labelled=60, n_unlabelled=None, n_folds=4, n_repeats=3, see
         rng = np.random.default_rng(draw_seeds[k])
         labelled, _ = train_test_split(candidates, train_size=n_labelled, stratify=y[candidates],
                                        random_state=int(rng.integers(2**31)))
+        drawn = np.bincount(y[labelled], minlength=2)
+        if drawn.min() < 2:  # every inner training fold then holds both classes
+            raise SchemaError(f"y must give the labelled draw at least 2 windows of each class, "
+                              f"got {drawn[1]} distracted and {drawn[0]} attentive "
+                              f"in repeat {k // n_folds} fold {k % n_folds} ({folds} folds; use "
+                              f"longer drives or more labelled windows)")
         rest = rng.permutation(np.setdiff1d(train, labelled))
         if n_unlabelled is not None:
             if n_unlabelled > len(rest):
@@ -328,7 +356,8 @@ def svm_grid_search(estimator, grid, X, y, cv, random_state=None):
 
 
 def evaluate_driver(X, y, t, specs, *, n_labelled=60, n_unlabelled=None, n_folds=4, n_repeats=3,
-                    n_draws=1, seed=0, make_smoother=None, deployment=True, progress=False):
+                    folds="random", purge_s=0.0, n_draws=1, seed=0, make_smoother=None,
+                    deployment=True, progress=False):
     """Run the protocol for one driver and every model on the same splits.
 
     Parameters
@@ -340,7 +369,7 @@ def evaluate_driver(X, y, t, specs, *, n_labelled=60, n_unlabelled=None, n_folds
     t : array-like of shape (n_windows,)
         Window end times in seconds, increasing.
     specs : sequence of ModelSpec
-    n_labelled, n_unlabelled, n_folds, n_repeats :
+    n_labelled, n_unlabelled, n_folds, n_repeats, folds, purge_s :
         See :func:`make_splits`.
     n_draws : int, default=1
         Refits of randomised models per split (different hidden layers), metrics averaged.
@@ -368,14 +397,15 @@ def evaluate_driver(X, y, t, specs, *, n_labelled=60, n_unlabelled=None, n_folds
     """
     check_params({"n_draws": n_draws}, _constraints, owner="protocol")
     with threadpool_limits(limits=1, user_api="blas"):
-        return _evaluate_driver(X, y, t, specs, n_labelled, n_unlabelled, n_folds, n_repeats,
-                                n_draws, seed, make_smoother, deployment, progress)
+        X, y, t = _driver_arrays(X, y, t)
+        splits = make_splits(y, n_labelled, n_unlabelled, n_folds, n_repeats, seed, folds, t,
+                             purge_s)
+        return _evaluate_driver(X, y, t, specs, splits, n_folds, n_repeats, n_draws, seed,
+                                make_smoother, deployment, progress)
 
 
-def _evaluate_driver(X, y, t, specs, n_labelled, n_unlabelled, n_folds, n_repeats, n_draws, seed,
-                     make_smoother, deployment, progress):
-    X, y, t = _driver_arrays(X, y, t)
-    splits = make_splits(y, n_labelled, n_unlabelled, n_folds, n_repeats, seed)
+def _evaluate_driver(X, y, t, specs, splits, n_folds, n_repeats, n_draws, seed, make_smoother,
+                     deployment, progress):
     results = {spec.name: {"splits": []} for spec in specs}
     scores = {spec.name: np.full((n_repeats, len(y)), np.nan) for spec in specs}
     bar = tqdm(total=len(splits) * len(specs), disable=not progress, leave=False,
@@ -608,6 +638,25 @@ def _states(t, scores, make_smoother):
     if make_smoother is None:
         return (scores > 0).astype(np.int8)
     return np.asarray(make_smoother().update(t, scores), dtype=np.int8)
+
+
+def _blocked_folds(n, n_folds, n_repeats):
+    """(train, held_out) index pairs of consecutive-window folds, block edges shifted per repeat."""
+    everything = np.arange(n)
+    for repeat in range(n_repeats):
+        shifted = np.roll(everything, -round(repeat * n / (n_folds * n_repeats)))
+        for block in np.array_split(shifted, n_folds):
+            held_out = np.sort(block)
+            yield np.setdiff1d(everything, held_out), held_out
+
+
+def _purge(train, held_out, t, purge_s):
+    """``train`` without the windows ending within ``purge_s`` of a held-out window's end."""
+    held_t = t[held_out]
+    after = np.minimum(np.searchsorted(held_t, t[train]), len(held_t) - 1)
+    before = np.maximum(after - 1, 0)
+    nearest = np.minimum(np.abs(t[train] - held_t[after]), np.abs(t[train] - held_t[before]))
+    return train[nearest >= purge_s]
 
 
 def _driver_arrays(X, y, t):

@@ -38,7 +38,8 @@ _ROWS = (
 
 
 def run_evaluation(recordings, out_dir, *, models=MODELS, grid="full", n_labelled=60,
-                   n_unlabelled=None, n_draws=5, seed=0, config=None, smoothing=None,
+                   n_unlabelled=None, folds="random", n_draws=5, seed=0, config=None,
+                   smoothing=None,
                    unlabelled_sizes=(0, 120, 240, 360, 480), labelled_sizes=(16, 32, 48, 64, 80),
                    sweep_n_labelled=60, sweep_n_unlabelled=45, n_jobs=1, progress=True):
     """The whole evaluation of a cohort: table, tests, sweeps, ``results.json`` and plots.
@@ -54,6 +55,10 @@ def run_evaluation(recordings, out_dir, *, models=MODELS, grid="full", n_labelle
     grid : {"full", "small"}, default="full"
     n_labelled, n_unlabelled : int, int or None, default=60, None
         The main protocol (None: the rest of the training fold is unlabelled).
+    folds : {"random", "blocked"}, default="random"
+        ``"random"``: the source's stratified folds. ``"blocked"``: folds of consecutive windows,
+        training windows overlapping a test window left out (``purge_s`` = the window length), so
+        that no test sample was seen in training; see :func:`~distractd.models.make_splits`.
     n_draws : int, default=5
         Hidden layers per split for the ELM family (S0: 5).
     seed : int, default=0
@@ -87,7 +92,8 @@ def run_evaluation(recordings, out_dir, *, models=MODELS, grid="full", n_labelle
         windows = extract_features(recording, config)
         drivers.append((windows.X, windows.label, windows.t_end))
     smoothing = dict(smoothing or {})
-    options = {"n_draws": n_draws, "n_jobs": n_jobs, "progress": progress}
+    options = {"n_draws": n_draws, "n_jobs": n_jobs, "progress": progress, "folds": folds,
+               "purge_s": config.window_s if folds == "blocked" else 0.0}
     cohort = evaluate_cohort(drivers, specs, seed=seed, n_labelled=n_labelled,
                              n_unlabelled=n_unlabelled,
                              make_smoother=partial(DecisionSmoother, **smoothing), **options)
@@ -105,8 +111,9 @@ def run_evaluation(recordings, out_dir, *, models=MODELS, grid="full", n_labelle
         plot_sweep(curves, out_dir / f"sweep_{name}.png")
         tests += _sweep_tests(curves)
     protocol = {"n_drivers": len(drivers), "models": list(models), "grid": grid,
-                "n_labelled": n_labelled, "n_unlabelled": n_unlabelled, "n_folds": 4,
-                "n_repeats": 3, "n_draws": n_draws, "seed": seed,
+                "n_labelled": n_labelled, "n_unlabelled": n_unlabelled, "folds": folds,
+                "purge_s": options["purge_s"], "n_folds": 4, "n_repeats": 3, "n_draws": n_draws,
+                "seed": seed,
                 "pipeline_config": config.to_dict(), "smoothing": smoothing,
                 "windows_per_driver": [int(len(d[1])) for d in drivers]}
     document = results_document(summary, tests, sweeps, protocol)

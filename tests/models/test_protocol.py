@@ -222,3 +222,49 @@ def test_unlabelled_sweep_reuses_the_labelled_draw():
     assert len(labelled["models"]["ridge"]["per_driver"][1]) == 2
     with pytest.raises(ConfigError, match="sweep.parameter"):
         sweep(drivers, [RIDGE], "n_hidden", [1])
+
+
+def test_blocked_folds_are_stretches_of_the_drive_shifted_per_repeat():
+    X, y, t = _driver(13)
+    splits = make_splits(y, n_labelled=40, folds="blocked", seed=0)
+    assert len(splits) == 12
+    for repeat in range(3):
+        held = [s.held_out for s in splits if s.repeat == repeat]
+        assert np.array_equal(np.sort(np.concatenate(held)), np.arange(len(y)))
+        for rows in held:  # one stretch, or two when the last block wraps round
+            assert np.count_nonzero(np.diff(rows) > 1) <= 1
+    starts = {tuple(s.held_out[:1]) for s in splits if s.fold == 1}
+    assert len(starts) == 3  # the block edges move with the repeat
+
+
+def test_purge_leaves_out_training_windows_overlapping_a_test_window():
+    X, y, t = _driver(14)
+    for folds, purge_s in (("blocked", 10.0), ("random", 0.6)):
+        for split in make_splits(y, n_labelled=20, folds=folds, t=t, purge_s=purge_s,
+                                 n_repeats=1):
+            gaps = np.abs(t[split.train][:, None] - t[split.held_out][None, :]).min(axis=1)
+            assert gaps.min() >= purge_s
+            dropped = np.setdiff1d(np.arange(len(t)), np.r_[split.train, split.held_out])
+            assert dropped.size > 0
+            near = np.abs(t[dropped][:, None] - t[split.held_out][None, :]).min(axis=1)
+            assert near.max() < purge_s
+    with pytest.raises(ConfigError, match="protocol.t is needed"):
+        make_splits(y, purge_s=10.0)
+    with pytest.raises(ConfigError, match="protocol.folds must be"):
+        make_splits(y, folds="chronological")
+
+
+def test_blocked_protocol_runs_end_to_end():
+    X, y, t = _driver(15, shift=1.5)
+    result = evaluate_driver(X, y, t, [RIDGE], n_labelled=40, seed=0, folds="blocked",
+                             purge_s=10.0)["ridge"]
+    assert len(result["splits"]) == 12 and len(result["false_alarms_per_hour"]) == 3
+    assert all(0.5 < s["accuracy"] <= 1 for s in result["splits"])
+
+
+def test_a_training_fold_without_enough_of_a_class_is_a_named_error():
+    y = np.zeros(400, dtype=np.int8)
+    y[300:330] = 1  # one short episode: the blocked fold holding it leaves one positive for training
+    with pytest.raises(SchemaError, match=r"labelled draw at least 2 windows of each class, got "
+                                          r"\d distracted .* in repeat 0 fold \d \(blocked folds"):
+        make_splits(y, n_labelled=40, folds="blocked")
