@@ -135,6 +135,7 @@ def _solve_output_weights(H, T, c, L=None, lam=0.0):
 
 
 _REFINEMENT_STEPS = 30
+_FLOAT32_MAX = float(np.finfo(np.float32).max)
 
 
 def _solve_graph_dual_mixed(H, L, c, lam, CT):
@@ -142,30 +143,59 @@ def _solve_graph_dual_mixed(H, L, c, lam, CT):
 
     ``HHᵀ`` and the LU are formed in float32 (half the time of float64); the residual
     ``CT − u − M(H(Hᵀu))`` is computed in float64 from H and the sparse M = C + λL, without the
-    float64 Gram matrix. Stops, like ``dsgesv``, once every column's residual is below
-    ``√N·ε·‖A‖∞·‖u‖∞`` (a float64 backward-stable solution); returns None if that is not reached
-    within 30 steps (ill-conditioned: the caller then solves in float64).
+    float64 Gram matrix, and scaled per column to a largest entry of 1 before each float32
+    solve, so no cast can overflow. Stops, like ``dsgesv``, once every column's residual is below
+    ``√N·ε·‖A‖∞·‖u‖∞`` (a float64 backward-stable solution). Returns None (the caller then
+    solves in float64) when C, λ or A do not fit float32, when a float32 step is not finite,
+    when the largest relative residual grows (refinement diverges, geometrically, when
+    cond(A)·ε₃₂ ≳ 1) or after 30 steps.
     """
     n = len(H)
+    if not max(c.max(), lam, lam * np.abs(L.data).max()) < _FLOAT32_MAX:
+        return None
     H32 = H.astype(np.float32)
     A32 = _weighted_graph_product(c.astype(np.float32), np.float32(lam), L.indptr, L.indices,
                                   L.data.astype(np.float32), H32 @ H32.T)
-    A32[np.diag_indices(n)] += 1.0
-    norm_A = float(np.abs(A32).sum(axis=1).max())
+    norm_A = _add_identity_and_norm(A32)
+    if not norm_A < _FLOAT32_MAX:
+        return None
     lu, piv, info = lapack.sgetrf(A32.T, overwrite_a=True)
     if info != 0:
         return None
     u = np.zeros_like(CT)
     residual = CT
     tolerance = np.sqrt(n) * np.finfo(np.float64).eps * norm_A
+    previous = np.inf
     for _ in range(_REFINEMENT_STEPS):
-        step, _ = lapack.sgetrs(lu, piv, residual.astype(np.float32), trans=1)
-        u += step
+        scale = np.abs(residual).max(axis=0)
+        scale[scale == 0.0] = 1.0
+        step, _ = lapack.sgetrs(lu, piv, (residual / scale).astype(np.float32), trans=1)
+        if not np.isfinite(step).all():
+            return None
+        u += step * scale
         MG_u = H @ (H.T @ u)
         residual = CT - u - (c[:, None] * MG_u + lam * (L @ MG_u))
-        if np.all(np.abs(residual).max(axis=0) <= tolerance * np.abs(u).max(axis=0)):
+        size = np.abs(residual).max(axis=0)
+        if np.all(size <= tolerance * np.abs(u).max(axis=0)):
             return u
+        largest = float((size / np.abs(CT).max(axis=0).clip(min=np.finfo(float).tiny)).max())
+        if not largest < previous:
+            return None
+        previous = largest
     return None
+
+
+@njit(cache=True)
+def _add_identity_and_norm(A):
+    """``A += I`` in place; returns ``‖A‖∞`` (largest absolute row sum)."""
+    norm = 0.0
+    for i in range(A.shape[0]):
+        A[i, i] += 1.0
+        total = 0.0
+        for j in range(A.shape[1]):
+            total += abs(A[i, j])
+        norm = max(norm, total)
+    return norm
 
 
 def _solve_spd(A, B):
