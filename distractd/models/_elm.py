@@ -207,6 +207,15 @@ def _solve_spd(A, B):
     return x
 
 
+@njit(cache=True, error_model="numpy")
+def _sigmoid_from_exp(E):
+    """``E ← 1 / (1 + E)`` in place: sigmoid outputs from ``E = exp(−z)``."""
+    for i in range(E.shape[0]):
+        row = E[i]
+        for j in range(row.shape[0]):
+            row[j] = 1.0 / (1.0 + row[j])
+
+
 def _encode_targets(y, classes):
     """±1 targets: one column (positive = ``classes[1]``) for two classes, else one per class."""
     if len(classes) == 2:
@@ -237,12 +246,29 @@ class _ELMBase(ClassifierMixin, BaseEstimator):
         return X, y, labelled
 
     def _draw_hidden(self, n_features):
-        self.hidden_weights_, self.hidden_bias_ = hidden_weights(
-            n_features, self.n_hidden, self.random_state, bias=self.bias)
+        self._set_hidden(*hidden_weights(n_features, self.n_hidden, self.random_state,
+                                         bias=self.bias))
+
+    def _set_hidden(self, W, b):
+        """Set the hidden layer and ``[−W; −b]``, the form :meth:`_decision` multiplies by."""
+        self.hidden_weights_, self.hidden_bias_ = W, b
+        self._negated_layer = -np.vstack([W, b])
 
     def _decision(self, X):
-        """Decision values of validated float rows (the lean path used by the daemon)."""
-        out = hidden_output(X, self.hidden_weights_, self.hidden_bias_) @ self.beta_
+        """Decision values of validated float rows (the lean path used by the daemon).
+
+        ``h(x)β`` with ``e = exp(−(xW + b))`` from one product of ``[x, 1]`` and ``[−W; −b]``
+        (kept with the hidden weights), ``1 / (1 + e)`` in one compiled pass, then the product
+        with β; float64 throughout.
+        """
+        X_one = np.empty((X.shape[0], X.shape[1] + 1))
+        X_one[:, :-1] = X
+        X_one[:, -1] = 1.0
+        E = X_one @ self._negated_layer
+        with np.errstate(over="ignore"):
+            np.exp(E, out=E)
+        _sigmoid_from_exp(E)
+        out = E @ self.beta_
         return out[:, 0] if out.shape[1] == 1 else out
 
     def decision_function(self, X):
@@ -279,8 +305,8 @@ class _ELMBase(ClassifierMixin, BaseEstimator):
     def _from_arrays(cls, params, arrays):
         """Rebuild a fitted estimator from :meth:`_to_arrays` output."""
         model = cls(**params)
-        model.hidden_weights_ = np.asarray(arrays["hidden_weights"], dtype=np.float64)
-        model.hidden_bias_ = np.asarray(arrays["hidden_bias"], dtype=np.float64)
+        model._set_hidden(np.asarray(arrays["hidden_weights"], dtype=np.float64),
+                          np.asarray(arrays["hidden_bias"], dtype=np.float64))
         model.beta_ = np.asarray(arrays["beta"], dtype=np.float64)
         model.classes_ = np.asarray(arrays["classes"])
         model.n_features_in_ = model.hidden_weights_.shape[0]

@@ -290,7 +290,7 @@ class _GraphMixin:
     """``_graph_laplacian(X)`` from the estimator's graph hyper-parameters (k at most n − 1)."""
 
     def _graph_laplacian(self, X, distances=None):
-        """Laplacian of the kNN graph of X; ``distances`` = :func:`_squared_distances` (X) if known."""
+        """Laplacian of the kNN graph of X; ``distances``: :func:`_squared_distances` of X."""
         if distances is None:
             distances = _squared_distances(X)
         W = _knn_graph(X, *distances, min(self.n_neighbors, len(X) - 1), self.graph_weights,

@@ -155,3 +155,21 @@ def test_normalize_applies_the_stored_z_score(tmp_path):
     np.testing.assert_array_equal(detector.normalize(X_raw), (X_raw - mean) / scale)
     with pytest.raises(ModelError, match=r"X_raw must have shape \(n, 3\), got \(4, 2\)"):
         detector.normalize(np.zeros((4, 2)))
+
+
+@pytest.mark.parametrize("estimator", [
+    ELMClassifier(n_hidden=300, random_state=0),
+    SSELMClassifier(n_hidden=300, lam=0.1, random_state=0),
+    LapSVMClassifier(gamma_A=1e-2, gamma_I=1e-2),
+    SVMClassifier(C=10.0),
+])
+def test_one_row_at_a_time_equals_the_batch(tmp_path, estimator):
+    # the daemon scores one window per stream per step; BLAS may sum a single row (gemv) in
+    # another order than a batch (gemm), so equality is to rounding: 1e-13 of the largest score
+    path, _, X_raw, _, _ = _save(tmp_path, estimator)
+    detector = load_model(path)
+    rows = np.random.default_rng(1).normal(loc=5.0, scale=4.0, size=(200, 3))
+    batch = detector.decision_function(rows)
+    stream = np.concatenate([detector.decision_function(row[None, :]) for row in rows])
+    np.testing.assert_allclose(stream, batch, rtol=0, atol=1e-13 * np.abs(batch).max())
+    assert np.array_equal(detector.decision_function(rows), batch)  # deterministic

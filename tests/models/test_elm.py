@@ -1,5 +1,7 @@
 """Hidden layer and supervised ELM: closed forms, both branches, multi-class."""
 
+import warnings
+
 import numpy as np
 import pytest
 from scipy.special import expit
@@ -36,6 +38,10 @@ def test_elm_matches_ridge_closed_form_both_branches(n_hidden):
     np.testing.assert_allclose(model.beta_[:, 0], beta, rtol=1e-7, atol=1e-9)
     np.testing.assert_allclose(model.decision_function(X), expit(X @ W + b) @ beta, rtol=1e-7,
                                atol=1e-9)
+    # the prediction path (exp of [x, 1][-W; -b], compiled 1/(1+e)) is float64 to rounding
+    reference = expit(X @ W + b) @ model.beta_[:, 0]
+    np.testing.assert_allclose(model.decision_function(X), reference, rtol=0,
+                               atol=1e-13 * np.abs(model.beta_).sum())
     assert list(model.classes_) == [0, 1]
     assert np.mean(model.predict(X) == y) > 0.8
 
@@ -53,3 +59,14 @@ def test_elm_multiclass_argmax():
 def test_elm_refuses_a_single_labelled_class():
     with pytest.raises(ValueError, match="two labelled"):
         ELMClassifier(n_hidden=5).fit(np.zeros((4, 2)), [1, 1, -1, -1])
+
+
+def test_saturated_hidden_units_predict_without_warnings():
+    X = np.array([[0.0], [1.0], [2.0], [3.0]])
+    model = ELMClassifier(n_hidden=30, C=10.0, random_state=0).fit(X, [0, 0, 1, 1])
+    far = np.array([[-1e4], [1e4]])  # exp(-z) overflows to inf: the unit outputs exactly 0
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        scores = model.decision_function(far)
+    H = expit(far @ model.hidden_weights_ + model.hidden_bias_)
+    np.testing.assert_allclose(scores, H @ model.beta_[:, 0], rtol=1e-12)
