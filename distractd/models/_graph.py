@@ -129,7 +129,7 @@ def _insert(best_d, best_j, m, k, d, j):
     return m + 1 if m < k else m
 
 
-_SCREEN_BLOCK = 8
+_SCREEN_BLOCK = 32
 
 
 @njit(cache=True)
@@ -137,7 +137,8 @@ def _knn(X, D2, sq, k):
     """Exact squared distances and indices of each row's k nearest other rows, nearest first.
 
     The Gram-product distances ``D2`` only screen. Per row, the k-th smallest of the minima of
-    blocks of 8 columns is a distance with at least k other rows at or below it; with the rounding
+    at least 2k column blocks (of up to 32 columns) is a distance with at least k other rows at
+    or below it; with the rounding
     bound it gives ``tau`` ≥ the k-th exact distance. Every row whose screened distance minus its
     bound is within ``tau`` is re-measured exactly, feature by feature from the differences (no
     ``‖a‖² + ‖b‖² − 2ab`` cancellation), and the k smallest kept, ties keeping the lower index
@@ -145,7 +146,8 @@ def _knn(X, D2, sq, k):
     """
     n, n_features = X.shape
     margin = _DISTANCE_ERROR * n_features
-    n_blocks = (n + _SCREEN_BLOCK - 1) // _SCREEN_BLOCK
+    block_size = max(1, min(_SCREEN_BLOCK, n // (2 * k)))  # at least 2k blocks
+    n_blocks = (n + block_size - 1) // block_size
     sq_max = sq.max()
     squared = np.empty((n, k))
     indices = np.empty((n, k), dtype=np.int64)
@@ -159,9 +161,9 @@ def _knn(X, D2, sq, k):
         own = row[i]
         row[i] = np.inf  # a row is not its own neighbour
         for block in range(n_blocks):
-            lo = block * _SCREEN_BLOCK
+            lo = block * block_size
             best = np.inf
-            for j in range(lo, min(lo + _SCREEN_BLOCK, n)):
+            for j in range(lo, min(lo + block_size, n)):
                 best = min(best, row[j])
             minima[block] = best
         m = 0
@@ -171,8 +173,6 @@ def _knn(X, D2, sq, k):
                 m = _insert(screen_d, screen_j, m, k, minima[block], block)
                 if m == k:
                     kth = screen_d[k - 1]
-        if m < k:  # fewer than k blocks hold another row: screen every row
-            kth = np.inf
         bound_i = kth + 2.0 * margin * (sq[i] + sq_max)  # ≥ the k-th exact distance, + bound
         n_candidates = 0
         for j in range(n):
