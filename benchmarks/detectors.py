@@ -27,6 +27,7 @@ from distractd.models import (
     lapsvm_grid_search, laplacian, load_model, rbf_kernel, save_model, sselm_grid_search,
 )
 from distractd.models._elm import _solve_output_weights
+from distractd.models._graph import _knn, _squared_distances
 from distractd.models._protocol import ModelSpec, evaluate_driver, model_specs
 
 DECADES = [10.0 ** k for k in range(-6, 7)]
@@ -123,6 +124,9 @@ def _fits(X, y):
     W, b = hidden_weights(X.shape[1], 1000, 0)
     _emit_timed("sselm_stage_hidden_layer", lambda: hidden_output(X, W, b), 15)
     _emit_timed("sselm_stage_graph_10nn_laplacian", lambda: laplacian(knn_graph(X, 10)), 15)
+    _emit_timed("graph_stage_gram_distances", lambda: _squared_distances(X), 15)
+    D2, sq = _squared_distances(X)
+    _emit_timed("graph_stage_knn_screened_exact", lambda: _knn(X, D2, sq, 10), 15)
     H, L = hidden_output(X, W, b), laplacian(knn_graph(X, 10))
     c = np.where(labelled, 1.0, 0.0)
     T = np.where(labelled, np.where(y == 1, 1.0, -1.0), 0.0)[:, None]
@@ -143,6 +147,8 @@ def _fits(X, y):
     K = rbf_kernel(X, X, 3.0)
     signed = np.where(labelled, np.where(y == 1, 1.0, -1.0), 0.0)
     _emit_timed("lapsvm_stage_kernel", lambda: rbf_kernel(X, X, 3.0), 15)
+    _emit_timed("lapsvm_stage_kernel_from_shared_distances",
+                lambda: np.exp(D2 * (-0.5 / 9.0)), 15)
     _emit_timed("lapsvm_newton_solver_given_K_L", lambda: newton._solve(K, L, signed), 9)
     _emit_timed("lapsvm_pcg_solver_given_K_L", lambda: pcg._solve(K, L, signed), 15)
     _emit_timed("lapsvm_newton_solver_numpy_port",
