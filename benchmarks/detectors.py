@@ -126,7 +126,7 @@ def _fits(X, y):
     _emit_timed("sselm_stage_graph_10nn_laplacian", lambda: laplacian(knn_graph(X, 10)), 15)
     _emit_timed("graph_stage_gram_distances", lambda: _squared_distances(X), 15)
     D2, sq = _squared_distances(X)
-    _emit_timed("graph_stage_knn_screened_exact", lambda: _knn(X, D2, sq, 10), 15)
+    _emit_timed("graph_stage_knn_screened_exact", lambda: _knn(X, D2, sq, 10, 0), 15)
     H, L = hidden_output(X, W, b), laplacian(knn_graph(X, 10))
     c = np.where(labelled, 1.0, 0.0)
     T = np.where(labelled, np.where(y == 1, 1.0, -1.0), 0.0)[:, None]

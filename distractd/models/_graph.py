@@ -58,26 +58,31 @@ def knn_graph(X, n_neighbors=10, weights="heat", width=None):
     if n_neighbors >= n_samples:
         raise ModelError(f"knn_graph.n_neighbors must be below the number of samples "
                          f"{n_samples}, got {n_neighbors}")
-    return _knn_graph(X, *_squared_distances(X), n_neighbors, weights, width)
+    return _knn_graph(X, n_neighbors, weights, width)
 
 
-def _squared_distances(X):
-    """Pairwise squared distances from one Gram product of the centred rows, and their norms.
+_DISTANCE_ROWS = 1024
+"""Rows of the distance matrix :func:`knn_graph` screens at a time (8 MB per 1000 samples)."""
 
-    ``D2[i, j] = ‖x_i‖² + ‖x_j‖² − 2 x_i·x_j`` (centred rows, clipped at 0) is within
-    ``_DISTANCE_ERROR · n_features · (sq[i] + sq[j])`` of the exact squared distance.
+
+def _squared_distances(X, rows=slice(None)):
+    """Squared distances from one Gram product of the centred rows, and the centred norms.
+
+    ``D2[r, j] = ‖x_i‖² + ‖x_j‖² − 2 x_i·x_j`` for the rows ``i`` of ``rows`` (centred, clipped
+    at 0) is within ``_DISTANCE_ERROR · n_features · (sq[i] + sq[j])`` of the exact squared
+    distance.
 
     Returns
     -------
-    D2 : ndarray of shape (n_samples, n_samples)
+    D2 : ndarray of shape (n_rows, n_samples)
         Squared distances, feature units squared.
     sq : ndarray of shape (n_samples,)
-        Squared norms of the centred rows.
+        Squared norms of all centred rows.
     """
     centred = X - X.mean(axis=0)
     sq = np.einsum("ij,ij->i", centred, centred)
-    D2 = centred @ centred.T
-    _distances_from_gram(D2, sq, sq, 1.0)
+    D2 = centred[rows] @ centred.T
+    _distances_from_gram(D2, sq[rows], sq, 1.0)
     return D2, sq
 
 
@@ -91,9 +96,16 @@ def _distances_from_gram(G, a_sq, b_sq, scale):
             row[j] = scale * max(a + b_sq[j] - 2.0 * row[j], 0.0)
 
 
-def _knn_graph(X, D2, sq, n_neighbors, weights, width):
-    """:func:`knn_graph` given checked parameters and :func:`_squared_distances` of X."""
-    squared, indices = _knn(X, D2, sq, n_neighbors)
+def _knn_graph(X, n_neighbors, weights, width, distances=None):
+    """:func:`knn_graph` given checked parameters; ``distances`` = :func:`_squared_distances`
+    of all of X if already computed, else they are computed ``_DISTANCE_ROWS`` rows at a time."""
+    if distances is not None:
+        squared, indices = _knn(X, *distances, n_neighbors, 0)
+    else:
+        parts = [_knn(X, *_squared_distances(X, slice(lo, lo + _DISTANCE_ROWS)), n_neighbors, lo)
+                 for lo in range(0, len(X), _DISTANCE_ROWS)]
+        squared = np.concatenate([part[0] for part in parts])
+        indices = np.concatenate([part[1] for part in parts])
     distances = np.sqrt(squared)
     if weights == "binary":
         values = np.ones_like(distances)
@@ -133,13 +145,13 @@ _SCREEN_BLOCK = 32
 
 
 @njit(cache=True)
-def _knn(X, D2, sq, k):
-    """Exact squared distances and indices of each row's k nearest other rows, nearest first.
+def _knn(X, D2, sq, k, first):
+    """Exact squared distances and indices of the k nearest other rows of X, nearest first, for
+    the rows ``first + r`` of ``D2`` (rows of :func:`_squared_distances`).
 
     The Gram-product distances ``D2`` only screen. Per row, the k-th smallest of the minima of
     at least 2k column blocks (of up to 32 columns) is a distance with at least k other rows at
-    or below it; with the rounding
-    bound it gives ``tau`` ≥ the k-th exact distance. Every row whose screened distance minus its
+    or below it; with the rounding bound it gives ``tau`` ≥ the k-th exact distance. Every row whose screened distance minus its
     bound is within ``tau`` is re-measured exactly, feature by feature from the differences (no
     ``‖a‖² + ‖b‖² − 2ab`` cancellation), and the k smallest kept, ties keeping the lower index
     first, as a full exact scan would give.
@@ -149,15 +161,16 @@ def _knn(X, D2, sq, k):
     block_size = max(1, min(_SCREEN_BLOCK, n // (2 * k)))  # at least 2k blocks
     n_blocks = (n + block_size - 1) // block_size
     sq_max = sq.max()
-    squared = np.empty((n, k))
-    indices = np.empty((n, k), dtype=np.int64)
+    squared = np.empty((D2.shape[0], k))
+    indices = np.empty((D2.shape[0], k), dtype=np.int64)
     minima = np.empty(n_blocks)
     screen_d = np.empty(k)
     screen_j = np.empty(k, dtype=np.int64)
     candidates = np.empty(n, dtype=np.int64)
     exact = np.empty(n)
-    for i in range(n):
-        row = D2[i]
+    for r in range(D2.shape[0]):
+        i = first + r
+        row = D2[r]
         own = row[i]
         row[i] = np.inf  # a row is not its own neighbour
         for block in range(n_blocks):
@@ -186,8 +199,8 @@ def _knn(X, D2, sq, k):
             for c in range(n_candidates):
                 diff = a - X[candidates[c], f]
                 exact[c] += diff * diff
-        best_d = squared[i]
-        best_j = indices[i]
+        best_d = squared[r]
+        best_j = indices[r]
         m = 0
         kth = np.inf
         for c in range(n_candidates):
@@ -291,8 +304,6 @@ class _GraphMixin:
 
     def _graph_laplacian(self, X, distances=None):
         """Laplacian of the kNN graph of X; ``distances``: :func:`_squared_distances` of X."""
-        if distances is None:
-            distances = _squared_distances(X)
-        W = _knn_graph(X, *distances, min(self.n_neighbors, len(X) - 1), self.graph_weights,
-                       self.graph_width)
+        W = _knn_graph(X, min(self.n_neighbors, len(X) - 1), self.graph_weights,
+                       self.graph_width, distances)
         return laplacian(W, self.laplacian_normalized, self.laplacian_power)

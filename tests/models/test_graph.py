@@ -8,6 +8,7 @@ from sklearn.neighbors import NearestNeighbors
 
 from distractd._errors import ModelError
 from distractd.models import knn_graph, laplacian
+from distractd.models._graph import _knn_graph, _squared_distances
 
 
 def _load(shared_data, name):
@@ -86,3 +87,26 @@ def test_bad_graph_parameters_name_the_field(kwargs, field):
 def test_bad_laplacian_power():
     with pytest.raises(ModelError, match="laplacian.power"):
         laplacian(sp.eye(3), power=0)
+
+
+@pytest.mark.parametrize("shift", [0.0, 1e3])
+def test_screened_knn_equals_a_full_exact_scan_with_ties(shift):
+    # integer coordinates: every distance is exact, so ties are exact and must go to the lower
+    # index; 1100 rows span two blocks of the row-blocked screening
+    X = np.random.default_rng(3).integers(0, 5, size=(1100, 3)).astype(float) + shift
+    D = ((X[:, None, :] - X[None, :, :]) ** 2).sum(axis=-1)
+    np.fill_diagonal(D, np.inf)
+    k = 7
+    nearest = np.argsort(D, axis=1, kind="stable")[:, :k]
+    expected = np.zeros_like(D)
+    expected[np.repeat(np.arange(1100), k), nearest.ravel()] = 1.0
+    expected = np.maximum(expected, expected.T)
+    np.testing.assert_array_equal(knn_graph(X, n_neighbors=k, weights="binary").toarray(),
+                                  expected)
+
+
+def test_row_blocked_graph_equals_the_graph_from_full_distances():
+    X = np.random.default_rng(4).normal(size=(1300, 6))
+    full = _knn_graph(X, 10, "heat", None, _squared_distances(X))
+    blocked = knn_graph(X, n_neighbors=10)
+    assert (full != blocked).nnz == 0
