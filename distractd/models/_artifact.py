@@ -90,7 +90,9 @@ class Detector:
         if X_raw.ndim != 2 or X_raw.shape[1] != len(self._mean):
             raise ModelError(f"model {self.model_id}: X_raw must have shape (n, "
                              f"{len(self._mean)}), got {X_raw.shape}")
-        return (X_raw - self._mean) / self._scale
+        Z = np.subtract(X_raw, self._mean)
+        Z /= self._scale
+        return Z
 
     def predict(self, X_raw):
         """1 (distracted) where the score is positive, else 0 (attentive), as int8."""
