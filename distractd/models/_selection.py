@@ -30,7 +30,6 @@ from sklearn.model_selection import ParameterGrid
 from .._errors import ModelError
 from ._elm import _encode_targets, _weighted_graph_product, hidden_output, hidden_weights
 from ._lapsvm import _newton_sv_steps, rbf_kernel
-from ._metrics import g_mean
 from ._sselm import _class_weights
 
 __all__ = ["sselm_grid_search", "lapsvm_grid_search"]
@@ -116,6 +115,21 @@ def _reflect(reflectors, tau, Y):
                 row[col] -= vr * s[col]
 
 
+def _g_means(y_true, predictions):
+    """:func:`~._metrics.g_mean` of every row of ``predictions`` (shape (..., n_test)) at once.
+
+    The same counts and float operations as ``g_mean`` row by row; NaN where a class is absent
+    from ``y_true``.
+    """
+    positive = y_true == 1
+    n_pos, n_neg = int(positive.sum()), int((~positive).sum())
+    tp = (predictions[..., positive] == 1).sum(axis=-1)
+    tn = (predictions[..., ~positive] == 0).sum(axis=-1)
+    sens = tp / n_pos if n_pos else np.full(tp.shape, np.nan)
+    spec = tn / n_neg if n_neg else np.full(tn.shape, np.nan)
+    return np.sqrt(sens * spec)
+
+
 def _to_labels(outputs, classes):
     if outputs.shape[-1] == 1:
         return classes[(outputs[..., 0] > 0).astype(np.intp)]
@@ -151,9 +165,7 @@ def sselm_grid_search(estimator, grid, X, y, cv, random_state=None):
     scores = np.zeros((len(axes["C"]), len(axes["lam"])))
     for train, test in cv:
         outputs = _sselm_fold_outputs(estimator, H, X, y, train, test, axes["C"], axes["lam"])
-        predictions = _to_labels(outputs, classes)
-        for index in np.ndindex(scores.shape):
-            scores[index] += g_mean(y[test], predictions[index])
+        scores += _g_means(y[test], _to_labels(outputs, classes))
     return _best(axes, scores)
 
 
@@ -196,9 +208,7 @@ def lapsvm_grid_search(estimator, grid, X, y, cv, random_state=None):
                         model.set_params(gamma_A=gamma_A, gamma_I=gamma_I)
                         alpha, b, _ = model._solve(K, L, signed)
                         outputs[i, j] = K_test @ alpha + b
-            predictions = classes[(outputs > 0).astype(np.intp)]
-            for i, j in np.ndindex(outputs.shape[:2]):
-                scores[i, j, k] += g_mean(y[test], predictions[i, j])
+            scores[:, :, k] += _g_means(y[test], classes[(outputs > 0).astype(np.intp)])
     return _best(axes, scores)
 
 
