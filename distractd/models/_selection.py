@@ -65,8 +65,7 @@ def _sselm_fold_outputs(estimator, H, X, y, train, test, C_grid, lam_grid):
     weights = _class_weights(y_l, np.ones(len(y_l), dtype=bool), classes, 1.0)
     T = _encode_targets(y_l, classes)
     n_l = len(y_l)
-    Y = np.vstack([H_train[labelled], H[test]]).T.copy()
-    _reflect(reflectors, tau, Y)
+    Y = _reflect(reflectors, tau, np.vstack([H_train[labelled], H[test]]).T)
     Y0 = np.asfortranarray(Y[:, :n_l])
     root_w = np.sqrt(weights)
     inverse_C = 1.0 / np.asarray(C_grid, dtype=np.float64)
@@ -87,32 +86,21 @@ def _sselm_fold_outputs(estimator, H, X, y, train, test, C_grid, lam_grid):
     return outputs
 
 
-@njit(cache=True)
 def _reflect(reflectors, tau, Y):
-    """``Y ← QᵀY`` (Y in C order), Q = H_0 … H_{n-2} of ``dsytrd(lower=1)`` or ``dgehrd``.
+    """``QᵀY`` (Y of shape (n, m)), Q = H_0 … H_{n-2} of ``dsytrd(lower=1)`` or ``dgehrd``.
 
-    ``H_i = I − τ_i v vᵀ`` with ``v = (0, …, 0, 1, reflectors[i+2:, i])`` (1 at position i+1).
-    Loops run along the rows of Y so that they vectorise.
+    ``H_i = I − τ_i v vᵀ`` with ``v = (0, …, 0, 1, reflectors[i+2:, i])`` (1 at position i+1):
+    the reflectors of a QR factorisation of rows 1 and beyond, so LAPACK ``dormqr`` applies
+    them blocked (about twice as fast as one reflector at a time). Returns a new array.
     """
-    n = reflectors.shape[0]
-    s = np.empty(Y.shape[1])
-    for i in range(n - 1):
-        t = tau[i]
-        if t == 0.0:
-            continue
-        s[:] = Y[i + 1]
-        for r in range(i + 2, n):
-            vr = reflectors[r, i]
-            row = Y[r]
-            for col in range(s.shape[0]):
-                s[col] += vr * row[col]
-        s *= t
-        Y[i + 1] -= s
-        for r in range(i + 2, n):
-            vr = reflectors[r, i]
-            row = Y[r]
-            for col in range(s.shape[0]):
-                row[col] -= vr * s[col]
+    n = len(Y)
+    if n < 2:  # Q = I
+        return Y.copy()
+    V = reflectors[1:, :n - 1]
+    rows = np.asfortranarray(Y[1:])
+    lwork = int(lapack.dormqr("L", "T", V, tau[:n - 1], rows, -1)[1][0])
+    rotated = lapack.dormqr("L", "T", V, tau[:n - 1], rows, lwork, overwrite_c=1)[0]
+    return np.vstack([Y[:1], rotated])
 
 
 def _g_means(y_true, predictions):
@@ -237,7 +225,7 @@ def _lapsvm_width_outputs(K, K_test, L, signed, gamma_A_grid, gamma_I_grid, fit_
     Y[:, n_l:2 * n_l] = K[lab].T
     Y[:, 2 * n_l] = 1.0
     Y[:, 2 * n_l + 1:] = K_test.T
-    _reflect(reduced, tau, Y)
+    Y = _reflect(reduced, tau, Y)
     ZE = Y[:, :n_l].copy()
     K_lab_Z, ones_Z, K_test_Z = Y[:, n_l:2 * n_l].T, Y[:, 2 * n_l], Y[:, 2 * n_l + 1:].T
     y_l, c_l = signed[lab], np.ones(len(lab))
