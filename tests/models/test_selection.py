@@ -2,6 +2,7 @@
 
 import numpy as np
 import pytest
+from scipy.linalg import lapack
 from sklearn.base import clone
 from sklearn.model_selection import ParameterGrid, StratifiedKFold
 
@@ -9,8 +10,10 @@ from distractd._errors import ModelError
 from distractd.models import LapSVMClassifier, SSELMClassifier, g_mean
 from distractd.models import rbf_kernel
 from distractd.models._elm import hidden_output
+from distractd.models._lapsvm import _newton_sv_steps
 from distractd.models._selection import (
-    _lapsvm_width_outputs, _sselm_fold_outputs, lapsvm_grid_search, sselm_grid_search,
+    _g_means, _lapsvm_width_outputs, _reflect, _sselm_fold_outputs, lapsvm_grid_search,
+    sselm_grid_search,
 )
 
 
@@ -83,6 +86,52 @@ def test_lapsvm_hessenberg_outputs_equal_newton_refits():
             # to 5e-6 of the largest output there and to 1e-12 where it is below 1e5 (measured).
             np.testing.assert_allclose(outputs[i, j], expected, rtol=0,
                                        atol=1e-5 * np.abs(expected).max())
+
+
+def test_g_means_equal_g_mean_row_by_row():
+    rng = np.random.default_rng(4)
+    predictions = rng.integers(0, 2, size=(3, 5, 17))
+    for y_true in (rng.integers(0, 2, size=17), np.zeros(17, dtype=int)):
+        expected = [[g_mean(y_true, row) for row in block] for block in predictions]
+        np.testing.assert_array_equal(_g_means(y_true, predictions), expected)
+
+
+def test_reflect_applies_the_transposed_orthogonal_factor():
+    rng = np.random.default_rng(6)
+    for n in (2, 30):
+        reduced, tau, _ = lapack.dgehrd(np.asfortranarray(rng.normal(size=(n, n))))
+        Z = lapack.dorghr(reduced, tau)[0]
+        Y = rng.normal(size=(n, 4))
+        np.testing.assert_allclose(_reflect(reduced, tau, Y), Z.T @ Y, rtol=0, atol=1e-13)
+    one = rng.normal(size=(1, 4))
+    np.testing.assert_array_equal(_reflect(np.ones((1, 1)), np.zeros(0), one), one)
+
+
+def test_newton_sv_steps_equal_a_plain_numpy_newton():
+    X, y, _ = _problem(5)
+    K = rbf_kernel(X, X, 3.0)
+    L = LapSVMClassifier(n_neighbors=5)._graph_laplacian(X).toarray()
+    lab = np.flatnonzero(y != -1)
+    P = np.linalg.solve(1e-4 * np.eye(len(y)) + 1e-2 * L @ K, np.eye(len(y))[:, lab])
+    Q, ones_P = K[lab] @ P, P.sum(axis=0)
+    y_l = np.where(y[lab] == 1, 1.0, -1.0)
+    c_l = np.random.default_rng(5).uniform(0.5, 2.0, len(lab))
+    z, sv_rows, b, n_iter = _newton_sv_steps(Q, ones_P, y_l, c_l, True, 200)
+    f_l, b_ref, sv_prev = np.zeros(len(lab)), 0.0, np.zeros(len(lab), dtype=bool)
+    for steps in range(200):
+        sv = y_l * (f_l + b_ref) < 1.0
+        if np.array_equal(sv, sv_prev):
+            break
+        rows = np.flatnonzero(sv)
+        M = np.eye(len(rows)) + c_l[rows, None] * Q[np.ix_(rows, rows)]
+        m, k = np.linalg.solve(M, np.c_[c_l[rows] * y_l[rows], c_l[rows]]).T
+        b_ref = ones_P[rows] @ m / (ones_P[rows] @ k)
+        z_ref = m - b_ref * k
+        f_l, sv_prev = Q[:, rows] @ z_ref, sv
+    assert n_iter == steps == 4
+    np.testing.assert_array_equal(sv_rows, rows)
+    np.testing.assert_allclose(z, z_ref, rtol=1e-12)
+    assert b == pytest.approx(b_ref, rel=1e-12)
 
 
 def test_unknown_grid_key():
