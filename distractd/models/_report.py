@@ -98,24 +98,31 @@ def run_evaluation(recordings, out_dir, *, models=MODELS, grid="full", n_labelle
                              n_unlabelled=n_unlabelled,
                              make_smoother=partial(DecisionSmoother, **smoothing), **options)
     summary = summarise(cohort)
-    tests = paired_tests(summary, PAIRS)
-    sweeps = []
-    if len(unlabelled_sizes):
-        sweeps.append(sweep(drivers, specs, "n_unlabelled", unlabelled_sizes, seed=seed,
-                            n_labelled=sweep_n_labelled, **options))
-    if len(labelled_sizes):
-        sweeps.append(sweep(drivers, specs, "n_labelled", labelled_sizes, seed=seed,
-                            n_unlabelled=sweep_n_unlabelled, **options))
-    for curves in sweeps:
-        name = "unlabelled" if curves["parameter"] == "n_unlabelled" else "labelled"
-        plot_sweep(curves, out_dir / f"sweep_{name}.png")
-        tests += _sweep_tests(curves)
     protocol = {"n_drivers": len(drivers), "models": list(models), "grid": grid,
                 "n_labelled": n_labelled, "n_unlabelled": n_unlabelled, "folds": folds,
                 "purge_s": options["purge_s"], "n_folds": 4, "n_repeats": 3, "n_draws": n_draws,
-                "seed": seed,
-                "pipeline_config": config.to_dict(), "smoothing": smoothing,
+                "seed": seed, "pipeline_config": config.to_dict(), "smoothing": smoothing,
                 "windows_per_driver": [int(len(d[1])) for d in drivers]}
+    tests = paired_tests(summary, PAIRS)
+    sweeps = []
+    # written after the main table and again after each sweep: a long run that is stopped keeps
+    # what it has finished
+    document, text = _write(out_dir, summary, tests, sweeps, protocol, models)
+    for parameter, sizes, fixed in (("n_unlabelled", unlabelled_sizes,
+                                     {"n_labelled": sweep_n_labelled}),
+                                    ("n_labelled", labelled_sizes,
+                                     {"n_unlabelled": sweep_n_unlabelled})):
+        if len(sizes):
+            curves = sweep(drivers, specs, parameter, sizes, seed=seed, **fixed, **options)
+            plot_sweep(curves, out_dir / f"sweep_{parameter.removeprefix('n_')}.png")
+            sweeps.append(curves)
+            tests += _sweep_tests(curves)
+            document, text = _write(out_dir, summary, tests, sweeps, protocol, models)
+    return document, text
+
+
+def _write(out_dir, summary, tests, sweeps, protocol, models):
+    """Write ``results.json`` and ``table.txt``; return the document and the printed text."""
     document = results_document(summary, tests, sweeps, protocol)
     write_results(out_dir / "results.json", document)
     text = format_table(summary, models) + "\n\n" + format_tests(tests)
