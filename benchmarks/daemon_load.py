@@ -29,11 +29,10 @@ from pathlib import Path
 import numpy as np
 import zmq
 
-from distractd.daemon import (
-    Model, NotifyReceiver, Session, decode_output, default_model_path, free_port, load_config,
-)
+from distractd.daemon import Model, Session, default_model_path, load_config
 from distractd.pipeline import PipelineConfig, write_recording
-from distractd.simulators import simulate_drive
+from distractd.pipeline.formats import decode_output
+from distractd.simulators import NotifyReceiver, free_port, simulate_drive
 
 BLOCK_SAMPLES = 10
 

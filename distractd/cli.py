@@ -168,7 +168,7 @@ def _add_demo(subparsers):
 
 
 def _demo(args):
-    from .daemon import demo
+    from .simulators import demo
 
     return demo(duration_s=args.duration, speed=args.speed, seed=args.seed)
 

@@ -14,15 +14,14 @@ from prometheus_client.core import GaugeMetricFamily
 
 from .. import __version__
 from ..pipeline import REJECT_REASONS
-from ._wire import REJECTION_REASONS
+from ..pipeline.formats import REJECTION_REASONS, STATES
 
-__all__ = ["Metrics", "LATENCY_BUCKETS_S", "STATES"]
+__all__ = ["Metrics", "LATENCY_BUCKETS_S"]
 
 LATENCY_BUCKETS_S = (50e-6, 100e-6, 250e-6, 500e-6, 1e-3, 2.5e-3, 5e-3, 10e-3, 25e-3, 50e-3,
                      0.1, 0.25, 1.0)
 """Processing-latency histogram buckets in seconds, from 50 µs."""
 
-STATES = ("attentive", "distracted", "unknown")
 
 
 class Metrics:

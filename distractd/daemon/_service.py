@@ -1,7 +1,7 @@
 """The daemon's loop: one thread owns every socket, polls input, classifies, publishes.
 
 Per iteration: wait on the input sockets (at most ``service.poll_interval_s``), drain up to
-``service.max_batch_messages`` messages, decode each (:mod:`._wire`) into its stream's inbox, feed
+``service.max_batch_messages`` messages, decode each (:mod:`distractd.pipeline.formats`) into its stream's inbox, feed
 each inbox whose samples can complete a window to its session as one block (:class:`_Inbox`),
 classify the windows completed by *all* sessions in one batched ``decision_function`` call, publish
 state and event messages, then do the periodic work (republish latest states, expire idle
@@ -17,19 +17,20 @@ from pathlib import Path
 
 import numpy as np
 import zmq
-import zmq.auth
 from prometheus_client import CollectorRegistry, start_http_server
 from threadpoolctl import threadpool_limits
 
 from .._errors import ConfigError, DistractdError, ModelError
 from ..models import SegmentPrototypes, load_model
 from ..pipeline import FIELD_INDEX, PipelineConfig, StreamProcessor, Windows, empty_block
+from ..pipeline.formats import (
+    Limits, PupilAdapter, Rejected, decode_samples, encode_event, encode_state,
+)
 from ._config import load_config
 from ._metrics import Metrics
-from ._pupil import PupilAdapter, pupil_sub_endpoint
 from ._session import Session, StreamSegmenter
+from ._sockets import Sockets, start_curve
 from ._systemd import Notifier
-from ._wire import Limits, Rejected, decode_samples, encode_event, encode_state
 
 __all__ = ["Service", "Model", "run", "default_model_path"]
 
@@ -182,8 +183,10 @@ class Service:
         blas = threadpool_limits(limits=1)  # one loop thread; BLAS threads only contend
         try:
             if self.config["security"]["curve"]:
-                authenticator = self._start_curve(context)
-            with self._sockets(context) as sockets:
+                authenticator = start_curve(context, self.config["security"])
+            with Sockets(context, self.config) as sockets:
+                if sockets[2] is not None:
+                    self.pupil = PupilAdapter()
                 self._loop(*sockets)
         finally:
             blas.restore_original_limits()
@@ -194,37 +197,6 @@ class Service:
                 self.http_server.shutdown()
                 self.http_server.server_close()
         return 0
-
-    def _start_curve(self, context):
-        from zmq.auth.thread import ThreadAuthenticator
-
-        security = self.config["security"]
-        authenticator = ThreadAuthenticator(context)
-        authenticator.start()
-        if security["authorized_keys_dir"]:
-            authenticator.configure_curve(domain="*", location=security["authorized_keys_dir"])
-        else:
-            authenticator.configure_curve(domain="*", location=zmq.auth.CURVE_ALLOW_ANY)
-        return authenticator
-
-    def _secure(self, sock):
-        security = self.config["security"]
-        if not security["curve"]:
-            return
-        try:
-            public, secret = zmq.auth.load_certificate(security["secret_key_file"])
-        except (OSError, ValueError) as exc:
-            raise ConfigError(f"security.secret_key_file {security['secret_key_file']!r}: "
-                              f"{exc}") from None
-        if secret is None:
-            raise ConfigError(f"security.secret_key_file {security['secret_key_file']!r} holds "
-                              f"no secret key")
-        sock.curve_secretkey = secret
-        sock.curve_publickey = public
-        sock.curve_server = True
-
-    def _sockets(self, context):
-        return _Sockets(self, context)
 
     # -- the loop ------------------------------------------------------------------------
 
@@ -577,64 +549,6 @@ class _RateCounter:
         self.since_s = now_s
         self.samples = 0
         self.states = 0
-
-
-class _Sockets:
-    """Context manager building the input, output and Pupil sockets in the loop's thread."""
-
-    def __init__(self, service, context):
-        self.service = service
-        self.context = context
-        self.sockets = []
-
-    def _socket(self, kind):
-        sock = self.context.socket(kind)
-        sock.linger = 0
-        self.sockets.append(sock)
-        return sock
-
-    def __enter__(self):
-        service, config = self.service, self.service.config
-        try:
-            sub = self._socket(zmq.SUB)
-            sub.rcvhwm = config["input"]["rcvhwm"]
-            sub.maxmsgsize = 4 * config["input"]["max_message_bytes"]
-            service._secure(sub)
-            sub.subscribe(config["input"]["topic"])
-            for endpoint in config["input"]["bind"]:
-                _bind(sub, endpoint, "input.bind")
-            for endpoint in config["input"]["connect"]:
-                sub.connect(endpoint)
-            pub = self._socket(zmq.PUB)
-            pub.sndhwm = config["output"]["sndhwm"]
-            service._secure(pub)
-            _bind(pub, config["output"]["bind"], "output.bind")
-            pupil_sub = None
-            if config["pupil"]["remote"]:
-                endpoint = pupil_sub_endpoint(self.context, config["pupil"]["remote"],
-                                              config["pupil"]["timeout_s"])
-                pupil_sub = self._socket(zmq.SUB)
-                pupil_sub.rcvhwm = config["input"]["rcvhwm"]
-                for topic in PupilAdapter.TOPICS:
-                    pupil_sub.subscribe(topic)
-                pupil_sub.connect(endpoint)
-                service.pupil = PupilAdapter()
-                log.info("pupil: subscribed to %s", endpoint)
-        except BaseException:
-            self.__exit__()
-            raise
-        return sub, pub, pupil_sub
-
-    def __exit__(self, *_):
-        for sock in self.sockets:
-            sock.close(linger=0)
-
-
-def _bind(sock, endpoint, field):
-    try:
-        sock.bind(endpoint)
-    except zmq.ZMQError as exc:
-        raise ConfigError(f"{field} cannot bind {endpoint!r}: {exc}") from None
 
 
 def run(config_path=None, overrides=()):

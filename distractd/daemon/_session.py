@@ -16,12 +16,9 @@ import numpy as np
 from .._errors import ModelError
 from ..models import DecisionSmoother, OnlineSegmenter
 from ..pipeline import StreamProcessor
-from ._wire import VERSION
+from ..pipeline.formats import STATES, segment_event, state_message, transition_event
 
-__all__ = ["Session", "StreamSegmenter", "STATE_NAMES"]
-
-STATE_NAMES = ("attentive", "distracted")
-"""Published state of a smoothed decision 0 and 1."""
+__all__ = ["Session", "StreamSegmenter"]
 
 
 class Session:
@@ -78,8 +75,7 @@ class Session:
         """End of the stream: ``segment`` events committing the segmenter's pending frames."""
         if self.segmenter is None:
             return []
-        return [{"v": VERSION, "stream": self.stream, "t": segment["end"], "type": "segment",
-                 "segment": segment} for segment in self.segmenter.flush()]
+        return [segment_event(self.stream, segment) for segment in self.segmenter.flush()]
 
     def new_rejections(self):
         """Sample rejections by reason since the previous call (from the pipeline's counters)."""
@@ -119,23 +115,19 @@ class Session:
         for i in range(len(windows)):
             t_end = float(windows.t_end[i])
             if usable[i]:
-                state = STATE_NAMES[decided[k]]
+                state = STATES[decided[k]]
                 k += 1
             else:
-                state = "unknown"
+                state = STATES[2]
             if state != self.state:
-                events.append({"v": VERSION, "stream": self.stream, "t": t_end,
-                               "type": "transition", "from": self.state, "to": state,
-                               "score": float(scores[i]), "model": model_id})
+                events.append(transition_event(self.stream, t_end, self.state, state,
+                                               float(scores[i]), model_id))
                 self.state = state
-            states.append({"v": VERSION, "stream": self.stream, "t": t_end,
-                           "window": [float(windows.t_start[i]), t_end], "state": state,
-                           "score": float(scores[i]), "model": model_id,
-                           "quality": float(windows.quality[i]),
-                           "segment": self.segmenter.current if self.segmenter else None})
-        for segment in segments:
-            events.append({"v": VERSION, "stream": self.stream, "t": segment["end"],
-                           "type": "segment", "segment": segment})
+            states.append(state_message(
+                self.stream, (float(windows.t_start[i]), t_end), state, float(scores[i]),
+                model_id, float(windows.quality[i]),
+                self.segmenter.current if self.segmenter else None))
+        events += [segment_event(self.stream, segment) for segment in segments]
         if states:
             self.latest = states[-1]
         return states, events
@@ -198,18 +190,16 @@ class StreamSegmenter:
         for row in committed:
             finals.append({"id": self.n_committed, "start": float(self._t_end[row["start"] % ring]),
                            "end": float(self._t_end[(row["end"] - 1) % ring]),
-                           "label": _LABELS[int(row["label"])], "cluster": int(row["cluster"]),
+                           "label": STATES[int(row["label"])], "cluster": int(row["cluster"]),
                            "final": True})
             self.n_committed += 1
         if provisional is not None:
             self.current = {"id": self.n_committed,
                             "start": float(self._t_end[provisional["start"] % ring]),
-                            "label": _LABELS[int(provisional["label"])],
+                            "label": STATES[int(provisional["label"])],
                             "cluster": int(provisional["cluster"]), "final": False}
         elif finals:
             self.current = {key: finals[-1][key]
                             for key in ("id", "start", "label", "cluster", "final")}
         return finals
 
-
-_LABELS = {1: "distracted", 0: "attentive", -1: "unknown"}

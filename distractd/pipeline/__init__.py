@@ -1,24 +1,15 @@
-"""Per-stream signal processing: the canonical sample, recordings, validation, events, windows."""
+"""Per-stream signal processing: validation, events, windows and features, over the canonical
+sample of :mod:`distractd.pipeline.formats` (re-exported here)."""
 
 from ._config import PipelineConfig
 from ._events import EVENT_KINDS
 from ._processor import Events, StreamProcessor, detect_events, extract_features
-from ._recording import (
-    Recording, describe, label_intervals, labels_from_intervals, read_csv, read_intervals,
-    read_recording, write_csv, write_intervals, write_recording,
-)
-from ._schema import (
-    FIELD_INDEX, FIELDS, N_FIELDS, OPTIONAL_FIELDS, RANGES, SPATIAL_FIELDS, UNITS,
-    block_from_columns, block_from_maps, empty_block, maps_from_block,
-)
 from ._validate import REJECT_REASONS
 from ._windows import FEATURE_NAMES, MEASURES, Windows
+from .formats import *  # noqa: F403 (the canonical sample's forms belong to the pipeline's surface)
+from .formats import __all__ as _formats_all
 
 __all__ = [
-    "FIELDS", "FIELD_INDEX", "N_FIELDS", "UNITS", "RANGES", "OPTIONAL_FIELDS", "SPATIAL_FIELDS",
-    "empty_block", "block_from_maps", "block_from_columns", "maps_from_block",
-    "Recording", "read_recording", "write_recording", "read_csv", "write_csv", "describe",
-    "label_intervals", "labels_from_intervals", "read_intervals", "write_intervals",
     "PipelineConfig", "StreamProcessor", "Windows", "extract_features", "FEATURE_NAMES", "MEASURES",
-    "REJECT_REASONS", "Events", "detect_events", "EVENT_KINDS",
+    "REJECT_REASONS", "Events", "detect_events", "EVENT_KINDS", *_formats_all,
 ]

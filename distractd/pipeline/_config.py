@@ -12,7 +12,7 @@ import numpy as np
 
 from .._errors import ConfigError
 from .._validation import Interval, check_params
-from ._schema import FIELDS, RANGES
+from .formats import FIELDS, RANGES
 
 __all__ = ["PipelineConfig"]
 

@@ -17,7 +17,7 @@ from .._errors import SchemaError
 from . import _events, _measures, _validate, _windows
 from ._config import _P_HOP_S, _P_LAG_S, _P_MEASURE_HOPS, _P_RING_HOPS, _P_WINDOW_HOPS, PipelineConfig, _params
 from ._events import _EV_EPOCH, EVENT_KINDS, _blink_step, _saccade_step
-from ._schema import N_FIELDS
+from .formats import N_FIELDS
 from ._validate import (
     _B_INDEX, _B_LABEL, _V_EPOCH, _V_LAST_T, _V_PERIOD, _V_Q_HEAD, _V_Q_N, ORDER_ACCEPT,
     ORDER_RESET, REJECT_REASONS, REJECTED, TRACK_LOSS, _order, _release, _validate_row,

@@ -29,7 +29,7 @@ from numba import njit
 from ._config import (
     _P_CLOCK_RESET_S, _P_CONFIDENCE_MIN, _P_HIGH, _P_LOW, _P_MAX_GAP_S, _P_MAX_JUMP_S,
 )
-from ._schema import N_FIELDS
+from .formats import N_FIELDS
 
 __all__ = ["REJECT_REASONS"]
 

@@ -17,7 +17,7 @@ import numpy as np
 from numba import njit
 
 from ._config import _P_HOP_S, _P_LABEL_PURITY, _P_WINDOW_HOPS, _P_WINDOW_S
-from ._schema import SPATIAL_FIELDS
+from .formats import SPATIAL_FIELDS
 
 __all__ = ["FEATURE_NAMES", "MEASURES", "Windows"]
 

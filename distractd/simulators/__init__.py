@@ -1,8 +1,9 @@
-"""Synthetic drives, replay and the Pupil Core-compatible emulator."""
+"""Synthetic drives, replay, the Pupil Core-compatible emulator and the demo."""
 
+from ._demo import NotifyReceiver, demo, free_port
 from ._driver import DriverTraits, draw_driver
 from ._protocol import Section, cognitive_load, drive_schedule, schedule_labels
-from ._pupil_emulator import PupilEmulator, gaze_normal
+from ._pupil_emulator import PupilEmulator
 from ._replay import replay, stream_ids
 from ._simulate import (
     DriveTruth, cohort_seeds, simulate_cohort, simulate_drive, simulate_drive_truth,
@@ -11,5 +12,5 @@ from ._simulate import (
 __all__ = [
     "simulate_drive", "simulate_drive_truth", "DriveTruth", "simulate_cohort", "cohort_seeds",
     "DriverTraits", "draw_driver", "Section", "drive_schedule", "schedule_labels", "cognitive_load",
-    "replay", "stream_ids", "PupilEmulator", "gaze_normal",
+    "replay", "stream_ids", "PupilEmulator", "demo", "NotifyReceiver", "free_port",
 ]

@@ -4,36 +4,23 @@ Pupil Capture's network API as its clients use it: *Pupil Remote* is a REP socke
 default) answering ``SUB_PORT``/``PUB_PORT`` with the backbone's ports, ``t`` with the current Pupil
 time, ``T <s>`` by resetting it, ``v`` with a version, and notifications (``notify.*`` multipart)
 with an acknowledgement. The backbone publishes multipart ``[topic, msgpack datum]`` messages; this
-emulator sends, per recorded sample, ``pupil.0.3d`` and ``pupil.1.3d`` datums (``diameter_3d``),
-a binocular ``gaze.3d.01.`` datum (``gaze_normals_3d``, ``eye_centers_3d``, ``gaze_point_3d``,
-``norm_pos``, ``confidence``, ``base_data``) and, before it, a ``blinks`` onset/offset datum where
-the recording's blink flag changes. Gaze rotations become unit normals in the world camera frame
-(x right, y down, z forward): ``(sin yaw cos pitch, -sin pitch, cos yaw cos pitch)``. Eye 0 is the
-right eye.
+emulator sends, per recorded sample, the datums of
+:func:`~distractd.pipeline.formats.pupil_datums` (``pupil.0.3d``, ``pupil.1.3d``, a binocular
+``gaze.3d.01.`` and, where the blink flag changes, ``blinks``).
 Streaming starts at the first backbone subscription so no datum is lost to a late subscriber.
 """
 
-import math
 import time
 
 import msgpack
-import numpy as np
 import zmq
 
 from .._validation import Interval, check_params
-from ..pipeline import FIELD_INDEX
+from ..pipeline.formats import FIELD_INDEX, pupil_datums
 
-__all__ = ["PupilEmulator", "gaze_normal"]
+__all__ = ["PupilEmulator"]
 
 PUPIL_VERSION = "3.5.7"
-_EYE_CENTERS_MM = {"0": [-32.0, 12.0, -20.0], "1": [28.0, 12.0, -20.0]}
-_GAZE_DISTANCE_MM = 500.0
-
-
-def gaze_normal(yaw_rad, pitch_rad):
-    """The unit gaze normal ``[x, y, z]`` (Pupil world camera frame) of a yaw and pitch in rad."""
-    cos_pitch = math.cos(pitch_rad)
-    return [math.sin(yaw_rad) * cos_pitch, -math.sin(pitch_rad), math.cos(yaw_rad) * cos_pitch]
 
 
 class PupilEmulator:
@@ -154,36 +141,9 @@ class PupilEmulator:
         return "Unknown command.", offset_s
 
     def _send_sample(self, backbone, row, offset_s, blink):
-        t = float(row[FIELD_INDEX["t"]]) + offset_s
-        confidence = float(row[FIELD_INDEX["confidence"]])
-        flag = float(row[FIELD_INDEX["blink"]])
-        if not math.isnan(flag) and flag != blink:
-            self._publish(backbone, {"topic": "blinks", "type": "onset" if flag else "offset",
-                                     "timestamp": t, "confidence": 1.0, "base_data": []})
-            blink = flag
-        pupils = []
-        for eye, field in (("0", "pupil_r"), ("1", "pupil_l")):
-            diameter = float(row[FIELD_INDEX[field]])
-            if math.isnan(diameter):
-                continue
-            datum = {"topic": f"pupil.{eye}.3d", "id": int(eye), "timestamp": t,
-                     "confidence": confidence, "diameter_3d": diameter,
-                     "diameter": diameter * 8.0, "norm_pos": [0.5, 0.5],
-                     "method": "pye3d 0.3.0 real-time"}
-            pupils.append(datum)
+        datums, blink = pupil_datums(row, float(row[FIELD_INDEX["t"]]) + offset_s, blink)
+        for datum in datums:
             self._publish(backbone, datum)
-        normals = {eye: gaze_normal(float(row[FIELD_INDEX[f"gaze_{side}_yaw"]]),
-                                    float(row[FIELD_INDEX[f"gaze_{side}_pitch"]]))
-                   for eye, side in (("0", "r"), ("1", "l"))}
-        point = [_GAZE_DISTANCE_MM * v for v in np.nanmean([normals["0"], normals["1"]], axis=0)] \
-            if not all(math.isnan(n[0]) for n in normals.values()) else [math.nan] * 3
-        self._publish(backbone, {
-            "topic": "gaze.3d.01.", "timestamp": t, "confidence": confidence,
-            "gaze_normals_3d": normals, "eye_centers_3d": _EYE_CENTERS_MM,
-            "gaze_point_3d": point,
-            "norm_pos": [0.5 + point[0] / (2 * _GAZE_DISTANCE_MM),
-                         0.5 - point[1] / (2 * _GAZE_DISTANCE_MM)],
-            "base_data": pupils})
         return blink
 
     def _publish(self, backbone, datum):

@@ -5,7 +5,8 @@ recording under distinct stream ids (for load tests), each copy's clock shifted 
 hop so that the copies' windows end at different moments instead of in one burst. A message is
 sent when the last sample it holds is due (``(t - t_first) / speed`` after the start). The publisher
 waits for a subscriber before sending (an XPUB socket sees the subscription), so nothing is lost
-to ZeroMQ's slow-joiner behaviour. Messages are encoded by the daemon's own wire functions.
+to ZeroMQ's slow-joiner behaviour. Messages are encoded by :mod:`distractd.pipeline.formats`, the
+wire format's one home.
 """
 
 import heapq
@@ -17,7 +18,7 @@ import zmq
 
 from .._errors import ConfigError
 from .._validation import Interval, Options, check_params
-from ..pipeline import FIELDS
+from ..pipeline.formats import FIELDS, encode_block, encode_map
 
 __all__ = ["replay", "stream_ids"]
 
@@ -89,8 +90,6 @@ def replay(recordings, endpoint, speed=1.0, copies=1, form="block", block_sample
         schedule's origin; the same clock in every process of the machine), ``elapsed_s``,
         ``behind_s`` (the largest lateness of a message against its schedule).
     """
-    from ..daemon import encode_block, encode_map  # at call time: the daemon imports the models
-
     check_params({"speed": speed, "copies": copies, "form": form, "block_samples": block_samples,
                   "stagger_s": stagger_s, "wait_s": wait_s}, _CONSTRAINTS, owner="replay")
     ids = stream_ids(recordings, copies, prefix)

@@ -12,7 +12,8 @@ import pytest
 import zmq
 from prometheus_client.parser import text_string_to_metric_families
 
-from distractd.daemon import NotifyReceiver, decode_output, free_port
+from distractd.pipeline.formats import decode_output
+from distractd.simulators import NotifyReceiver, free_port
 
 
 class Daemon:

@@ -9,7 +9,8 @@ from prometheus_client import CollectorRegistry, generate_latest
 from prometheus_client.parser import text_string_to_metric_families
 
 from distractd import __version__
-from distractd.daemon import LATENCY_BUCKETS_S, REJECTION_REASONS, Metrics
+from distractd.daemon import LATENCY_BUCKETS_S, Metrics
+from distractd.pipeline.formats import REJECTION_REASONS
 
 
 def _families(registry):

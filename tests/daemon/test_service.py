@@ -17,7 +17,8 @@ import pytest
 import zmq
 import zmq.auth
 
-from distractd.daemon import DEFAULTS, default_model_path, encode_block, encode_map
+from distractd.daemon import DEFAULTS, default_model_path
+from distractd.pipeline.formats import encode_block, encode_map
 from distractd.models import load_model, save_model, smooth_decisions
 from distractd.pipeline import (
     FIELD_INDEX, FIELDS, N_FIELDS, PipelineConfig, Recording, extract_features, write_recording,

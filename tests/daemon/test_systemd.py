@@ -4,7 +4,8 @@ import os
 import socket
 import uuid
 
-from distractd.daemon import Notifier, NotifyReceiver
+from distractd.daemon import Notifier
+from distractd.simulators import NotifyReceiver
 
 
 def test_messages_reach_a_path_socket():

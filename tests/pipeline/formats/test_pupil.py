@@ -8,9 +8,11 @@ import numpy as np
 import pytest
 import zmq
 
-from distractd.daemon import PupilAdapter, Rejected, gaze_angles, pupil_sub_endpoint
-from distractd.pipeline import FIELD_INDEX, Recording, empty_block
-from distractd.simulators import PupilEmulator, gaze_normal
+from distractd.daemon import pupil_sub_endpoint
+from distractd.pipeline.formats import (
+    FIELD_INDEX, PupilAdapter, Recording, Rejected, empty_block, gaze_angles, gaze_normal,
+)
+from distractd.simulators import PupilEmulator
 
 
 def _frames(topic, **datum):

@@ -4,7 +4,7 @@ import msgpack
 import numpy as np
 import pytest
 
-from distractd.daemon import (
+from distractd.pipeline.formats import (
     REJECTION_REASONS, Limits, Rejected, decode_output, decode_samples, encode_block,
     encode_event, encode_map, encode_state,
 )

@@ -13,7 +13,7 @@ import numbers
 
 import numpy as np
 
-from .._errors import SchemaError
+from ..._errors import SchemaError
 
 __all__ = [
     "FIELDS", "FIELD_INDEX", "N_FIELDS", "UNITS", "RANGES", "OPTIONAL_FIELDS", "SPATIAL_FIELDS",

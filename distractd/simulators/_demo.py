@@ -21,7 +21,9 @@ import numpy as np
 import zmq
 
 from .._errors import DistractdError
-from ._wire import decode_output
+from ..pipeline.formats import STATES, Recording, decode_output
+from ._replay import replay
+from ._simulate import simulate_drive
 
 __all__ = ["demo", "free_port", "NotifyReceiver"]
 
@@ -90,9 +92,6 @@ def demo(duration_s=240.0, speed=20.0, seed=7, out=None):
     not accuracy on a new drive. A new drive of the same simulated driver is much harder for a
     60-label per-drive model (docs/simulator.md, "Separability").
     """
-    from ..pipeline import Recording
-    from ..simulators import replay, simulate_drive
-
     out = out or sys.stdout
     print(f"simulating driver {seed}'s drive, replaying its first {duration_s:.0f} s (the default "
           f"model's training drive: a demonstration of the live path, not of accuracy) ...",
@@ -175,7 +174,7 @@ class _Watcher(threading.Thread):
 
     def _truth(self, t):
         i = min(np.searchsorted(self.t, t, side="right") - 1, len(self.t) - 1)
-        return {1: "distracted", 0: "attentive"}.get(int(self.labels[max(i, 0)]), "unknown")
+        return STATES[int(self.labels[max(i, 0)])]
 
     def wait_quiet(self, quiet_s, timeout_s):
         """Wait until no new state arrived for ``quiet_s`` (the daemon has caught up)."""

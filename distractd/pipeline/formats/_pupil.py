@@ -1,4 +1,4 @@
-"""Pupil Core adapter: Pupil Capture's network protocol mapped onto canonical samples.
+"""Pupil Core datums <-> canonical samples: the mapping in both directions, no sockets.
 
 Pupil Capture serves *Pupil Remote* (a REP socket, port 50020 by default) which answers
 ``SUB_PORT`` with the port of its IPC backbone; subscribers connect there and receive multipart
@@ -22,18 +22,21 @@ canonical field               Pupil datum
 ============================  =====================================================================
 
 Pupil Core has no head pose and no eyelid signal: those fields stay NaN. Eye 0 is the right eye.
+
+The other direction, :func:`pupil_datums`, turns a canonical sample into the datums Capture would
+publish for it (``pupil.0.3d``, ``pupil.1.3d``, a binocular ``gaze.3d.01.`` and, where the blink
+flag changes, a ``blinks`` onset/offset); gaze rotations become unit normals in the world camera
+frame: ``(sin yaw cos pitch, -sin pitch, cos yaw cos pitch)``.
 """
 
 import math
 
-import msgpack
-import zmq
+import numpy as np
 
-from .._errors import ConfigError
-from ..pipeline import FIELD_INDEX, empty_block
-from ._wire import Rejected
+from ._schema import FIELD_INDEX, empty_block
+from ._wire import Rejected, unpack
 
-__all__ = ["PupilAdapter", "gaze_angles", "pupil_sub_endpoint"]
+__all__ = ["PupilAdapter", "gaze_angles", "gaze_normal", "pupil_datums"]
 
 _COLUMNS = {name: FIELD_INDEX[name] for name in (
     "t", "gaze_r_yaw", "gaze_r_pitch", "gaze_l_yaw", "gaze_l_pitch", "pupil_r", "pupil_l",
@@ -41,30 +44,72 @@ _COLUMNS = {name: FIELD_INDEX[name] for name in (
 _EYE_FIELDS = {"0": ("gaze_r_yaw", "gaze_r_pitch"), "1": ("gaze_l_yaw", "gaze_l_pitch")}
 
 
-def pupil_sub_endpoint(context, remote, timeout_s):
-    """Ask Pupil Remote at ``remote`` (``tcp://host:port``) for the backbone's SUB endpoint."""
-    req = context.socket(zmq.REQ)
-    req.linger = 0
-    req.rcvtimeo = req.sndtimeo = int(timeout_s * 1e3)
-    try:
-        req.connect(remote)
-        req.send_string("SUB_PORT")
-        port = req.recv_string()
-    except zmq.ZMQError as exc:
-        raise ConfigError(f"pupil.remote {remote!r} did not answer SUB_PORT within "
-                          f"pupil.timeout_s={timeout_s} ({exc})") from None
-    finally:
-        req.close(linger=0)
-    if not port.isdigit():
-        raise ConfigError(f"pupil.remote {remote!r} answered SUB_PORT with {port!r}")
-    host = remote.rsplit(":", 1)[0]
-    return f"{host}:{port}"
+_EYE_CENTERS_MM = {"0": [-32.0, 12.0, -20.0], "1": [28.0, 12.0, -20.0]}
+_GAZE_DISTANCE_MM = 500.0
 
 
 def gaze_angles(normal):
     """``(yaw, pitch)`` in radians of a gaze normal ``(x, y, z)`` in Pupil's world camera frame."""
     x, y, z = (float(v) for v in normal)
     return math.atan2(x, z), math.atan2(-y, math.hypot(x, z))
+
+
+def gaze_normal(yaw_rad, pitch_rad):
+    """The unit gaze normal ``[x, y, z]`` (Pupil world camera frame) of a yaw and pitch in rad."""
+    cos_pitch = math.cos(pitch_rad)
+    return [math.sin(yaw_rad) * cos_pitch, -math.sin(pitch_rad), math.cos(yaw_rad) * cos_pitch]
+
+
+def pupil_datums(row, t, blink):
+    """The datums Pupil Capture would publish for one canonical sample.
+
+    Parameters
+    ----------
+    row : ndarray of shape (N_FIELDS,)
+        A canonical sample.
+    t : float
+        Its Pupil time (s).
+    blink : float
+        The blink flag of the previous sample (0 or 1).
+
+    Returns
+    -------
+    datums : list of dict
+        In publishing order; each holds its ``topic``.
+    blink : float
+        The blink flag after this sample.
+    """
+    datums = []
+    confidence = float(row[FIELD_INDEX["confidence"]])
+    flag = float(row[FIELD_INDEX["blink"]])
+    if not math.isnan(flag) and flag != blink:
+        datums.append({"topic": "blinks", "type": "onset" if flag else "offset",
+                       "timestamp": t, "confidence": 1.0, "base_data": []})
+        blink = flag
+    pupils = []
+    for eye, field in (("0", "pupil_r"), ("1", "pupil_l")):
+        diameter = float(row[FIELD_INDEX[field]])
+        if math.isnan(diameter):
+            continue
+        pupils.append({"topic": f"pupil.{eye}.3d", "id": int(eye), "timestamp": t,
+                       "confidence": confidence, "diameter_3d": diameter,
+                       "diameter": diameter * 8.0, "norm_pos": [0.5, 0.5],
+                       "method": "pye3d 0.3.0 real-time"})
+    datums += pupils
+    normals = {eye: gaze_normal(float(row[FIELD_INDEX[f"gaze_{side}_yaw"]]),
+                                float(row[FIELD_INDEX[f"gaze_{side}_pitch"]]))
+               for eye, side in (("0", "r"), ("1", "l"))}
+    if all(math.isnan(n[0]) for n in normals.values()):
+        point = [math.nan] * 3
+    else:
+        point = [_GAZE_DISTANCE_MM * v for v in np.nanmean([normals["0"], normals["1"]], axis=0)]
+    datums.append({
+        "topic": "gaze.3d.01.", "timestamp": t, "confidence": confidence,
+        "gaze_normals_3d": normals, "eye_centers_3d": _EYE_CENTERS_MM, "gaze_point_3d": point,
+        "norm_pos": [0.5 + point[0] / (2 * _GAZE_DISTANCE_MM),
+                     0.5 - point[1] / (2 * _GAZE_DISTANCE_MM)],
+        "base_data": pupils})
+    return datums, blink
 
 
 class PupilAdapter:
@@ -96,14 +141,7 @@ class PupilAdapter:
             raise Rejected("bad_topic", f"pupil: expected [topic, payload, ...], got "
                                         f"{len(frames)} frame(s)")
         topic = bytes(frames[0][:64]).decode("utf-8", "replace")
-        try:
-            datum = msgpack.unpackb(frames[1], raw=False, strict_map_key=False,
-                                    max_array_len=4096, max_map_len=256, max_str_len=65536)
-        except Exception as exc:  # msgpack raises many unrelated types on garbage
-            raise Rejected("undecodable", f"pupil {topic}: {type(exc).__name__}: {exc}") from None
-        if not isinstance(datum, dict):
-            raise Rejected("not_a_map", f"pupil {topic}: datum must be a map, "
-                                        f"got {type(datum).__name__}")
+        datum = unpack(frames[1], f"pupil {topic}", max_str_len=65536)
         timestamp = datum.get("timestamp")
         if isinstance(timestamp, bool) or not isinstance(timestamp, (int, float)):
             raise Rejected("missing_t", f"pupil {topic}: timestamp must be a number, "

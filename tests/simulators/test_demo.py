@@ -2,10 +2,10 @@
 
 import io
 
-from distractd.daemon import demo, default_model_path
+from distractd.daemon import default_model_path
 from distractd.models import load_model
 from distractd.pipeline import Recording, extract_features
-from distractd.simulators import simulate_drive
+from distractd.simulators import demo, simulate_drive
 
 
 def test_shipped_default_model_loads_with_segment_prototypes():

@@ -1,10 +1,12 @@
-"""The wire format (DESIGN §3): pure encode/decode functions for every message distractd speaks.
+"""The native wire format (DESIGN §3): pure encode/decode functions for every message distractd speaks.
 
 Messages are multipart ``[topic, payload, *ignored]`` with a msgpack payload. Input topics are
 ``samples.<stream_id>``; the payload is a *map* (one sample, canonical names) or a *block* (``seq``,
 ``fields``, ``dtype``, ``data`` = n × len(fields) row-major bytes). Output topics are
-``state.<stream_id>`` and ``event.<stream_id>``. Decoding is bounded (message size, block rows,
-msgpack container lengths) and every rejection raises :class:`Rejected` carrying one reason of
+``state.<stream_id>`` and ``event.<stream_id>``; their payloads are built here too
+(:func:`state_message`, :func:`transition_event`, :func:`segment_event`) so the schema of every
+published message has one home. Decoding is bounded (message size, block rows, msgpack container
+lengths, :func:`unpack`) and every rejection raises :class:`Rejected` carrying one reason of
 :data:`REJECTION_REASONS`, which the daemon counts.
 """
 
@@ -13,15 +15,19 @@ import re
 import msgpack
 import numpy as np
 
-from .._errors import DistractdError, SchemaError
-from ..pipeline import FIELDS, block_from_columns, block_from_maps
+from ..._errors import DistractdError, SchemaError
+from ._schema import FIELDS, block_from_columns, block_from_maps
 
 __all__ = [
-    "VERSION", "REJECTION_REASONS", "Rejected", "Limits", "decode_samples", "encode_map",
-    "encode_block", "encode_state", "encode_event", "decode_output",
+    "VERSION", "STATES", "REJECTION_REASONS", "Rejected", "Limits", "unpack", "decode_samples",
+    "encode_map", "encode_block", "state_message", "transition_event", "segment_event",
+    "encode_state", "encode_event", "decode_output",
 ]
 
 VERSION = 1
+STATES = ("attentive", "distracted", "unknown")
+"""Published states, indexed by label: 0 attentive, 1 distracted, -1 (the last) unknown — no
+decision (too little valid data, a missing feature, or a stream warming up)."""
 REJECTION_REASONS = (
     "oversized", "bad_topic", "undecodable", "not_a_map", "unknown_version", "missing_t",
     "wrong_type", "bad_block", "too_many_streams",
@@ -100,14 +106,7 @@ def decode_samples(frames, limits):
     if len(payload) > limits.max_message_bytes:
         raise Rejected("oversized", f"stream {stream}: payload of {len(payload)} bytes exceeds "
                                     f"input.max_message_bytes={limits.max_message_bytes}")
-    try:
-        message = msgpack.unpackb(payload, raw=False, strict_map_key=False, max_array_len=4096,
-                                  max_map_len=256, max_str_len=4096, max_ext_len=0)
-    except Exception as exc:  # msgpack raises many unrelated types on garbage
-        raise Rejected("undecodable", f"stream {stream}: {type(exc).__name__}: {exc}") from None
-    if not isinstance(message, dict):
-        raise Rejected("not_a_map", f"stream {stream}: payload must be a map, "
-                                    f"got {type(message).__name__}")
+    message = unpack(payload, f"stream {stream}")
     if message.get("v") != VERSION:
         raise Rejected("unknown_version", f"stream {stream}: v must be {VERSION}, "
                                           f"got {message.get('v')!r}")
@@ -122,6 +121,34 @@ def decode_samples(frames, limits):
         return stream, block_from_maps((message,)), seq
     except SchemaError as exc:
         raise Rejected("wrong_type", f"stream {stream}: {exc}") from None
+
+
+def unpack(payload, where, max_str_len=4096):
+    """Decode a msgpack payload that must be a map, with bounded container sizes.
+
+    Parameters
+    ----------
+    payload : bytes
+    where : str
+        What the payload is, for the rejection's message (``"stream s1"``, ``"pupil gaze.3d.0."``).
+    max_str_len : int, default=4096
+        Longest string accepted, in bytes.
+
+    Raises
+    ------
+    Rejected
+        ``undecodable`` for anything msgpack cannot decode within the bounds, ``not_a_map`` for a
+        payload that is not a map.
+    """
+    try:
+        message = msgpack.unpackb(payload, raw=False, strict_map_key=False, max_array_len=4096,
+                                  max_map_len=256, max_str_len=max_str_len, max_ext_len=0)
+    except Exception as exc:  # msgpack raises many unrelated types on garbage
+        raise Rejected("undecodable", f"{where}: {type(exc).__name__}: {exc}") from None
+    if not isinstance(message, dict):
+        raise Rejected("not_a_map", f"{where}: payload must be a map, "
+                                    f"got {type(message).__name__}")
+    return message
 
 
 def _stream_id(topic, limits):
@@ -142,7 +169,7 @@ def _decode_block(stream, message, limits):
     if not isinstance(data, bytes):
         raise Rejected("wrong_type", f"stream {stream}: data must be bin, "
                                      f"got {type(data).__name__}")
-    if dtype not in _DTYPES:
+    if not isinstance(dtype, str) or dtype not in _DTYPES:
         raise Rejected("bad_block", f"stream {stream}: dtype must be one of {list(_DTYPES)}, "
                                     f"got {dtype!r}")
     canonical = fields == _CANONICAL
@@ -183,6 +210,41 @@ def encode_block(stream, block, seq, fields=FIELDS):
     message = {"v": VERSION, "seq": seq, "fields": list(fields), "dtype": "<f8",
                "data": np.ascontiguousarray(block).tobytes()}
     return [b"samples." + stream.encode("ascii"), msgpack.packb(message)]
+
+
+def state_message(stream, window_s, state, score, model_id, quality, segment):
+    """The payload of a ``state.<stream>`` message (DESIGN §3).
+
+    Parameters
+    ----------
+    stream : str
+    window_s : tuple of float
+        The window's start and end, in stream seconds; the end is the message's ``t``.
+    state : str
+        One of :data:`STATES`.
+    score : float
+        The detector's decision value (NaN where no feature row could be scored).
+    model_id : str
+    quality : float
+        Fraction of the window's samples that are valid.
+    segment : dict or None
+        The online segmenter's current segment.
+    """
+    return {"v": VERSION, "stream": stream, "t": window_s[1], "window": list(window_s),
+            "state": state, "score": score, "model": model_id, "quality": quality,
+            "segment": segment}
+
+
+def transition_event(stream, t, old, new, score, model_id):
+    """The payload of an ``event.<stream>`` message for a change of state at ``t`` (s)."""
+    return {"v": VERSION, "stream": stream, "t": t, "type": "transition", "from": old, "to": new,
+            "score": score, "model": model_id}
+
+
+def segment_event(stream, segment):
+    """The payload of an ``event.<stream>`` message for a finalised ``segment``."""
+    return {"v": VERSION, "stream": stream, "t": segment["end"], "type": "segment",
+            "segment": segment}
 
 
 def encode_state(message):

@@ -22,7 +22,7 @@ from pathlib import Path
 
 import numpy as np
 
-from .._errors import RecordingError, SchemaError
+from ..._errors import RecordingError, SchemaError
 from ._schema import FIELD_INDEX, FIELDS, N_FIELDS, block_from_columns
 
 __all__ = [

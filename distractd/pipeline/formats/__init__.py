@@ -1,0 +1,31 @@
+"""The canonical sample and all its forms: schema, recordings, wire messages, Pupil Core datums.
+
+Pure encode/decode, no sockets: the daemon and the simulators both speak through this package and
+never import each other (DESIGN §1).
+"""
+
+from ._pupil import PupilAdapter, gaze_angles, gaze_normal, pupil_datums
+from ._recording import (
+    Recording, describe, label_intervals, labels_from_intervals, read_csv, read_intervals,
+    read_recording, write_csv, write_intervals, write_recording,
+)
+from ._schema import (
+    FIELD_INDEX, FIELDS, N_FIELDS, OPTIONAL_FIELDS, RANGES, SPATIAL_FIELDS, UNITS,
+    block_from_columns, block_from_maps, empty_block, maps_from_block,
+)
+from ._wire import (
+    REJECTION_REASONS, STATES, VERSION, Limits, Rejected, decode_output, decode_samples,
+    encode_block, encode_event, encode_map, encode_state, segment_event, state_message,
+    transition_event, unpack,
+)
+
+__all__ = [
+    "FIELDS", "FIELD_INDEX", "N_FIELDS", "UNITS", "RANGES", "OPTIONAL_FIELDS", "SPATIAL_FIELDS",
+    "empty_block", "block_from_maps", "block_from_columns", "maps_from_block",
+    "Recording", "read_recording", "write_recording", "read_csv", "write_csv", "describe",
+    "label_intervals", "labels_from_intervals", "read_intervals", "write_intervals",
+    "VERSION", "STATES", "REJECTION_REASONS", "Rejected", "Limits", "unpack", "decode_samples",
+    "encode_map", "encode_block", "state_message", "transition_event", "segment_event",
+    "encode_state", "encode_event", "decode_output",
+    "PupilAdapter", "gaze_angles", "gaze_normal", "pupil_datums",
+]
