@@ -9,6 +9,7 @@ from ._recording import (
     Recording, describe, label_intervals, labels_from_intervals, read_csv, read_intervals,
     read_recording, write_csv, write_intervals, write_recording,
 )
+from ._taamneh import CENTER_PX, DEG_PER_PX, DRIVES, is_taamneh, read_taamneh
 from ._schema import (
     FIELD_INDEX, FIELDS, N_FIELDS, OPTIONAL_FIELDS, RANGES, SPATIAL_FIELDS, UNITS,
     block_from_columns, block_from_maps, empty_block, maps_from_block,
@@ -28,4 +29,5 @@ __all__ = [
     "encode_map", "encode_block", "state_message", "transition_event", "segment_event",
     "encode_state", "encode_event", "decode_output",
     "PupilAdapter", "gaze_angles", "gaze_normal", "pupil_datums",
+    "read_taamneh", "is_taamneh", "DRIVES", "DEG_PER_PX", "CENTER_PX",
 ]
