@@ -6,11 +6,13 @@ from ._protocol import Section, cognitive_load, drive_schedule, schedule_labels
 from ._pupil_emulator import PupilEmulator
 from ._replay import replay, stream_ids
 from ._simulate import (
-    DriveTruth, cohort_seeds, simulate_cohort, simulate_drive, simulate_drive_truth,
+    PROTOCOLS, DriveTruth, GlanceTruth, cohort_seeds, simulate_cohort, simulate_drive,
+    simulate_drive_truth,
 )
 
 __all__ = [
-    "simulate_drive", "simulate_drive_truth", "DriveTruth", "simulate_cohort", "cohort_seeds",
+    "simulate_drive", "simulate_drive_truth", "DriveTruth", "GlanceTruth", "simulate_cohort",
+    "cohort_seeds", "PROTOCOLS",
     "DriverTraits", "draw_driver", "Section", "drive_schedule", "schedule_labels", "cognitive_load",
     "replay", "stream_ids", "PupilEmulator", "demo", "NotifyReceiver", "free_port",
 ]

@@ -4,7 +4,8 @@ Gaze is a semi-Markov process over targets. On the road, fixations (optokinetic 
 the future path, Lappi & Lehtonen 2013) follow each other with small resetting saccades; their
 positions are an AR(1) scatter around the road centre. After each road fixation an off-road glance
 starts with a hazard equal to the driver's glance rate; the glance goes to a mirror or the
-speedometer (or, in visual-distraction episodes, the centre-stack display). Cognitive load and a
+speedometer (or, in visual-manual episodes, the phone/display low and left of the road: runs of
+glances with short on-road glances between, as when texting). Cognitive load and a
 slow driving-demand process modulate scatter, glance rate and fixation duration; the road's bends
 and hills move the road centre. Blinks are a gamma
 renewal process in time rescaled by the momentary blink rate, plus blinks attached to large gaze
@@ -18,10 +19,13 @@ from numba import njit
 
 from ._oculomotor import main_sequence_peak, saccade_duration
 
-__all__ = ["TARGETS", "GazePlan", "BlinkPlan", "plan_gaze", "plan_blinks"]
+__all__ = ["TARGETS", "GLANCE_TARGETS", "GazePlan", "BlinkPlan", "plan_gaze", "plan_blinks"]
 
 TARGETS = ("road", "interior_mirror", "right_mirror", "left_mirror", "speedometer", "display")
 """Gaze targets of a right-hand-drive car, indexed as in :attr:`GazePlan.target`."""
+
+GLANCE_TARGETS = ("road", "mirror_rear", "mirror_right", "mirror_left", "instrument", "display")
+"""The same targets by the names of glance ground truth (:meth:`DriveTruth.glances`)."""
 
 # Per target: yaw range, pitch range (degrees, + = right / up), viewing distance (m).
 _TARGET_GEOMETRY = np.array([
@@ -30,13 +34,14 @@ _TARGET_GEOMETRY = np.array([
     [35.0, 45.0, -10.0, -5.0, 1.0],
     [-70.0, -55.0, -10.0, -5.0, 1.6],
     [0.0, 5.0, -20.0, -15.0, 0.7],
-    [-30.0, -20.0, -30.0, -20.0, 0.7],
+    [-25.0, -5.0, -30.0, -20.0, 0.5],   # phone/display: centre console or held low (A)
 ])
 # Share of mirror/instrument glances per target (road and display are never drawn here).
 _GLANCE_SHARE = np.array([0.0, 0.40, 0.25, 0.10, 0.25, 0.0])
 _LINKED_BLINK_DEG, _LINKED_BLINK_P = 30.0, 0.85
 _BLINK_CV = 0.8
 _GRID_DT_S = 0.1
+_DISPLAY_DWELL_S = (0.4, 4.0)   # clip of one display dwell (A; texting glances 0.5-4 s)
 
 
 @dataclass
@@ -108,7 +113,8 @@ def plan_gaze(rng, traits, t_end_s, load, visual, road, demand, *, grid_dt_s=_GR
         traits.fixation_median_s, traits.glance_rate_per_min / 60.0, traits.glance_median_s,
         traits.okn_gain_per_s, traits.load_gaze_sd_yaw, traits.load_gaze_sd_pitch,
         traits.load_glance_rate, traits.load_fixation, traits.vmax_deg_s, traits.c_deg,
-        traits.load_velocity, traits.load_gaze_pitch_deg,
+        traits.load_velocity, traits.load_gaze_pitch_deg, traits.display_glance_median_s,
+        traits.display_glance_sigma, *_DISPLAY_DWELL_S,
     ])
     out = np.empty((n_max, 10))
     n = _plan_gaze_kernel(t_end_s, grid_dt_s, load, demand, visual, road, geometry[:, 0],
@@ -129,7 +135,8 @@ def plan_gaze(rng, traits, t_end_s, load, visual, road, demand, *, grid_dt_s=_GR
 def _plan_gaze_kernel(t_end, grid_dt, load, demand, visual, road, target_yaw, target_pitch,
                       glance_cdf, params, normals, uniforms, out):
     (sd_yaw, sd_pitch, road_pitch, fix_median, glance_rate, glance_median, okn_gain,
-     m_sd_yaw, m_sd_pitch, m_glance, m_fix, vmax, c, m_vel, ahead_pitch) = params
+     m_sd_yaw, m_sd_pitch, m_glance, m_fix, vmax, c, m_vel, ahead_pitch, display_median,
+     display_sigma, display_min, display_max) = params
     n_grid = len(load)
     t = 0.0
     road_yaw, road_pitch_now = 0.0, road_pitch
@@ -157,7 +164,8 @@ def _plan_gaze_kernel(t_end, grid_dt, load, demand, visual, road, target_yaw, ta
             drift_pitch = -okn_gain * 2.0
         elif target == 5:
             yaw, pitch = target_yaw[5] + z[0], target_pitch[5] + z[1]
-            duration = min(max(1.1 * np.exp(0.45 * z[2]), 0.3), 5.0)
+            duration = min(max(display_median * np.exp(display_sigma * z[2]), display_min),
+                           display_max)
             drift_yaw, drift_pitch = 0.0, 0.0
         else:
             yaw, pitch = target_yaw[target] + z[0], target_pitch[target] + 0.5 * z[1]

@@ -71,6 +71,8 @@ class DriverTraits:
     load_lean_m: tuple
     load_head_rot_deg: tuple
     load_gaze_pitch_deg: float
+    display_glance_median_s: float
+    display_glance_sigma: float
 
     def summary(self):
         """The traits as a JSON-ready dict (floats rounded to 4 significant digits)."""
@@ -173,5 +175,10 @@ def draw_driver(seed):
         load_head_rot_deg=tuple(float(v) for v in unit(rng.standard_normal(3))
                                 * lognormal(0.8, 0.3)),
         load_gaze_pitch_deg=lognormal(0.3, 0.3),
+        # Visual-manual (texting-like) task: dwell on the phone per glance is log-normal with this
+        # median and log SD (texting glances: mean 1.1-1.6 s, >= 10 % over 2 s; docs/simulator.md).
+        # Drawn last so that the traits above do not depend on them.
+        display_glance_median_s=lognormal(1.1, 0.15),
+        display_glance_sigma=float(rng.uniform(0.4, 0.55)),
         **effects,
     )

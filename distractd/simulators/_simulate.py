@@ -1,8 +1,11 @@
-"""Simulated drives: one driver per seed, all canonical fields, ground-truth labels.
+"""Simulated drives: one driver per seed, many drives per driver, three protocols, ground truth.
 
-A drive is assembled in stages, each with its own child of the seed's
-:class:`numpy.random.SeedSequence` so that switching one option (say ``drops``) leaves every other
-signal unchanged: driver traits, schedule, gaze plan, blinks, body (head, pupil, eyelid), tracker.
+A drive is assembled in stages, each with its own :class:`numpy.random.SeedSequence` child so that
+switching one option (say ``drops``, or the protocol) leaves every other random stream unchanged:
+driver traits, schedule, gaze plan, blinks, body (head, pupil, eyelid), tracker, road. The traits
+always come from child 0 of ``SeedSequence(seed)``; drive 0 takes its other streams from children
+1-6 of the same root (the simulator's original single drive), drive ``k >= 1`` from children 1-6 of
+``SeedSequence(seed, spawn_key=(7, k))``, a branch no other stream uses.
 """
 
 import math
@@ -10,16 +13,16 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .._validation import Interval, check_params
+from .._validation import Interval, Options, check_params
 from ..pipeline import FIELD_INDEX, Recording, empty_block
-from ._behaviour import plan_blinks, plan_gaze
+from ._behaviour import GLANCE_TARGETS, plan_blinks, plan_gaze
 from ._driver import draw_driver
 from ._oculomotor import ou_noise, render_eyelid, render_gaze, render_head, smooth_drift
-from ._protocol import cognitive_load, drive_schedule, schedule_labels
+from ._protocol import Section, cognitive_load, drive_schedule, schedule_labels
 from ._tracker import apply_tracker
 
-__all__ = ["simulate_drive", "simulate_drive_truth", "DriveTruth", "simulate_cohort",
-           "cohort_seeds"]
+__all__ = ["simulate_drive", "simulate_drive_truth", "DriveTruth", "GlanceTruth",
+           "simulate_cohort", "cohort_seeds", "PROTOCOLS"]
 
 SIMULATOR_VERSION = 2
 _GRID_DT_S = 0.1
@@ -32,15 +35,44 @@ _POSTURE_TAU_S = 300.0      # posture creep (A)
 _LIGHT_TAU_S = 90.0         # ambient-light pupil drift: clouds, road direction (A)
 _DEMAND_SD, _DEMAND_TAU_S = 0.8, 60.0         # log driving demand: traffic, junctions (A)
 _ROAD_SD_DEG, _ROAD_TAU_S = (2.5, 1.0), 40.0  # road direction ahead: bends, hills (A)
-_DEFAULT_OPTIONS = {"cognitive": True, "visual": False, "noise": True, "track_loss": True,
-                    "drops": True, "duplicates": True, "jitter": True}
+PROTOCOLS = ("cognitive", "visual-manual", "none")
+"""The task protocols: the source's sound counting, a texting-like visual-manual task, no task."""
+_VISUAL_LOAD = 0.5          # load of the visual-manual task, times the counting task's (A)
+_DRIVE_BRANCH = 7           # spawn_key (7, k): the streams of drive k >= 1
+_DEFAULT_OPTIONS = {"noise": True, "track_loss": True, "drops": True, "duplicates": True,
+                    "jitter": True}
 _CONSTRAINTS = {
     "seed": Interval(0, None, integer=True),
+    "drive": Interval(0, None, integer=True),
+    "protocol": Options(PROTOCOLS),
     "duration_s": [None, Interval(0, None, closed="neither")],
     "rate_hz": Interval(1.0, 2000.0),
-    "cognitive": bool, "visual": bool, "noise": bool, "track_loss": bool, "drops": bool,
-    "duplicates": bool, "jitter": bool,
+    "noise": bool, "track_loss": bool, "drops": bool, "duplicates": bool, "jitter": bool,
 }
+
+
+@dataclass
+class GlanceTruth:
+    """Every glance away from the road in a drive, in recording time (s).
+
+    A glance runs from the start of the saccade that leaves the road (or the previous glance
+    target) to the start of the saccade that leaves the target, as ISO 15007 counts transition
+    time into the glance; a glance still running at the end of the drive is cut there.
+    ``target`` names the glance target: "mirror_rear", "mirror_right", "mirror_left",
+    "instrument" or "display".
+    """
+
+    start_s: np.ndarray
+    end_s: np.ndarray
+    target: np.ndarray
+
+    @property
+    def duration_s(self):
+        """Glance durations (s)."""
+        return self.end_s - self.start_s
+
+    def __len__(self):
+        return len(self.start_s)
 
 
 @dataclass
@@ -52,7 +84,10 @@ class DriveTruth:
     load per frame; ``gaze_yaw``/``gaze_pitch`` the true gaze in the world, ``head`` (n, 3) the true
     head yaw/pitch/roll, ``closure`` the true eyelid closure, per frame; ``gaze_offset`` (n, 2) the
     tracker's gaze offset (yaw, pitch) per frame; ``section_gains`` the load level of each task
-    section.
+    section; ``road_centre`` (n, 2) the true road-ahead gaze direction (yaw, pitch) per frame,
+    around which road fixations scatter (bends, hills, the driver's road pitch and, under load,
+    gaze further ahead; without the tracker offset); ``protocol`` and ``drive`` as simulated.
+    :meth:`glances` lists the glances away from the road.
     """
 
     traits: object
@@ -68,25 +103,51 @@ class DriveTruth:
     closure: np.ndarray
     gaze_offset: np.ndarray
     section_gains: np.ndarray
+    road_centre: np.ndarray
+    protocol: str
+    drive: int
+
+    def glances(self):
+        """Every glance away from the road (mirrors, instrument, display).
+
+        Returns
+        -------
+        GlanceTruth
+            Start and end times (s, recording time) and target name of each glance, in order.
+        """
+        plan = self.gaze
+        off = np.flatnonzero(plan.target != 0)
+        t_end = self.sections[-1].end_s
+        start = np.minimum(plan.saccade_start[off], t_end)
+        end = np.minimum(plan.start[off] + plan.duration[off], t_end)
+        keep = end > start
+        names = np.asarray(GLANCE_TARGETS)[plan.target[off]]
+        return GlanceTruth(start_s=start[keep], end_s=end[keep], target=names[keep])
 
 
-def simulate_drive(seed, duration_s=None, rate_hz=60.0, *, cognitive=True, visual=False,
+def simulate_drive(seed, duration_s=None, rate_hz=60.0, *, drive=0, protocol="cognitive",
                    noise=True, track_loss=True, drops=True, duplicates=True, jitter=True):
-    """Simulate one driver's drive under the source protocol.
+    """Simulate one drive of one driver.
 
     Parameters
     ----------
     seed : int
-        Non-negative seed; it fixes the driver and the drive.
+        Non-negative seed; it fixes the driver (traits) and, with ``drive``, the drive.
     duration_s : float or None, default=None
-        Drive length in seconds; None follows the protocol (nine task sections, about 20-35 min).
+        Drive length in seconds; None follows the protocol (nine task sections, about 24-29 min).
     rate_hz : float, default=60.0
         Nominal tracker frame rate in Hz.
-    cognitive : bool, default=True
-        Task sections load the driver cognitively (the sound-counting task).
-    visual : bool, default=False
-        Task sections also contain visual-manual episodes: runs of 3-10 display glances (median
-        1.1 s, some over 2 s).
+    drive : int, default=0
+        Which drive of the driver: every drive has the same traits and its own schedule, gaze
+        plan, blinks, body noise, road and tracker noise. Drive 0 is the simulator's original
+        drive for ``seed``.
+    protocol : {"cognitive", "visual-manual", "none"}, default="cognitive"
+        "cognitive": task sections are the source's sound-counting task (cognitive load).
+        "visual-manual": task sections are a texting-like task: runs of 3-10 glances to a phone
+        low and left of the road (per-driver log-normal dwell, mean about 1.3 s, 10-15 % over
+        2 s) with 0.5-1.5 s on the road between, blinks inhibited, half the counting task's
+        cognitive load. "none": no task; one normal-driving section, labels all 0. The protocol
+        changes behaviour only: the random streams are those of ``(seed, drive)`` either way.
     noise, track_loss, drops, duplicates, jitter : bool, default=True
         Tracker imperfections; see :func:`~distractd.simulators._tracker.apply_tracker`.
 
@@ -94,40 +155,53 @@ def simulate_drive(seed, duration_s=None, rate_hz=60.0, *, cognitive=True, visua
     -------
     Recording
         Samples as delivered by the tracker; labels 1 inside task sections, 0 elsewhere (recovery
-        gaps included); ``meta`` holds the seed, rate, options, driver traits and schedule.
+        gaps included); ``meta`` holds the seed, ``driver_id``, ``drive``, ``protocol``,
+        ``recording_id``, rate, tracker options, driver traits and schedule.
 
     Examples
     --------
-    >>> recording = simulate_drive(7, duration_s=60.0, rate_hz=30.0)
-    >>> recording.meta["source"], recording.samples.shape[1]
-    ('simulator', 18)
+    >>> recording = simulate_drive(7, duration_s=60.0, rate_hz=30.0, drive=2)
+    >>> recording.meta["recording_id"], recording.samples.shape[1]
+    ('sim-7-d2-cognitive', 18)
     """
     return simulate_drive_truth(
-        seed, duration_s, rate_hz, cognitive=cognitive, visual=visual, noise=noise,
+        seed, duration_s, rate_hz, drive=drive, protocol=protocol, noise=noise,
         track_loss=track_loss, drops=drops, duplicates=duplicates, jitter=jitter)[0]
 
 
-def simulate_drive_truth(seed, duration_s=None, rate_hz=60.0, **options):
+def _drive_streams(seed, drive):
+    """The seven SeedSequence children of one drive: traits (always the driver's) then schedule,
+    gaze, blinks, body, tracker, road."""
+    driver = np.random.SeedSequence(seed).spawn(7)
+    if drive == 0:
+        return driver
+    return driver[:1] + np.random.SeedSequence(seed, spawn_key=(_DRIVE_BRANCH, drive)).spawn(7)[1:]
+
+
+def simulate_drive_truth(seed, duration_s=None, rate_hz=60.0, *, drive=0, protocol="cognitive",
+                         **options):
     """:func:`simulate_drive` plus the ground truth behind it.
 
     Returns
     -------
     recording : Recording
     truth : DriveTruth
-        The events and true signals, for calibration and for evaluating event detectors.
+        The events and true signals, for calibration and for evaluating event and glance
+        detectors (:meth:`DriveTruth.glances`).
     """
     unknown = set(options) - set(_DEFAULT_OPTIONS)
     if unknown:
         raise TypeError(f"simulate_drive got unknown options {sorted(unknown)}")
     options = {**_DEFAULT_OPTIONS, **options}
-    check_params({"seed": seed, "duration_s": duration_s, "rate_hz": rate_hz, **options},
-                 _CONSTRAINTS, owner="simulate_drive")
-    cognitive, visual = options["cognitive"], options["visual"]
-    streams = np.random.SeedSequence(seed).spawn(7)
+    check_params({"seed": seed, "drive": drive, "protocol": protocol, "duration_s": duration_s,
+                  "rate_hz": rate_hz, **options}, _CONSTRAINTS, owner="simulate_drive")
+    streams = _drive_streams(seed, drive)
     rng_schedule, rng_gaze, rng_blinks, rng_body, rng_tracker, rng_road = (
         np.random.default_rng(s) for s in streams[1:])
     traits = draw_driver(streams[0])
     sections = drive_schedule(rng_schedule, duration_s)
+    if protocol == "none":
+        sections = (Section("normal", 0.0, sections[-1].end_s),)
     task_starts = np.array([s.start_s for s in sections if s.kind == "task"])
     gains = np.exp(_SECTION_GAIN_SIGMA * rng_schedule.standard_normal(len(task_starts)))
     # each task section's load posture (head lean, head set) varies around the driver's own
@@ -137,10 +211,11 @@ def simulate_drive_truth(seed, duration_s=None, rate_hz=60.0, **options):
     t = np.arange(n) / rate_hz
 
     grid_t = np.arange(int(math.ceil(t_end / _GRID_DT_S)) + 1) * _GRID_DT_S
-    load_grid = (cognitive_load(grid_t, sections, gains=gains) if cognitive
-                 else np.zeros(len(grid_t)))
-    visual_grid = (schedule_labels(grid_t, sections).astype(np.float64) if visual
-                   else np.zeros(len(grid_t)))
+    load_grid = (cognitive_load(grid_t, sections, gains=gains) if protocol == "cognitive" else
+                 _VISUAL_LOAD * cognitive_load(grid_t, sections, gains=gains, sound_modulation=0.0)
+                 if protocol == "visual-manual" else np.zeros(len(grid_t)))
+    visual_grid = (schedule_labels(grid_t, sections).astype(np.float64)
+                   if protocol == "visual-manual" else np.zeros(len(grid_t)))
     demand_grid = np.exp(ou_noise(rng_road, len(grid_t), _GRID_DT_S, _DEMAND_TAU_S, _DEMAND_SD)
                          - _DEMAND_SD ** 2 / 2)   # mean 1
     road_grid = np.column_stack([smooth_drift(rng_road, len(grid_t), _GRID_DT_S, _ROAD_TAU_S, sd)
@@ -191,15 +266,21 @@ def simulate_drive_truth(seed, duration_s=None, rate_hz=60.0, **options):
                                           closure, rate_hz, **switches)
     meta = {
         "source": "simulator", "simulator_version": SIMULATOR_VERSION, "seed": int(seed),
-        "driver_id": f"sim-{seed}", "rate_hz": float(rate_hz),
+        "driver_id": f"sim-{seed}", "drive": int(drive), "protocol": protocol,
+        "recording_id": f"sim-{seed}-d{drive}-{protocol}", "rate_hz": float(rate_hz),
         "internal_rate_hz": float(rate_hz * max(1, math.ceil(500 / rate_hz))),
         "duration_s": float(t_end), "options": options, "traits": traits.summary(),
         "schedule": [[s.kind, round(s.start_s, 6), round(s.end_s, 6)] for s in sections],
     }
     recording = Recording(samples, schedule_labels(t[rows], sections), meta)
+    road_centre = np.column_stack([
+        np.interp(t, grid_t, road_grid[:, 0]),
+        traits.road_pitch_deg + np.interp(t, grid_t, road_grid[:, 1])
+        + traits.load_gaze_pitch_deg * load])
     truth = DriveTruth(traits=traits, sections=sections, t=t, rows=rows, gaze=gaze, blinks=blinks,
                        load=load, gaze_yaw=gaze_yaw, gaze_pitch=gaze_pitch, head=head,
-                       closure=closure, gaze_offset=offset, section_gains=gains)
+                       closure=closure, gaze_offset=offset, section_gains=gains,
+                       road_centre=road_centre, protocol=protocol, drive=int(drive))
     return recording, truth
 
 
@@ -254,25 +335,44 @@ def cohort_seeds(n_drivers, seed):
     return [int(child.generate_state(1)[0]) for child in children]
 
 
-def simulate_cohort(n_drivers, seed, **options):
-    """Simulate ``n_drivers`` drivers (the source study had 34).
+def simulate_cohort(n_drivers, seed, *, drives=1, protocol="cognitive", **options):
+    """Simulate ``drives`` drives of each of ``n_drivers`` drivers (the source study had 34 drivers,
+    one drive each).
 
     Parameters
     ----------
     n_drivers : int
+        Number of drivers.
     seed : int
-        Cohort seed; driver ``i`` is ``simulate_drive(cohort_seeds(n_drivers, seed)[i], ...)``.
+        Cohort seed; driver ``i`` has seed ``cohort_seeds(n_drivers, seed)[i]``.
+    drives : int, default=1
+        Drives per driver: drives ``0 .. drives - 1`` of :func:`simulate_drive`.
+    protocol : str or sequence of str, default="cognitive"
+        The protocol of every drive (see :func:`simulate_drive`); with a sequence, every drive is
+        simulated under each protocol in turn (same random streams, so paired by ``drive``).
     **options
-        Passed to :func:`simulate_drive` (``duration_s``, ``rate_hz``, the switches).
+        Passed to :func:`simulate_drive` (``duration_s``, ``rate_hz``, the tracker switches).
 
     Returns
     -------
     list of Recording
-        Each with ``meta["cohort"] = {"seed": seed, "index": i, "size": n_drivers}``.
+        Driver by driver, drive by drive, protocol by protocol. Each ``meta`` holds
+        ``driver_id`` (``sim-<driver seed>``, the same for all drives of a driver), ``drive``,
+        ``protocol``, a unique ``recording_id`` (``sim-<driver seed>-d<drive>-<protocol>``) and
+        ``cohort = {"seed": seed, "index": i, "size": n_drivers}``.
     """
+    protocols = (protocol,) if isinstance(protocol, str) else tuple(protocol)
+    check_params({"drives": drives}, {"drives": Interval(1, None, integer=True)},
+                 owner="simulate_cohort")
+    for name in protocols:
+        check_params({"protocol": name}, {"protocol": _CONSTRAINTS["protocol"]},
+                     owner="simulate_cohort")
     recordings = []
     for index, driver_seed in enumerate(cohort_seeds(n_drivers, seed)):
-        recording = simulate_drive(driver_seed, **options)
-        recording.meta["cohort"] = {"seed": int(seed), "index": index, "size": int(n_drivers)}
-        recordings.append(recording)
+        for drive in range(drives):
+            for name in protocols:
+                recording = simulate_drive(driver_seed, drive=drive, protocol=name, **options)
+                recording.meta["cohort"] = {"seed": int(seed), "index": index,
+                                            "size": int(n_drivers)}
+                recordings.append(recording)
     return recordings

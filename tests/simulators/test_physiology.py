@@ -13,7 +13,7 @@ CLEAN = dict(noise=False, track_loss=False, drops=False, duplicates=False, jitte
 
 @pytest.fixture(scope="module")
 def drive():
-    return simulate_drive_truth(21, cognitive=False, **CLEAN)
+    return simulate_drive_truth(21, protocol="none", **CLEAN)
 
 
 def _normal(t, sections):
