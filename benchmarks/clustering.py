@@ -11,8 +11,8 @@ import tracemalloc
 
 import numpy as np
 
-from distractd.models import make_clusterer
-from distractd.models._labelling import _standardize
+from distractd.models.clustering import make_clusterer
+from distractd.models.clustering._labelling import _standardize
 from distractd.pipeline import FEATURE_NAMES, extract_features
 from distractd.simulators import simulate_drive
 

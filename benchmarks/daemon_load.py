@@ -29,7 +29,7 @@ from pathlib import Path
 import numpy as np
 import zmq
 
-from distractd.daemon import Model, Session, default_model_path, load_config
+from distractd.daemon import Model, Session, decision_options, default_model_path, load_config
 from distractd.pipeline import PipelineConfig, write_recording
 from distractd.pipeline.formats import decode_output
 from distractd.simulators import NotifyReceiver, free_port, simulate_drive
@@ -50,8 +50,8 @@ def single_stream(recording, segmentation):
     """Per-window processing latency of one stream, in-process."""
     model = Model(default_model_path())
     config = load_config()
-    session = Session("one", model.pipeline_config, config["smoothing"],
-                      model.segmenter(segmentation), config["sessions"]["min_quality"], 0.0)
+    session = Session("one", model.pipeline_config, decision_options(config),
+                      model.segmenter(segmentation), 0.0)
     latencies = []
     samples = recording.samples
     for lo in range(0, len(samples), BLOCK_SAMPLES):

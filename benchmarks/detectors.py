@@ -24,13 +24,14 @@ from sklearn.model_selection import RepeatedStratifiedKFold
 from sklearn.svm import SVC
 from threadpoolctl import threadpool_limits
 
-from distractd.models import (
-    LapSVMClassifier, SSELMClassifier, hidden_output, hidden_weights, knn_graph,
-    lapsvm_grid_search, laplacian, load_model, rbf_kernel, save_model, sselm_grid_search,
+from distractd.models import LapSVMClassifier, SSELMClassifier, load_model, save_model
+from distractd.models.detectors import (
+    hidden_output, hidden_weights, knn_graph, laplacian, lapsvm_grid_search, model_specs,
+    rbf_kernel, sselm_grid_search,
 )
-from distractd.models._elm import _solve_output_weights
-from distractd.models._graph import _knn, _squared_distances
-from distractd.models._protocol import evaluate_driver, model_specs
+from distractd.models.detectors._elm import _solve_output_weights
+from distractd.models.detectors._graph import _knn, _squared_distances
+from distractd.models.evaluation import evaluate_driver
 from distractd.pipeline import extract_features
 from distractd.simulators import simulate_cohort
 

@@ -21,8 +21,9 @@ from pathlib import Path
 
 import numpy as np
 
-from distractd.models import HACA, OnlineSegmenter, SegmentPrototypes, Segmentation
-from distractd.models._aca import _dp_search, _make_problem
+from distractd.models import HACA, OnlineSegmenter
+from distractd.models.segmentation import SegmentPrototypes, Segmentation
+from distractd.models.segmentation._aca_search import _dp_search, _make_problem
 
 N_FRAMES = 3600
 MAX_LENGTH = 40

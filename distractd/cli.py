@@ -176,22 +176,30 @@ def _demo(args):
 def _add_pipeline_config(parser):
     parser.add_argument("--config", metavar="JSON",
                         help="pipeline settings as a JSON file (PipelineConfig.to_dict() keys)")
+    parser.add_argument("--drive-side", choices=("left", "right"), default=None,
+                        help="the driver's side of the car, for the mirrors' glance regions "
+                             "(default: left; right for the simulator's drives)")
 
 
-def _pipeline_config(args):
+def _pipeline_config(args, **defaults):
+    """The pipeline settings of ``--config`` and ``--drive-side`` over ``defaults``; None when
+    nothing is given."""
     from ._errors import ConfigError
     from .pipeline import PipelineConfig
 
-    if args.config is None:
-        return None
-    try:
-        with open(args.config) as file:
-            settings = json.load(file)
-    except (OSError, ValueError) as exc:
-        raise ConfigError(f"{args.config}: unreadable pipeline settings ({exc})") from exc
-    if not isinstance(settings, dict):
-        raise ConfigError(f"{args.config}: pipeline settings must be a JSON object")
-    return PipelineConfig.from_dict(settings)
+    settings = dict(defaults)
+    if args.config is not None:
+        try:
+            with open(args.config) as file:
+                loaded = json.load(file)
+        except (OSError, ValueError) as exc:
+            raise ConfigError(f"{args.config}: unreadable pipeline settings ({exc})") from None
+        if not isinstance(loaded, dict):
+            raise ConfigError(f"{args.config}: pipeline settings must be a JSON object")
+        settings.update(loaded)
+    if args.drive_side is not None:
+        settings["drive_side"] = args.drive_side
+    return PipelineConfig.from_dict(settings) if settings else None
 
 
 def _add_events(subparsers):
@@ -258,7 +266,7 @@ def _label(args):
     from pathlib import Path
 
     from ._errors import ConfigError
-    from .models import label_windows
+    from .models.clustering import label_windows
     from .pipeline import FEATURE_NAMES, extract_features, read_recording, write_intervals
 
     params = {}
@@ -308,9 +316,9 @@ def _segment(args):
     import numpy as np
 
     from ._errors import ModelError, RecordingError
-    from .models import (
-        SegmentPrototypes, clustering_accuracy_many_to_one, load_model, segment_drive,
-    )
+    from .models import load_model
+    from .models.evaluation import clustering_accuracy_many_to_one
+    from .models.segmentation import SegmentPrototypes, segment_drive
     from .pipeline import FEATURE_NAMES, PipelineConfig, extract_features, read_recording
 
     detector = load_model(args.model) if args.model else None
@@ -323,8 +331,7 @@ def _segment(args):
         raise RecordingError(f"{args.input}: too short for one {config.window_s} s window")
     labelled = windows.label >= 0
     if detector is not None:
-        detector.check_feature_names(FEATURE_NAMES)
-        Z = detector.normalize(windows.X)
+        Z = detector.normalize(windows.X[:, detector.feature_columns(FEATURE_NAMES)])
         rows = SegmentPrototypes.from_artifact(*detector.extras["segmenter"]).segment(
             np.where(np.isnan(Z), 0.0, Z))
         starts = np.append(rows["start"], rows["end"][-1])
@@ -362,15 +369,22 @@ def _add_simulate(subparsers):
     parser = _command(subparsers, "simulate", _simulate,
                       "Simulate drives of synthetic drivers (binary, or CSV for a .csv path).")
     parser.add_argument("--seed", type=int, required=True, help="driver (or cohort) seed, >= 0")
+    parser.add_argument("--drive", type=int, default=0, metavar="K",
+                        help="which drive of the driver (same traits, new drive; default 0)")
+    # the choices are distractd.simulators.PROTOCOLS, spelt out to keep start-up light
+    parser.add_argument("--protocol", choices=("cognitive", "visual-manual", "none"),
+                        default="cognitive", help="secondary task (default: %(default)s)")
     parser.add_argument("--duration", type=float, default=None, metavar="SECONDS",
                         help="drive length in seconds (default: the protocol, about 20-35 min)")
     parser.add_argument("--rate", type=float, default=60.0, metavar="HZ",
                         help="tracker frame rate in Hz (default 60)")
     parser.add_argument("--cohort", type=int, default=None, metavar="N",
-                        help="simulate N drivers, written as <stem>_<NN><suffix> next to --out")
+                        help="simulate N drivers, written as <stem>_<NN><suffix> next to --out "
+                             "(<stem>_<NN>_d<K><suffix> with --drives > 1)")
+    parser.add_argument("--drives", type=int, default=1, metavar="M",
+                        help="with --cohort: drives 0..M-1 of every driver (default 1)")
     parser.add_argument("--out", required=True, metavar="PATH", help="recording to write")
-    parser.add_argument("--visual", action="store_true", help="add visual-distraction episodes")
-    for switch in ("cognitive", "noise", "track-loss", "drops", "duplicates", "jitter"):
+    for switch in ("noise", "track-loss", "drops", "duplicates", "jitter"):
         parser.add_argument(f"--no-{switch}", dest=switch.replace("-", "_"),
                             action="store_false", help=f"switch {switch} off")
     parser.add_argument("--json", action="store_true", help="print a JSON summary")
@@ -381,28 +395,41 @@ def _simulate(args):
 
     from tqdm import tqdm
 
+    from ._errors import ConfigError
     from .pipeline import write_recording
     from .simulators import cohort_seeds, simulate_drive
 
     options = {name: getattr(args, name) for name in (
-        "cognitive", "visual", "noise", "track_loss", "drops", "duplicates", "jitter")}
+        "noise", "track_loss", "drops", "duplicates", "jitter")}
     out = Path(args.out)
     if args.cohort is None:
-        jobs = [(args.seed, out, None)]
+        if args.drives != 1:
+            raise ConfigError("--drives needs --cohort; for one drive of one driver use --drive")
+        jobs = [(args.seed, args.drive, out, None)]
     else:
+        if args.drive != 0:
+            raise ConfigError("--drive is for a single driver; with --cohort use --drives")
+        if args.drives < 1:
+            raise ConfigError(f"--drives must be >= 1, got {args.drives}")
         width = max(2, len(str(args.cohort - 1)))
-        jobs = [(seed, out.with_name(f"{out.stem}_{i:0{width}d}{out.suffix}"), i)
-                for i, seed in enumerate(cohort_seeds(args.cohort, args.seed))]
+        jobs = [(seed, drive, out.with_name(
+                    f"{out.stem}_{i:0{width}d}" + (f"_d{drive}" if args.drives > 1 else "")
+                    + out.suffix), i)
+                for i, seed in enumerate(cohort_seeds(args.cohort, args.seed))
+                for drive in range(args.drives)]
     summary = []
-    for seed, path, index in tqdm(jobs, desc="simulate", unit="drive", file=sys.stderr,
-                                  disable=None):
-        recording = simulate_drive(seed, args.duration, args.rate, **options)
+    for seed, drive, path, index in tqdm(jobs, desc="simulate", unit="drive", file=sys.stderr,
+                                         disable=None):
+        recording = simulate_drive(seed, args.duration, args.rate, drive=drive,
+                                   protocol=args.protocol, **options)
         if index is not None:
             recording.meta["cohort"] = {"seed": args.seed, "index": index, "size": args.cohort}
         path.parent.mkdir(parents=True, exist_ok=True)
         write_recording(recording, path)
-        summary.append({"path": str(path), "seed": seed, "samples": recording.n_samples,
-                        "duration_s": recording.duration_s,
+        summary.append({"path": str(path), "seed": seed, "drive": drive,
+                        "protocol": args.protocol,
+                        "recording_id": recording.meta["recording_id"],
+                        "samples": recording.n_samples, "duration_s": recording.duration_s,
                         "distracted_fraction": float((recording.labels == 1).mean())})
     if args.json:
         _print_json(summary if args.cohort is not None else summary[0])
@@ -410,7 +437,7 @@ def _simulate(args):
 
 
 def _add_train(subparsers):
-    from .models import MODELS
+    from .models.detectors import MODELS
 
     parser = _command(subparsers, "train", _train,
                       "Train a per-driver detector on labelled recordings and save the model.")
@@ -434,7 +461,7 @@ def _add_train(subparsers):
 
 
 def _train(args):
-    from .models import train_model, training_windows
+    from .models.detectors import train_model, training_windows
     from .pipeline import PipelineConfig, read_recording
 
     config = _pipeline_config(args) or PipelineConfig()
@@ -454,109 +481,171 @@ def _add_predict(subparsers):
     parser.add_argument("model", metavar="MODEL", help="model file written by train")
     parser.add_argument("input", metavar="IN", help="recording to score (.csv or binary)")
     parser.add_argument("--out", required=True, metavar="CSV", help="CSV to write")
-    _add_smoothing(parser)
+    _add_decision(parser)
 
 
 def _predict(args):
     import csv
 
-    from .models import DecisionSmoother, load_model, predict_windows
+    from .models import load_model
+    from .models.detectors import DecisionRule, predict_windows
     from .pipeline import read_recording
 
     detector = load_model(args.model)
     windows, scores, states = predict_windows(detector, read_recording(args.input),
-                                              DecisionSmoother(**_smoothing(args)))
+                                              DecisionRule(**_decision(args)))
     with open(args.out, "w", newline="") as file:
         writer = csv.writer(file)
         writer.writerow(["t_end", "score", "state"])
         for t_end, score, state in zip(windows.t_end.tolist(), scores.tolist(), states.tolist()):
-            unknown = score != score  # a missing feature: the daemon publishes "unknown"
-            writer.writerow([repr(t_end), "" if unknown else repr(score), "" if unknown else state])
+            writer.writerow([repr(t_end), "" if score != score else repr(score),
+                             "" if state < 0 else state])  # empty: the daemon's "unknown"
     return 0
 
 
-def _add_smoothing(parser):
-    parser.add_argument("--smoothing", choices=("hysteresis", "dwell"), default="hysteresis",
-                        help="decision smoothing of the state (default: %(default)s)")
-    parser.add_argument("--on", type=float, default=0.0, metavar="SCORE",
-                        help="upper (hysteresis) or decision (dwell) threshold (default: 0)")
+def _add_decision(parser):
+    parser.add_argument("--min-quality", type=float, default=None, metavar="FRACTION",
+                        help="windows with fewer valid samples get no decision (default: the "
+                             "daemon's sessions.min_quality)")
+    parser.add_argument("--smoothing", choices=("hysteresis", "dwell"), default=None,
+                        help="decision smoothing of the state (default: the daemon's)")
+    parser.add_argument("--on", type=float, default=None, metavar="SCORE",
+                        help="upper (hysteresis) or decision (dwell) threshold (default: the "
+                             "daemon's)")
     parser.add_argument("--off", type=float, default=None, metavar="SCORE",
-                        help="lower hysteresis threshold (default: --on)")
-    parser.add_argument("--min-dwell", type=float, default=0.0, metavar="SECONDS",
-                        help="persistence a new decision needs with dwell smoothing (default: 0)")
+                        help="lower hysteresis threshold (default: the daemon's, or --on when "
+                             "--on is given)")
+    parser.add_argument("--min-dwell", type=float, default=None, metavar="SECONDS",
+                        help="persistence a new decision needs with dwell smoothing (default: "
+                             "the daemon's)")
 
 
-def _smoothing(args):
-    return {"mode": args.smoothing, "on": args.on,
-            "off": args.on if args.off is None else args.off, "min_dwell_s": args.min_dwell}
+def _decision(args):
+    """The daemon's decision rule (its configuration defaults), with the options given."""
+    from .daemon import DEFAULTS, decision_options
+
+    options = decision_options(DEFAULTS)
+    given = {"min_quality": args.min_quality, "mode": args.smoothing, "on": args.on,
+             "off": args.on if args.off is None and args.on is not None else args.off,
+             "min_dwell_s": args.min_dwell}
+    options.update({key: value for key, value in given.items() if value is not None})
+    return options
 
 
 def _add_evaluate(subparsers):
-    from .models import MODELS
+    from .models.detectors import MODELS
+    from .models.evaluation import NORMALISATIONS, RECIPES, SCHEMES
+    from .simulators import PROTOCOLS
 
     parser = _command(subparsers, "evaluate", _evaluate,
-                      "Run the source evaluation protocol per driver on a simulated cohort or "
-                      "recordings; print the table, write results.json and sweep plots.")
+                      "Evaluate detectors under the schemes deployment meets (new driver, new "
+                      "drive) beside the source's; print one table per scheme, write "
+                      "results.json, table.txt and, with --plots, a timeline per test drive.")
     source = parser.add_mutually_exclusive_group(required=True)
     source.add_argument("--cohort", type=int, metavar="N", help="simulate N drivers")
     source.add_argument("inputs", nargs="*", default=[], metavar="IN",
-                        help="labelled recordings, one per driver")
-    parser.add_argument("--models", nargs="+", choices=MODELS, default=list(MODELS),
-                        help="models to compare (default: all)")
-    parser.add_argument("--grid", choices=("full", "small"), default="full",
-                        help="hyper-parameter grid (default: the source's full grid)")
-    parser.add_argument("--labelled", type=int, default=60, metavar="N",
-                        help="labelled windows per training fold (default: %(default)s)")
-    parser.add_argument("--unlabelled", type=int, default=None, metavar="N",
-                        help="unlabelled windows per training fold (default: all the rest)")
-    parser.add_argument("--folds", choices=("random", "blocked"), default="random",
-                        help="outer folds: the source's stratified random folds, or stretches of "
-                             "consecutive windows with overlapping training windows left out "
+                        help="labelled recordings, Taamneh et al. subject files, or folders of "
+                             "them; meta driver_id groups drives by driver")
+    parser.add_argument("--drives", type=int, default=3, metavar="M",
+                        help="simulated drives per driver (default: %(default)s)")
+    parser.add_argument("--protocol", nargs="+", choices=PROTOCOLS, default=["cognitive"],
+                        help="simulated protocol(s); with several, each driver drives each "
                              "(default: %(default)s)")
-    parser.add_argument("--draws", type=int, default=5, metavar="N",
-                        help="hidden layers per split for ELM and SS-ELM (default: %(default)s)")
-    parser.add_argument("--unlabelled-sizes", type=int, nargs="*", metavar="U",
-                        default=[0, 120, 240, 360, 480],
-                        help="unlabelled-size sweep at --sweep-labelled labelled windows (default: "
-                             "%(default)s; none to skip)")
-    parser.add_argument("--labelled-sizes", type=int, nargs="*", metavar="L",
-                        default=[16, 32, 48, 64, 80],
-                        help="labelled-size sweep at --sweep-unlabelled unlabelled windows "
-                             "(default: %(default)s; none to skip)")
+    parser.add_argument("--duration", type=float, default=None, metavar="SECONDS",
+                        help="simulated drive length (default: the protocol, about 20-35 min)")
+    parser.add_argument("--only", nargs="+", metavar="PROTOCOL",
+                        help="keep only the drives of these protocols (meta protocol, e.g. "
+                             "normal texting for Taamneh et al.)")
+    parser.add_argument("--scheme", nargs="+", choices=SCHEMES, default=None,
+                        help="evaluation schemes, side by side (default: new-driver when there "
+                             "are 2 or more drivers, new-drive when a driver has 2 or more "
+                             "drives, and source)")
+    parser.add_argument("--models", nargs="+", choices=MODELS,
+                        default=["sselm", "lapsvm", "elm", "svm"],
+                        help="models to compare (default: %(default)s)")
+    parser.add_argument("--grid", choices=("full", "small"), default="small",
+                        help="hyper-parameter grids (default: %(default)s; full is the "
+                             "source's, slow)")
+    parser.add_argument("--recipe", choices=RECIPES, default="cohort",
+                        help="how new-driver and new-drive train: cohort (every labelled "
+                             "window of the training drives) or per-driver (the source's 60 "
+                             "labels) (default: %(default)s)")
+    parser.add_argument("--normalisation", choices=NORMALISATIONS, default="running",
+                        help="features against the stream's running baseline (causal), each "
+                             "drive's own z-score (offline bound) or raw (default: %(default)s)")
+    parser.add_argument("--features", nargs="+", metavar="NAME",
+                        help="feature names (default: those with data in half the windows)")
+    parser.add_argument("--labelled", type=int, default=60, metavar="N",
+                        help="labelled windows of the per-driver recipe and the source and "
+                             "blocked schemes (default: %(default)s)")
+    parser.add_argument("--train", type=int, default=2000, metavar="N",
+                        help="most labelled training windows of the cohort recipe "
+                             "(default: %(default)s)")
+    parser.add_argument("--unlabelled", type=int, default=600, metavar="N",
+                        help="most unlabelled windows for semi-supervised models "
+                             "(default: %(default)s)")
+    parser.add_argument("--draws", type=int, default=1, metavar="N",
+                        help="hidden layers per fit for ELM and SS-ELM (default: %(default)s; "
+                             "the source used 5)")
+    parser.add_argument("--unlabelled-sizes", type=int, nargs="*", metavar="U", default=[],
+                        help="the source's unlabelled-size sweep (S0: 0 120 240 360 480)")
+    parser.add_argument("--labelled-sizes", type=int, nargs="*", metavar="L", default=[],
+                        help="the source's labelled-size sweep (S0: 16 32 48 64 80)")
     parser.add_argument("--sweep-labelled", type=int, default=60, metavar="L",
                         help="labelled windows of the unlabelled sweep (default: %(default)s)")
     parser.add_argument("--sweep-unlabelled", type=int, default=45, metavar="U",
                         help="unlabelled windows of the labelled sweep (default: %(default)s)")
-    parser.add_argument("--duration", type=float, default=None, metavar="SECONDS",
-                        help="simulated drive length (default: the protocol, about 20-35 min)")
+    parser.add_argument("--plots", action="store_true",
+                        help="a timeline PNG per test drive of the first scheme")
     parser.add_argument("--seed", type=int, default=0, help="random seed (default: %(default)s)")
     parser.add_argument("--jobs", type=int, default=1, metavar="N",
-                        help="drivers evaluated in parallel processes; results do not depend on "
-                             "it (default: %(default)s)")
+                        help="processes for the sweeps; results do not depend on it "
+                             "(default: %(default)s)")
     parser.add_argument("--out", required=True, metavar="DIR", help="directory for the results")
-    _add_smoothing(parser)
+    _add_decision(parser)
     _add_pipeline_config(parser)
 
 
 def _evaluate(args):
-    from .models import run_evaluation
-    from .pipeline import read_recording
+    from ._errors import ConfigError
+    from .models.evaluation import run_evaluation
+    from .pipeline import read_recordings
 
     if args.cohort is not None:
         from .simulators import simulate_cohort
 
-        recordings = simulate_cohort(args.cohort, args.seed, duration_s=args.duration)
+        recordings = simulate_cohort(args.cohort, args.seed, drives=args.drives,
+                                     protocol=args.protocol, duration_s=args.duration)
+        config = _pipeline_config(args, drive_side="right")  # the simulator's car
     else:
-        recordings = [read_recording(path) for path in args.inputs]
+        recordings = [r for path in args.inputs for r in read_recordings(path)]
+        config = _pipeline_config(args)
+    if args.only:
+        recordings = [r for r in recordings if r.meta.get("protocol") in args.only]
+        if not recordings:
+            raise ConfigError(f"evaluate.only: no drive of protocol(s) {args.only}")
+    schemes = args.scheme or _default_schemes(recordings)
+    print(f"{len(recordings)} drives of {len({r.meta.get('driver_id') for r in recordings})} "
+          f"drivers; schemes {', '.join(schemes)}", file=sys.stderr)
     _, text = run_evaluation(
-        recordings, args.out, models=args.models, grid=args.grid, n_labelled=args.labelled,
-        n_unlabelled=args.unlabelled, folds=args.folds, n_draws=args.draws, seed=args.seed,
-        config=_pipeline_config(args), smoothing=_smoothing(args),
+        recordings, args.out, schemes=schemes, models=args.models, grid=args.grid,
+        recipe=args.recipe, normalisation=args.normalisation, features=args.features,
+        n_labelled=args.labelled, n_train=args.train, n_unlabelled=args.unlabelled,
+        n_draws=args.draws, seed=args.seed, config=config, decision=_decision(args),
         unlabelled_sizes=args.unlabelled_sizes, labelled_sizes=args.labelled_sizes,
         sweep_n_labelled=args.sweep_labelled, sweep_n_unlabelled=args.sweep_unlabelled,
-        n_jobs=args.jobs, progress=sys.stderr.isatty())
+        plots=args.plots, n_jobs=args.jobs, progress=sys.stderr.isatty())
     print(text)
     return 0
+
+
+def _default_schemes(recordings):
+    """The schemes the recordings support: new-driver, new-drive, then the source's."""
+    drivers = [r.meta.get("driver_id") for r in recordings]
+    schemes = ["new-driver"] if len(set(drivers)) >= 2 else []
+    if any(drivers.count(d) >= 2 for d in set(drivers)):
+        schemes.append("new-drive")
+    return schemes + ["source"]
 
 
 _COMMANDS = [_add_info, _add_convert, _add_run, _add_replay, _add_pupil_emulator, _add_demo,

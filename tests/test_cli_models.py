@@ -7,7 +7,8 @@ import numpy as np
 import pytest
 
 from distractd.cli import main
-from distractd.models import DecisionSmoother, load_model, predict_windows
+from distractd.models import load_model
+from distractd.models.detectors import DecisionRule, predict_windows
 from distractd.pipeline import read_recording, write_recording
 from distractd.simulators import simulate_drive
 
@@ -27,11 +28,11 @@ def test_train_then_predict_writes_scores_and_smoothed_states(recording_path, tm
     assert f"elm model {detector.model_id}" in capsys.readouterr().out
     out = tmp_path / "scores.csv"
     assert main(["predict", str(model), str(recording_path), "--out", str(out),
-                 "--on", "0.2", "--off", "-0.2"]) == 0
+                 "--on", "0.2", "--off", "-0.2", "--min-quality", "0"]) == 0
     with open(out, newline="") as file:
         rows = list(csv.DictReader(file))
     windows, scores, states = predict_windows(detector, read_recording(recording_path),
-                                              DecisionSmoother(on=0.2, off=-0.2))
+                                              DecisionRule(min_quality=0.0, on=0.2, off=-0.2))
     assert len(rows) == len(windows) > 500
     np.testing.assert_allclose([float(r["t_end"]) for r in rows], windows.t_end)
     written = np.array([float(r["score"]) if r["score"] else np.nan for r in rows])
@@ -39,6 +40,7 @@ def test_train_then_predict_writes_scores_and_smoothed_states(recording_path, tm
     unknown = np.isnan(scores)
     assert 0 < unknown.sum() < 5  # the first windows, before PERCLOS has warmed up
     assert [r["state"] for r in rows if not r["score"]] == [""] * unknown.sum()
+    assert (states[unknown] == -1).all()
     assert [int(r["state"]) for r in rows if r["score"]] == states[~unknown].tolist()
     assert 0 < states.mean() < 1
 
@@ -69,33 +71,49 @@ def test_train_reports_a_bad_model_file_in_one_line(recording_path, tmp_path, ca
     assert err.startswith("distractd predict: error: model file") and "\n" not in err
 
 
-def test_evaluate_small_cohort_writes_table_results_and_plots(tmp_path, capsys):
+def test_evaluate_schemes_side_by_side_with_sweeps_and_timelines(tmp_path, capsys):
     out = tmp_path / "eval"
-    assert main(["evaluate", "--cohort", "2", "--duration", "240", "--models", "svm", "elm",
-                 "--grid", "small", "--draws", "1", "--unlabelled-sizes", "0", "120",
-                 "--labelled-sizes", "24", "--seed", "4", "--out", str(out)]) == 0
+    assert main(["evaluate", "--cohort", "3", "--drives", "2", "--protocol", "visual-manual",
+                 "--duration", "300", "--models", "svm", "elm",
+                 "--scheme", "new-driver", "new-drive", "source", "--unlabelled-sizes", "0",
+                 "120", "--labelled-sizes", "24", "--plots", "--seed", "4",
+                 "--out", str(out)]) == 0
     printed = capsys.readouterr().out
-    assert "G-mean" in printed and "False alarms/h" in printed
+    assert printed.startswith("G-mean by scheme") and "False alarms/h" in printed
+    assert "leak between 95 %-overlapping windows" in printed  # the source scheme says so
     results = json.loads((out / "results.json").read_text())
-    assert results["protocol"]["n_drivers"] == 2 and results["protocol"]["n_labelled"] == 60
-    for name in ("svm", "elm"):
-        g = results["models"][name]["g_mean"]
-        assert 0.5 < g["mean"] <= 1 and g["sd"] >= 0
-        assert len(results["models"][name]["per_driver"]["g_mean"]) == 2
-        assert results["models"][name]["false_alarms_per_hour"]["mean"] >= 0
+    protocol = results["protocol"]
+    assert protocol["n_drivers"] == 3 and protocol["n_drives"] == 6
+    assert protocol["normalisation"] == "running" and "glance_prc" in protocol["features"]
+    assert list(results["schemes"]) == ["new-driver", "new-drive", "source"]
+    for scheme in ("new-driver", "new-drive", "source"):
+        for name in ("svm", "elm"):
+            model = results["schemes"][scheme]["models"][name]
+            assert 0.5 < model["g_mean"]["mean"] <= 1
+            assert len(model["per_driver"]["g_mean"]) == 3
+            assert model["false_alarms_per_hour"]["mean"] >= 0
+            assert 0.5 < model["coverage"]["mean"] <= 1
+    # the honest schemes are no easier than the leaky one
+    g = {scheme: results["schemes"][scheme]["models"]["svm"]["g_mean"]["mean"]
+         for scheme in results["schemes"]}
+    assert g["new-driver"] < g["source"]
     assert results["sweeps"]["n_unlabelled"]["sizes"] == [0, 120]
     assert results["sweeps"]["n_labelled"]["sizes"] == [24]
-    for png in ("sweep_unlabelled.png", "sweep_labelled.png"):
+    timelines = sorted(out.glob("timeline_new-driver_*.png"))
+    assert len(timelines) == 6
+    for png in ("sweep_unlabelled.png", "sweep_labelled.png", timelines[0].name):
         assert (out / png).read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     assert (out / "table.txt").read_text().startswith(printed.splitlines()[0])
 
 
-def test_evaluate_with_blocked_folds_in_two_processes(tmp_path, capsys):
+def test_evaluate_blocked_per_driver_recipe_on_raw_features(tmp_path):
     out = tmp_path / "blocked"
-    assert main(["evaluate", "--cohort", "2", "--duration", "480", "--models", "elm",
-                 "--grid", "small", "--draws", "1", "--folds", "blocked", "--jobs", "2",
-                 "--unlabelled-sizes", "--labelled-sizes", "--seed", "4", "--out", str(out)]) == 0
+    assert main(["evaluate", "--cohort", "2", "--drives", "2", "--duration", "480",
+                 "--models", "elm", "--scheme", "blocked", "new-drive", "--recipe",
+                 "per-driver", "--normalisation", "none", "--labelled", "40", "--seed", "4",
+                 "--out", str(out)]) == 0
     results = json.loads((out / "results.json").read_text())
-    assert results["protocol"]["folds"] == "blocked" and results["protocol"]["purge_s"] == 10.0
-    assert len(results["models"]["elm"]["per_driver"]["g_mean"]) == 2
-    assert "sweeps" not in results or not results["sweeps"]
+    assert results["protocol"]["recipe"] == "per-driver"
+    for scheme in ("blocked", "new-drive"):
+        assert len(results["schemes"][scheme]["models"]["elm"]["per_driver"]["g_mean"]) == 2
+    assert not results["sweeps"]

@@ -13,7 +13,7 @@ from pathlib import Path
 from .._errors import ConfigError
 from .._validation import Interval, Options, check_params
 
-__all__ = ["DEFAULTS", "load_config", "parse_override"]
+__all__ = ["DEFAULTS", "load_config", "parse_override", "decision_options"]
 
 DEFAULTS = {
     "input": {
@@ -136,6 +136,12 @@ def load_config(path=None, overrides=()):
         raise ConfigError("security.secret_key_file must name a CURVE secret key file when "
                           "security.curve is true, got ''")
     return config
+
+
+def decision_options(config):
+    """Keyword arguments of :class:`~distractd.models.detectors.DecisionRule` in ``config``:
+    ``sessions.min_quality`` and the ``smoothing`` section."""
+    return {"min_quality": config["sessions"]["min_quality"], **config["smoothing"]}
 
 
 def parse_override(text):

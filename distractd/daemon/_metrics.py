@@ -13,7 +13,7 @@ from prometheus_client import Counter, Gauge, Histogram, Info
 from prometheus_client.core import GaugeMetricFamily
 
 from .. import __version__
-from ..pipeline import REJECT_REASONS
+from ..pipeline import ALERT_KINDS, REJECT_REASONS
 from ..pipeline.formats import REJECTION_REASONS, STATES
 
 __all__ = ["Metrics", "LATENCY_BUCKETS_S"]
@@ -75,6 +75,10 @@ class Metrics:
                                    "Changes of a stream's published state.", registry=registry)
         self.segments = Counter("distractd_segments_finalised_total",
                                 "Segments committed by the online segmenter.", registry=registry)
+        alerts = Counter("distractd_glance_alerts_total",
+                         "Glance alerts raised (Euro NCAP long distraction, visual attention "
+                         "time-sharing), by kind.", ["kind"], registry=registry)
+        self.alerts = {kind: alerts.labels(kind=kind) for kind in ALERT_KINDS}
         self.latency = Histogram("distractd_processing_latency_seconds",
                                  "Time from the arrival of the message completing a window to the "
                                  "publication of its state.", buckets=LATENCY_BUCKETS_S,

@@ -21,12 +21,15 @@ from prometheus_client import CollectorRegistry, start_http_server
 from threadpoolctl import threadpool_limits
 
 from .._errors import ConfigError, DistractdError, ModelError
-from ..models import SegmentPrototypes, load_model
-from ..pipeline import FIELD_INDEX, PipelineConfig, StreamProcessor, Windows, empty_block
+from ..models import load_model
+from ..models.segmentation import SegmentPrototypes
+from ..pipeline import (
+    FEATURE_NAMES, FIELD_INDEX, PipelineConfig, StreamProcessor, Windows, empty_block,
+)
 from ..pipeline.formats import (
     Limits, PupilAdapter, Rejected, decode_samples, encode_event, encode_state,
 )
-from ._config import load_config
+from ._config import decision_options, load_config
 from ._metrics import Metrics
 from ._session import Session, StreamSegmenter
 from ._sockets import Sockets, start_curve
@@ -53,6 +56,7 @@ class Model:
         self.path = str(path or default_model_path())
         self.detector = load_model(self.path)
         try:
+            self.columns = self.detector.feature_columns(FEATURE_NAMES)
             self.pipeline_config = PipelineConfig.from_dict(self.detector.pipeline_config)
             segmenter = self.detector.extras.get("segmenter")
             self.prototypes = SegmentPrototypes.from_artifact(*segmenter) if segmenter else None
@@ -63,7 +67,15 @@ class Model:
     def segmenter(self, enabled):
         if not enabled or self.prototypes is None:
             return None
-        return StreamSegmenter(self.prototypes, self.detector.normalize)
+        return StreamSegmenter(self.prototypes, self.normalize)
+
+    def normalize(self, X_windows):
+        """The model's z-score of its features among full window feature rows."""
+        return self.detector.normalize(X_windows[:, self.columns])
+
+    def scores(self, X_windows):
+        """Scores of full window feature rows; NaN where a feature of the model's is missing."""
+        return self.detector.window_scores(X_windows, self.columns)
 
     def _warm_up(self):
         """Compile every kernel and run every part once on a synthetic stream (also a check)."""
@@ -79,7 +91,7 @@ class Model:
         wire.setflags(write=False)
         windows = Windows.concat([processor.update(wire), processor.update(block[n // 2:])])
         try:
-            scores = self.detector.decision_function(np.nan_to_num(windows.X))
+            scores = self.detector.decision_function(np.nan_to_num(windows.X[:, self.columns]))
             segmenter = self.segmenter(True)
             if segmenter is not None:
                 segmenter.update(windows.X, windows.t_end)
@@ -347,20 +359,15 @@ class Service:
                                                       f"{limit} streams are active"), now)
             return None
         pipeline_config = self.model.pipeline_config
-        session = Session(stream, pipeline_config, config["smoothing"],
-                          self.model.segmenter(config["sessions"]["segmentation"]),
-                          config["sessions"]["min_quality"], now)
+        session = Session(stream, pipeline_config, decision_options(config),
+                          self.model.segmenter(config["sessions"]["segmentation"]), now)
         inbox = self.inboxes[stream] = _Inbox(session, pipeline_config)
         self.metrics.active_streams.set(len(self.inboxes))
         log.info("stream %s: new session (%d active)", stream, len(self.inboxes))
         return inbox
 
     def _classify_and_publish(self, pending, pub, counts):
-        X = np.concatenate([windows.X for _, windows, _ in pending])
-        scores = np.full(len(X), np.nan)
-        finite = np.isfinite(X).all(axis=1)
-        if finite.any():
-            scores[finite] = self.model.detector.decision_function(X[finite])
+        scores = self.model.scores(np.concatenate([windows.X for _, windows, _ in pending]))
         model_id = self.model.detector.model_id
         metrics = self.metrics
         start = 0
@@ -375,6 +382,8 @@ class Service:
                 pub.send_multipart(encode_event(message))
                 if message["type"] == "transition":
                     metrics.transitions.inc()
+                elif message["type"] == "alert":
+                    metrics.alerts[message["kind"]].inc()
                 else:
                     metrics.segments.inc()
             counts.states += len(states)

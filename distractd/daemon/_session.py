@@ -7,16 +7,19 @@ tracker clock resets, so no message is rejected for its timestamps;
 :meth:`Session.process` feeds the accepted samples of a batch, as one block, to the stream's
 :class:`~distractd.pipeline.StreamProcessor`, returning the windows they complete. The
 service classifies the windows of all sessions in one batch, then :meth:`Session.publish` turns each
-session's scores into state and event messages through its smoother and segmenter.
+session's scores into state and event messages through its decision rule and segmenter.
 """
 
 
 import numpy as np
 
 from .._errors import ModelError
-from ..models import DecisionSmoother, OnlineSegmenter
+from ..models.detectors import DecisionRule
+from ..models.segmentation import OnlineSegmenter
 from ..pipeline import StreamProcessor
-from ..pipeline.formats import STATES, segment_event, state_message, transition_event
+from ..pipeline.formats import (
+    STATES, alert_event, glance_state, segment_event, state_message, transition_event,
+)
 
 __all__ = ["Session", "StreamSegmenter"]
 
@@ -30,22 +33,20 @@ class Session:
         The stream id (the topic after ``samples.``).
     pipeline_config : PipelineConfig
         Window settings of the loaded model.
-    smoothing : dict
-        Keyword arguments of :class:`~distractd.models.DecisionSmoother`.
+    decision : dict
+        Keyword arguments of :class:`~distractd.models.detectors.DecisionRule` (``min_quality``
+        and the smoothing).
     segmenter : StreamSegmenter or None
         This stream's online segmenter, or None when segmentation is off.
-    min_quality : float
-        Windows whose valid-sample fraction is below this are published as ``unknown``.
     now_s : float
         Monotonic time of creation, in seconds.
     """
 
-    def __init__(self, stream, pipeline_config, smoothing, segmenter, min_quality, now_s):
+    def __init__(self, stream, pipeline_config, decision, segmenter, now_s):
         self.stream = stream
         self.processor = StreamProcessor(pipeline_config)
-        self.smoother = DecisionSmoother(**smoothing)
+        self.decision = DecisionRule(**decision)
         self.segmenter = segmenter
-        self.min_quality = min_quality
         self.last_seen_s = now_s
         self.next_seq = None
         self.state = "unknown"
@@ -102,31 +103,34 @@ class Session:
         states : list of dict
             One state message per window (DESIGN §3).
         events : list of dict
-            ``transition`` and ``segment`` events.
+            ``alert``, ``transition`` and ``segment`` events.
         """
-        usable = np.isfinite(scores) & (windows.quality >= self.min_quality)
-        decided = self.smoother.update(windows.t_end[usable], scores[usable])
-        events = []
+        alerts = [alert for group in windows.alerts for alert in group]
+        decided = self.decision.update(windows.t_end, scores, windows.quality,
+                                       [alert.t for alert in alerts])
+        events = [alert_event(self.stream, alert.kind, alert.t, alert.glances, alert.away_s)
+                  for alert in alerts]
+        glances = self.processor.config.glances
+        baseline = self.processor.baseline
         segments = []
+        usable = self.decision.usable(scores, windows.quality)
         if self.segmenter is not None and usable.any():
             segments = self.segmenter.update(windows.X[usable], windows.t_end[usable])
         states = []
-        k = 0
         for i in range(len(windows)):
             t_end = float(windows.t_end[i])
-            if usable[i]:
-                state = STATES[decided[k]]
-                k += 1
-            else:
-                state = STATES[2]
+            state = STATES[decided[i]]
             if state != self.state:
                 events.append(transition_event(self.stream, t_end, self.state, state,
                                                float(scores[i]), model_id))
                 self.state = state
+            glance = glance_state(windows.on_road[i], windows.off_road_s[i],
+                                  windows.buffer_s[i], windows.road_ready[i]) if glances else None
             states.append(state_message(
                 self.stream, (float(windows.t_start[i]), t_end), state, float(scores[i]),
                 model_id, float(windows.quality[i]),
-                self.segmenter.current if self.segmenter else None))
+                self.segmenter.current if self.segmenter else None, glance,
+                None if baseline is None else bool(np.isfinite(windows.X[i]).any())))
         events += [segment_event(self.stream, segment) for segment in segments]
         if states:
             self.latest = states[-1]

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .._errors import ConfigError
-from .._validation import Interval, check_params
+from .._validation import Interval, Options, check_params
 from .formats import FIELDS, RANGES
 
 __all__ = ["PipelineConfig"]
@@ -19,11 +19,12 @@ __all__ = ["PipelineConfig"]
 _POSITIVE = Interval(0, None, closed="neither")
 _NON_NEGATIVE = Interval(0, None)
 _FRACTION = Interval(0, 1)
+_ANGLE = Interval(-90, 90)
 
 
 @dataclass(frozen=True)
 class PipelineConfig:
-    """Settings of validation, eye events, derived measures and windows (DESIGN §4 steps 1-4).
+    """Settings of validation, eye events, derived measures, windows and glances (DESIGN §4).
 
     Parameters
     ----------
@@ -80,6 +81,63 @@ class PipelineConfig:
     label_purity : float, default=0.5
         A window takes label 1 (or 0) when more than half and at least this fraction of its
         labelled samples carry it; otherwise -1.
+    glances : bool, default=True
+        Run the glance channel (DESIGN §4.5; docs/pipeline.md "Glances"): per-sample glance
+        classes, ISO 15007 glances, the AttenD buffer, Euro NCAP alerts and the ``glance_*``
+        window features (NaN when off).
+    drive_side : {"left", "right"}, default="left"
+        The side of the car the driver sits on: the ``glance_*_mirror_yaw_deg`` settings describe
+        a left-hand-drive car, and a right-hand-drive car (the simulator's) mirrors their yaws.
+    baseline : bool, default=False
+        Standardise every window's features against the stream's own running baseline
+        (:class:`~distractd.pipeline.RunningBaseline`: robust location and scale over the last
+        ``baseline_memory_s``), so that ``Windows.X`` holds standardised features, NaN until the
+        baseline is ready. Cohort (driver-independent) models are trained with it on.
+    baseline_memory_s : float, default=300.0
+        How far back the baseline looks, seconds of window end time.
+    baseline_spacing_s : float, default=5.0
+        One window in ``baseline_spacing_s`` seconds enters the baseline.
+    baseline_warmup_s : float, default=60.0
+        Window end time after the baseline's first entry before features are given, seconds.
+    glance_road_radius_deg : float, default=8.0
+        Radius of the road-centre circle around the learned road centre, degrees (the
+        "percent road centre" area of Victor et al. 2005).
+    glance_road_warmup_s : float, default=60.0
+        Tracked gaze time the road-centre estimate needs before glance classes, the buffer and
+        alerts are reported, seconds (openpilot's driver-pose calibration is ready after 60 s).
+    glance_road_forget_s : float, default=300.0
+        Time constant of the exponential forgetting of the road-centre estimate, seconds.
+    glance_interior_mirror_yaw_deg, glance_interior_mirror_pitch_deg : float, default=20.0, 8.0
+        Centre of the rear-view (interior) mirror region relative to the road centre, degrees
+        (+ right, + up; left-hand-drive car: up and to the right).
+    glance_left_mirror_yaw_deg, glance_left_mirror_pitch_deg : float, default=-45.0, -8.0
+        Centre of the left wing-mirror region relative to the road centre, degrees.
+    glance_right_mirror_yaw_deg, glance_right_mirror_pitch_deg : float, default=60.0, -8.0
+        Centre of the right wing-mirror region relative to the road centre, degrees.
+    glance_mirror_radius_deg : float, default=10.0
+        Radius of each mirror region, degrees.
+    glance_instrument_yaw_deg, glance_instrument_pitch_deg : float, default=0.0, -18.0
+        Centre of the instrument-cluster region relative to the road centre, degrees.
+    glance_instrument_radius_deg : float, default=8.0
+        Radius of the instrument-cluster region, degrees.
+    glance_min_dip_s : float, default=0.15
+        A run of samples that would end a glance (back on road, or track loss) or start one
+        (off road) must last this long, seconds; shorter runs (blinks, overshoots) are bridged.
+    glance_buffer_s : float, default=2.0
+        Capacity of the AttenD attention buffer, seconds (Kircher & Ahlström 2009).
+    glance_buffer_delay_s : float, default=0.1
+        Delay after returning to the road before the buffer refills (at 1 s/s), seconds.
+    glance_free_s : float, default=1.0
+        Time of a mirror or instrument glance that does not drain the buffer, seconds.
+    glance_long_s : float, default=3.0
+        Euro NCAP long distraction: one glance away at least this long raises an alert, seconds.
+    glance_sharing_s : float, default=10.0
+        Euro NCAP visual attention time-sharing: glance-away time within
+        ``glance_sharing_window_s`` that raises an alert, seconds.
+    glance_sharing_window_s : float, default=30.0
+        Span of the time-sharing rule, seconds.
+    glance_sharing_reset_s : float, default=2.0
+        Continuous time back on the road that resets the time-sharing count, seconds.
     """
 
     window_s: float = 10.0
@@ -104,6 +162,33 @@ class PipelineConfig:
     blink_min_rate_hz: float = 10.0
     use_tracker_flags: bool = False
     label_purity: float = 0.5
+    glances: bool = True
+    drive_side: str = "left"
+    baseline: bool = False
+    baseline_memory_s: float = 300.0
+    baseline_spacing_s: float = 5.0
+    baseline_warmup_s: float = 60.0
+    glance_road_radius_deg: float = 8.0
+    glance_road_warmup_s: float = 60.0
+    glance_road_forget_s: float = 300.0
+    glance_interior_mirror_yaw_deg: float = 20.0
+    glance_interior_mirror_pitch_deg: float = 8.0
+    glance_left_mirror_yaw_deg: float = -45.0
+    glance_left_mirror_pitch_deg: float = -8.0
+    glance_right_mirror_yaw_deg: float = 60.0
+    glance_right_mirror_pitch_deg: float = -8.0
+    glance_mirror_radius_deg: float = 10.0
+    glance_instrument_yaw_deg: float = 0.0
+    glance_instrument_pitch_deg: float = -18.0
+    glance_instrument_radius_deg: float = 8.0
+    glance_min_dip_s: float = 0.15
+    glance_buffer_s: float = 2.0
+    glance_buffer_delay_s: float = 0.1
+    glance_free_s: float = 1.0
+    glance_long_s: float = 3.0
+    glance_sharing_s: float = 10.0
+    glance_sharing_window_s: float = 30.0
+    glance_sharing_reset_s: float = 2.0
 
     _constraints = {
         "window_s": _POSITIVE, "hop_s": Interval(1e-3, None), "blink_window_s": _POSITIVE,
@@ -116,6 +201,19 @@ class PipelineConfig:
         "blink_opening_max": _FRACTION, "blink_min_s": _NON_NEGATIVE, "blink_max_s": _POSITIVE,
         "blink_min_rate_hz": _NON_NEGATIVE, "use_tracker_flags": bool,
         "label_purity": Interval(0.5, 1),
+        "glances": bool, "drive_side": Options(("left", "right")), "baseline": bool,
+        "baseline_memory_s": _POSITIVE, "baseline_spacing_s": _POSITIVE,
+        "baseline_warmup_s": _NON_NEGATIVE, "glance_road_radius_deg": Interval(0, 45, closed="right"),
+        "glance_road_warmup_s": _NON_NEGATIVE, "glance_road_forget_s": _POSITIVE,
+        "glance_interior_mirror_yaw_deg": _ANGLE, "glance_interior_mirror_pitch_deg": _ANGLE,
+        "glance_left_mirror_yaw_deg": _ANGLE, "glance_left_mirror_pitch_deg": _ANGLE,
+        "glance_right_mirror_yaw_deg": _ANGLE, "glance_right_mirror_pitch_deg": _ANGLE,
+        "glance_mirror_radius_deg": _NON_NEGATIVE, "glance_instrument_yaw_deg": _ANGLE,
+        "glance_instrument_pitch_deg": _ANGLE, "glance_instrument_radius_deg": _NON_NEGATIVE,
+        "glance_min_dip_s": _NON_NEGATIVE, "glance_buffer_s": _POSITIVE,
+        "glance_buffer_delay_s": _NON_NEGATIVE, "glance_free_s": _NON_NEGATIVE,
+        "glance_long_s": _POSITIVE, "glance_sharing_s": _POSITIVE,
+        "glance_sharing_window_s": _POSITIVE, "glance_sharing_reset_s": _NON_NEGATIVE,
     }
 
     def __post_init__(self):
@@ -125,7 +223,8 @@ class PipelineConfig:
             if abs(ratio - round(ratio)) > 1e-9 * ratio:
                 raise ConfigError(f"pipeline.{name} must be a whole multiple of hop_s="
                                   f"{self.hop_s}, got {getattr(self, name)}")
-        for short, long in (("saccade_min_s", "saccade_max_s"), ("blink_min_s", "blink_max_s")):
+        for short, long in (("saccade_min_s", "saccade_max_s"), ("blink_min_s", "blink_max_s"),
+                            ("glance_sharing_s", "glance_sharing_window_s")):
             if getattr(self, short) > getattr(self, long):
                 raise ConfigError(f"pipeline.{short} must be <= {long}={getattr(self, long)}, "
                                   f"got {getattr(self, short)}")
@@ -176,7 +275,21 @@ _P_MEASURE_HOPS = 22
 _P_MAX_JUMP_S = 23
 _P_CLOCK_RESET_S = 24
 _P_SACCADE_NOISE_FACTOR = 25
-_P_LOW = 26                 # N_FIELDS lower range bounds, then N_FIELDS upper bounds
+_P_GLANCES = 26             # glance channel on (1) or off (0); angles below in radians
+_P_G_ROAD_RADIUS = 27
+_P_G_WARMUP_S = 28
+_P_G_FORGET_S = 29
+_P_G_REGIONS = 30           # 4 regions x (yaw, pitch, radius): interior, left, right, instrument
+_P_G_MIN_DIP_S = 42
+_P_G_BUFFER_S = 43
+_P_G_BUFFER_DELAY_S = 44
+_P_G_FREE_S = 45
+_P_G_LONG_S = 46
+_P_G_SHARING_S = 47
+_P_G_SHARING_WINDOW_S = 48
+_P_G_SHARING_RESET_S = 49
+_P_G_WINDOW_MIN = 50        # window_s / 60: converts glance counts per window to per minute
+_P_LOW = 51                 # N_FIELDS lower range bounds, then N_FIELDS upper bounds
 _P_HIGH = _P_LOW + len(FIELDS)
 _P_SIZE = _P_HIGH + len(FIELDS)
 
@@ -212,6 +325,27 @@ def _params(config):
     p[_P_MAX_JUMP_S] = config.max_jump_s
     p[_P_CLOCK_RESET_S] = config.clock_reset_s
     p[_P_SACCADE_NOISE_FACTOR] = config.saccade_noise_factor
+    p[_P_GLANCES] = float(config.glances)
+    p[_P_G_ROAD_RADIUS] = math.radians(config.glance_road_radius_deg)
+    p[_P_G_WARMUP_S] = config.glance_road_warmup_s
+    p[_P_G_FORGET_S] = config.glance_road_forget_s
+    regions = (("interior_mirror", "mirror"), ("left_mirror", "mirror"),
+               ("right_mirror", "mirror"), ("instrument", "instrument"))
+    mirrored = -1.0 if config.drive_side == "right" else 1.0
+    for r, (name, radius) in enumerate(regions):
+        side = mirrored if radius == "mirror" else 1.0
+        p[_P_G_REGIONS + 3 * r] = side * math.radians(getattr(config, f"glance_{name}_yaw_deg"))
+        p[_P_G_REGIONS + 3 * r + 1] = math.radians(getattr(config, f"glance_{name}_pitch_deg"))
+        p[_P_G_REGIONS + 3 * r + 2] = math.radians(getattr(config, f"glance_{radius}_radius_deg"))
+    p[_P_G_MIN_DIP_S] = config.glance_min_dip_s
+    p[_P_G_BUFFER_S] = config.glance_buffer_s
+    p[_P_G_BUFFER_DELAY_S] = config.glance_buffer_delay_s
+    p[_P_G_FREE_S] = config.glance_free_s
+    p[_P_G_LONG_S] = config.glance_long_s
+    p[_P_G_SHARING_S] = config.glance_sharing_s
+    p[_P_G_SHARING_WINDOW_S] = config.glance_sharing_window_s
+    p[_P_G_SHARING_RESET_S] = config.glance_sharing_reset_s
+    p[_P_G_WINDOW_MIN] = config.window_s / 60.0
     p[_P_LOW:_P_HIGH] = [RANGES[name][0] for name in FIELDS]
     p[_P_HIGH:_P_SIZE] = [RANGES[name][1] for name in FIELDS]
     return p

@@ -14,9 +14,17 @@ import numpy as np
 from numba import njit
 
 from .._errors import SchemaError
-from . import _events, _measures, _validate, _windows
-from ._config import _P_HOP_S, _P_LAG_S, _P_MEASURE_HOPS, _P_RING_HOPS, _P_WINDOW_HOPS, PipelineConfig, _params
+from . import _events, _glances, _measures, _validate, _windows
+from ._baseline import RunningBaseline
+from ._config import (
+    _P_GLANCES, _P_HOP_S, _P_LAG_S, _P_MEASURE_HOPS, _P_RING_HOPS, _P_WINDOW_HOPS,
+    PipelineConfig, _params,
+)
 from ._events import _EV_EPOCH, EVENT_KINDS, _blink_step, _saccade_step
+from ._glances import (
+    _A_MAX_ROWS, _A_SIZE, _A_WINDOW, _G_PITCH, _G_YAW, _GO_BUFFER, _GO_CLASS, _GO_OFF_S,
+    _GO_SIZE, GlanceChannel, GlanceTrace, _alerts_from_rows, _glance_step,
+)
 from .formats import N_FIELDS
 from ._validate import (
     _B_INDEX, _B_LABEL, _V_EPOCH, _V_LAST_T, _V_PERIOD, _V_Q_HEAD, _V_Q_N, ORDER_ACCEPT,
@@ -24,14 +32,17 @@ from ._validate import (
 )
 from ._windows import (
     _H_PENDING_BLINK, _H_PENDING_BLINK_COUNT, _H_PENDING_SACCADE, _H_T_COUNT, _O_SIZE, _W_HOP,
-    _W_NEXT_END, _W_STARTED, BLINK, N_TEMPORAL, SACCADE, Windows, _add_sample, _emit, _slot,
+    _W_NEXT_END, _W_STARTED, BLINK, FEATURE_NAMES, N_TEMPORAL, SACCADE, Windows, _add_glance,
+    _add_sample, _emit, _slot,
 )
 
-__all__ = ["StreamProcessor", "extract_features", "detect_events", "Events"]
+__all__ = ["StreamProcessor", "extract_features", "detect_events", "Events", "detect_glances"]
 
-# Per-row outputs: status code, gaze speed (rad/s), saccade status, blink status, clock epoch.
-_R_STATUS, _R_VELOCITY, _R_SACCADE, _R_BLINK, _R_EPOCH = range(5)
-_R_SIZE = 5
+# Per-row outputs: status code, gaze speed (rad/s), saccade status, blink status, clock epoch,
+# glance class, glance away so far (s), AttenD buffer (s), road centre yaw and pitch (rad).
+(_R_STATUS, _R_VELOCITY, _R_SACCADE, _R_BLINK, _R_EPOCH, _R_GLANCE, _R_OFF_S, _R_BUFFER,
+ _R_ROAD_YAW, _R_ROAD_PITCH) = range(10)
+_R_SIZE = 10
 _R_HELD = -1.0   # status of a sample still held back (none is after the end of the stream)
 _CHUNK = 4096    # rows per output buffer at most
 _FLUSH_PERIODS = 1.5   # the last hop is complete when the next sample is due within this
@@ -55,7 +66,15 @@ class StreamProcessor:
     accepted sample (inside a long gap) are skipped. A clock jump or reset is handled as
     :mod:`~distractd.pipeline._validate` describes: a lone future sample is dropped (``t_jump``);
     after a clock reset the windows and derived measures start afresh on the new clock (the old
-    clock's windows are flushed first). Per-stream memory is about 34 KB.
+    clock's windows are flushed first). Per-stream memory is about 58 KB (34 KB without glances:
+    the glance channel's road-centre histogram and hop sums take the rest).
+
+    The glance channel (``config.glances``) runs per sample: each window carries the 5 glance
+    features in ``X``, the glance state at its end and the alerts raised since the previous
+    window (see :class:`Windows`); :attr:`glances` holds the channel's state. With
+    ``config.baseline`` the features of every window are standardised against the stream's own
+    running baseline (:attr:`baseline`) before they are returned; the baseline runs on across a
+    clock reset (the driver is the same).
 
     Parameters
     ----------
@@ -70,11 +89,15 @@ class StreamProcessor:
         Measured sample rate in Hz (NaN before two samples).
     n_samples : int
         Samples received, rejected ones included.
+    glances : GlanceChannel
+        The stream's glance channel (road centre, readiness).
+    baseline : RunningBaseline or None
+        The stream's feature baseline when ``config.baseline`` is on.
 
     Examples
     --------
     >>> import numpy as np
-    >>> from distractd.pipeline import FIELD_INDEX, StreamProcessor, empty_block
+    >>> from distractd.pipeline import FEATURE_NAMES, FIELD_INDEX, StreamProcessor, empty_block
     >>> block = empty_block(1300)
     >>> block[:, 0] = np.arange(1300) / 60.0
     >>> block[:, FIELD_INDEX["gaze_r_yaw"]] = 0.1
@@ -83,6 +106,8 @@ class StreamProcessor:
     >>> windows = processor.update(block)
     >>> len(windows), float(windows.t_end[0]), round(processor.rate_hz, 6)
     (23, 10.0, 60.0)
+    >>> windows.X.shape, float(windows.X[0, FEATURE_NAMES.index("glance_prc")])
+    ((23, 30), 1.0)
     >>> [float(t) for t in processor.flush().t_end]
     [21.5]
     """
@@ -103,6 +128,11 @@ class StreamProcessor:
         self._ring = _windows._new_ring(int(self._params[_P_RING_HOPS]))
         self._mstate = _measures._new_state()
         self._mring = _measures._new_ring(int(self._params[_P_MEASURE_HOPS]))
+        self.glances = GlanceChannel(config)
+        self._pending_alerts = []
+        self.baseline = RunningBaseline(
+            len(FEATURE_NAMES), config.baseline_memory_s, config.baseline_spacing_s,
+            config.baseline_warmup_s) if config.baseline else None
 
     @property
     def rejected(self):
@@ -129,8 +159,7 @@ class StreamProcessor:
         -------
         Windows
         """
-        windows, _, _ = self._feed(block, labels, with_events=False, final=False)
-        return windows
+        return self._feed(block, labels, with_events=False, final=False)[0]
 
     def flush(self):
         """End of the stream: return the windows that the data so far can complete.
@@ -146,8 +175,7 @@ class StreamProcessor:
         -------
         Windows
         """
-        windows, _, _ = self._feed(_NO_SAMPLES, None, with_events=False, final=True)
-        return windows
+        return self._feed(_NO_SAMPLES, None, with_events=False, final=True)[0]
 
     def _feed(self, block, labels, with_events, final):
         block = _as_block(block)
@@ -160,26 +188,48 @@ class StreamProcessor:
             out_e = np.empty((chunk + 2, _events._EV_SIZE))
         else:
             rows = out_e = _NO_ROWS
-        found_w, found_e = [], []
+        out_a = np.empty((_A_MAX_ROWS + 8, _A_SIZE))
+        g = self.glances
+        found_w, found_e, found_a = [], [], []
+        n_found = 0
         start = 0
         done = False
         while not done:
-            start, n_w, n_e, done = _run(block, labels, start, self.n_samples, final, self._params,
-                                         self._vstate, self._held, self._estate, self._wstate,
-                                         self._ring, self._mstate, self._mring, out_w, out_e, rows)
+            start, n_w, n_e, n_a, done = _run(
+                block, labels, start, self.n_samples, final, self._params, self._vstate,
+                self._held, self._estate, self._wstate, self._ring, self._mstate, self._mring,
+                g._state, g._hist, g._ring, out_w, out_e, out_a, rows)
             if n_w:
                 found_w.append(out_w[:n_w].copy())
             if n_e:
                 found_e.append(out_e[:n_e].copy())
+            if n_a:
+                alert_rows = out_a[:n_a].copy()
+                alert_rows[:, _A_WINDOW] += n_found
+                found_a.append(alert_rows)
+            n_found += n_w
         self.n_samples += n
+        alerts, where = _alerts_from_rows(np.concatenate(found_a)) if found_a else ([], [])
         if not found_w:
             windows = _NO_WINDOWS
-        elif len(found_w) == 1:
-            windows = Windows._from_rows(found_w[0])
+            self._pending_alerts.extend(alerts)
         else:
-            windows = Windows._from_rows(np.concatenate(found_w))
+            per_window = [[] for _ in range(n_found)]
+            per_window[0].extend(self._pending_alerts)
+            self._pending_alerts = []
+            for alert, index in zip(alerts, where):
+                if index < n_found:
+                    per_window[index].append(alert)
+                else:
+                    self._pending_alerts.append(alert)
+            attached = np.empty(n_found, dtype=object)
+            attached[:] = [tuple(a) for a in per_window]
+            rows_w = found_w[0] if len(found_w) == 1 else np.concatenate(found_w)
+            windows = Windows._from_rows(rows_w, attached)
+            if self.baseline is not None:
+                windows.X = self.baseline.update(windows.t_end, windows.X)
         events = np.concatenate(found_e) if found_e else np.empty((0, _events._EV_SIZE))
-        return windows, events, rows
+        return windows, events, rows, alerts
 
 
 def _as_block(block):
@@ -202,13 +252,14 @@ def _as_labels(labels, n):
 
 @njit(cache=True)
 def _run(block, labels, start, base, final, params, vstate, held, estate, wstate, ring, mstate,
-         mring, out_w, out_e, rows):
+         mring, gstate, ghist, gring, out_w, out_e, out_a, rows):
     """Process the queued held samples and the block's rows from ``start`` until all are done or
     an output buffer is nearly full; at the end, with ``final``, flush the stream.
 
     ``base`` is the stream index of the block's first row. Per-row outputs and events are written
-    only when ``rows`` is not empty (an empty ``out_e`` then drops events). Returns ``(next row,
-    windows written, events written, done)``.
+    only when ``rows`` is not empty (an empty ``out_e`` then drops events). Alert rows go to
+    ``out_a`` with the count of windows written before them. Returns ``(next row, windows
+    written, events written, alert rows written, done)``.
     """
     hop_s = params[_P_HOP_S]
     lag_s = params[_P_LAG_S]
@@ -217,14 +268,18 @@ def _run(block, labels, start, base, final, params, vstate, held, estate, wstate
     n_rows = block.shape[0]
     x = np.empty(N_FIELDS)
     measures = np.full(N_TEMPORAL, np.nan)
+    gout = np.full(_GO_SIZE, np.nan)
     has_labels = labels.shape[0] > 0
     record = rows.shape[0] > 0   # per-row outputs and events are wanted
+    glances = params[_P_GLANCES] == 1.0
     n_w = 0
     n_e = 0
+    n_a = 0
     i = start
     while True:
-        if n_w + margin > out_w.shape[0] or record and n_e + 2 > out_e.shape[0]:
-            return i, n_w, n_e, False
+        if (n_w + margin > out_w.shape[0] or record and n_e + 2 > out_e.shape[0]
+                or n_a + _A_MAX_ROWS > out_a.shape[0]):
+            return i, n_w, n_e, n_a, False
         if vstate[_V_Q_N] > 0.0:   # held samples released for processing come first
             q = int(vstate[_V_Q_HEAD])
             for j in range(N_FIELDS):
@@ -245,14 +300,18 @@ def _run(block, labels, start, base, final, params, vstate, held, estate, wstate
                 rows[k, 2] = -2.0
                 rows[k, 3] = -2.0
                 rows[k, 4] = vstate[_V_EPOCH]
+                rows[k, 5:] = np.nan
+                rows[k, _R_GLANCE] = -1.0
             order = _order(x, label, base + k, params, vstate, held, rows, base)
             if order == ORDER_RESET:
                 n_w = _finish(params, vstate, estate, wstate, ring, out_w, n_w)
                 _restart(vstate, estate, wstate, ring, mstate, mring)
+                _glances._restart(gstate, ghist, gring)
             if order != ORDER_ACCEPT:
                 continue
         else:
             break
+        has_gaze = not (np.isnan(x[7]) and np.isnan(x[8]) and np.isnan(x[9]) and np.isnan(x[10]))
         status = _validate_row(x, params, vstate)
         keep_row = record and 0 <= k < rows.shape[0]
         if keep_row:
@@ -303,14 +362,27 @@ def _run(block, labels, start, base, final, params, vstate, held, estate, wstate
         _measures._measure_sample(mring, mstate, hop, params, x, 0.0 if gap else dt, b_status,
                                   b_duration, measures)
         _add_sample(ring, wstate, hop, x, not lost, measures, label)
+        if glances:
+            first_alert = n_a
+            n_a = _glance_step(x, has_gaze, t, dt, gap, lost, params, gstate, ghist, gring, gout,
+                               out_a, n_a)
+            for a in range(first_alert, n_a):
+                out_a[a, _A_WINDOW] = n_w
+            _add_glance(ring, hop, gout)
         if keep_row:
             rows[k, 1] = estate[_events._E_VELOCITY]
             rows[k, 2] = s_status
             rows[k, 3] = b_status
+            if glances:
+                rows[k, _R_GLANCE] = gout[_GO_CLASS]
+                rows[k, _R_OFF_S] = gout[_GO_OFF_S]
+                rows[k, _R_BUFFER] = gout[_GO_BUFFER]
+                rows[k, _R_ROAD_YAW] = gstate[_G_YAW]
+                rows[k, _R_ROAD_PITCH] = gstate[_G_PITCH]
     if final:
         _release(vstate, held, rows, base)
         n_w = _finish(params, vstate, estate, wstate, ring, out_w, n_w)
-    return i, n_w, n_e, True
+    return i, n_w, n_e, n_a, True
 
 
 @njit(cache=True)
@@ -358,9 +430,8 @@ def extract_features(recording, config=None):
     -------
     Windows
     """
-    windows, _, _ = StreamProcessor(config)._feed(recording.samples, recording.labels,
-                                                  with_events=False, final=True)
-    return windows
+    return StreamProcessor(config)._feed(recording.samples, recording.labels, with_events=False,
+                                         final=True)[0]
 
 
 @dataclass
@@ -427,8 +498,8 @@ def detect_events(recording, config=None):
     Events
     """
     processor = StreamProcessor(config)
-    _, events, rows = processor._feed(recording.samples, recording.labels, with_events=True,
-                                      final=True)
+    _, events, rows, _ = processor._feed(recording.samples, recording.labels, with_events=True,
+                                         final=True)
     t = recording.t
     accepted = rows[:, _R_STATUS] < REJECTED
     epochs = rows[:, _R_EPOCH]
@@ -450,3 +521,30 @@ def detect_events(recording, config=None):
     code = np.where(accepted, 0, rows[:, _R_STATUS].astype(np.int64) - REJECTED + 1)
     return Events(t.copy(), flags["saccade"], flags["blink"], lost,
                   np.degrees(rows[:, _R_VELOCITY]), reasons[code], events[:, :_EV_EPOCH])
+
+
+def detect_glances(recording, config=None):
+    """Per-sample glance channel of a whole recording (DESIGN §4.5), by the streaming processor.
+
+    Parameters
+    ----------
+    recording : Recording
+    config : PipelineConfig, default=None
+
+    Returns
+    -------
+    GlanceTrace
+        Class, glance away so far, AttenD buffer and road centre per sample (rejected samples:
+        class -1, NaN), and every alert raised.
+    """
+    processor = StreamProcessor(config)
+    _, _, rows, alerts = processor._feed(recording.samples, recording.labels, with_events=True,
+                                         final=True)
+    return _trace(recording.t, rows, alerts)
+
+
+def _trace(t, rows, alerts):
+    glance = np.where(np.isnan(rows[:, _R_GLANCE]), -1, rows[:, _R_GLANCE]).astype(np.int8)
+    return GlanceTrace(np.asarray(t, dtype=float).copy(), glance, rows[:, _R_OFF_S].copy(),
+                       rows[:, _R_BUFFER].copy(), np.degrees(rows[:, _R_ROAD_YAW]),
+                       np.degrees(rows[:, _R_ROAD_PITCH]), list(alerts))

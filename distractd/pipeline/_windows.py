@@ -16,7 +16,11 @@ from dataclasses import dataclass
 import numpy as np
 from numba import njit
 
-from ._config import _P_HOP_S, _P_LABEL_PURITY, _P_WINDOW_HOPS, _P_WINDOW_S
+from ._config import _P_G_WINDOW_MIN, _P_HOP_S, _P_LABEL_PURITY, _P_WINDOW_HOPS, _P_WINDOW_S
+from ._glances import (
+    _GO_BUFFER, _GO_COUNT, _GO_DT, _GO_DURATION, _GO_HAS_GAZE, _GO_INTERNAL, _GO_OFF_S,
+    _GO_ON_ROAD, _GO_READY, GLANCE_FEATURES, INSTRUMENT, LOST, MIRROR, OFF_ROAD, ON_ROAD,
+)
 from .formats import SPATIAL_FIELDS
 
 __all__ = ["FEATURE_NAMES", "MEASURES", "Windows"]
@@ -26,13 +30,16 @@ MEASURES = SPATIAL_FIELDS + (
 )
 """The 15 per-sample measures of Table 5.1 (S0 §5.3.4), in feature order."""
 
-FEATURE_NAMES = tuple(f"mean_{m}" for m in MEASURES) + tuple(f"sd_{m}" for m in SPATIAL_FIELDS)
-"""The 25 window features (S0 §5.3.5): the mean of the 15 measures, then the standard deviation
-(ddof=1) of the 10 spatial ones."""
+FEATURE_NAMES = (tuple(f"mean_{m}" for m in MEASURES) + tuple(f"sd_{m}" for m in SPATIAL_FIELDS)
+                 + GLANCE_FEATURES)
+"""The 30 window features: the 25 of S0 §5.3.5 (the mean of the 15 measures, then the standard
+deviation, ddof=1, of the 10 spatial ones), then the 5 glance features of
+:data:`~distractd.pipeline.GLANCE_FEATURES` (DESIGN §4.5)."""
 
 N_SPATIAL = len(SPATIAL_FIELDS)
 N_TEMPORAL = len(MEASURES) - N_SPATIAL
 N_FEATURES = len(FEATURE_NAMES)
+N_GLANCE_FEATURES = len(GLANCE_FEATURES)
 SACCADE, BLINK, BLINK_FREQUENCY, BLINK_DURATION, PERCLOS = range(N_TEMPORAL)
 
 # Hop ring columns.
@@ -49,7 +56,22 @@ _H_T_SUM = _H_T_COUNT + N_TEMPORAL    # temporal sums
 _H_PENDING_SACCADE = _H_T_SUM + N_TEMPORAL   # samples of an open saccade candidate
 _H_PENDING_BLINK = _H_PENDING_SACCADE + 1    # samples of an open blink candidate
 _H_PENDING_BLINK_COUNT = _H_PENDING_BLINK + 1  # of which not yet counted (untracked samples)
-_H_SIZE = _H_PENDING_BLINK_COUNT + 1
+# Glance sums (samples after the stream's first gaze value; times in s).
+_H_G_N = _H_PENDING_BLINK_COUNT + 1   # samples
+_H_G_LOST = _H_G_N + 1                # lost samples
+_H_G_TRACKED = _H_G_N + 2             # classified tracked samples
+_H_G_ROAD = _H_G_N + 3                # of which on road
+_H_G_TIME_S = _H_G_N + 4              # observed time
+_H_G_AWAY_S = _H_G_N + 5              # of which away (off road, mirror, instrument)
+_H_G_COUNT = _H_G_N + 6               # glances counted
+# Not sums: the longest glance (max), then the glance state after the hop's last sample.
+_H_G_LONGEST = _H_G_N + 7
+_H_G_SET = _H_G_N + 8
+_H_G_ON_ROAD = _H_G_N + 9
+_H_G_OFF_S = _H_G_N + 10
+_H_G_BUFFER = _H_G_N + 11
+_H_G_READY = _H_G_N + 12
+_H_SIZE = _H_G_READY + 1
 
 # Window state vector layout.
 _W_STARTED = 0
@@ -59,9 +81,14 @@ _W_REF_SET = 3      # N_SPATIAL flags
 _W_REF = _W_REF_SET + N_SPATIAL
 _W_SIZE = _W_REF + N_SPATIAL
 
-# Output row layout: t_start, t_end, quality, label, then the features.
+# Output row layout: t_start, t_end, quality, label, the features, then the glance state at the end.
 _O_FEATURES = 4
-_O_SIZE = _O_FEATURES + N_FEATURES
+_O_GLANCE = _O_FEATURES + N_FEATURES - N_GLANCE_FEATURES
+_O_ON_ROAD = _O_FEATURES + N_FEATURES
+_O_OFF_S = _O_ON_ROAD + 1
+_O_BUFFER = _O_ON_ROAD + 2
+_O_READY = _O_ON_ROAD + 3
+_O_SIZE = _O_READY + 1
 
 
 @dataclass
@@ -77,8 +104,22 @@ class Windows:
         clipped to [0, 1].
     label : ndarray of shape (n_windows,), dtype int8
         1 distracted, 0 attentive, -1 unknown or mixed (see ``PipelineConfig.label_purity``).
-    X : ndarray of shape (n_windows, 25)
-        Features in :data:`FEATURE_NAMES` order; NaN where a measure had no data in the window.
+    X : ndarray of shape (n_windows, 30)
+        Features in :data:`FEATURE_NAMES` order (the 25 of S0 §5.3.5, then the 5 glance
+        features); NaN where a measure had no data in the window.
+    on_road : ndarray of shape (n_windows,)
+        Glance state after the window's last sample: 1.0 on road, 0.0 away, NaN unknown (track
+        loss, road centre warming up, glances off).
+    off_road_s : ndarray of shape (n_windows,)
+        The current glance away at the window's end, seconds (0 on road; NaN unknown).
+    buffer_s : ndarray of shape (n_windows,)
+        The AttenD attention buffer at the window's end, seconds (NaN unknown).
+    road_ready : ndarray of shape (n_windows,), dtype bool
+        The road centre was learned at the window's end (False: warming up).
+    alerts : ndarray of shape (n_windows,), dtype object
+        Per window, the tuple of :class:`~distractd.pipeline.Alert` raised since the previous
+        window was emitted (in processing order; an alert raised up to ``lag_s`` after a window's
+        end rides with that window).
     """
 
     t_start: np.ndarray
@@ -86,6 +127,14 @@ class Windows:
     quality: np.ndarray
     label: np.ndarray
     X: np.ndarray
+    on_road: np.ndarray
+    off_road_s: np.ndarray
+    buffer_s: np.ndarray
+    road_ready: np.ndarray
+    alerts: np.ndarray
+
+    _COLUMNS = ("t_start", "t_end", "quality", "label", "X", "on_road", "off_road_s", "buffer_s",
+                "road_ready", "alerts")
 
     def __len__(self):
         return len(self.t_end)
@@ -102,15 +151,29 @@ class Windows:
         if not windows:
             return cls.empty()
         return cls(*(np.concatenate([getattr(w, name) for w in windows])
-                     for name in ("t_start", "t_end", "quality", "label", "X")))
+                     for name in cls._COLUMNS))
 
     @classmethod
-    def _from_rows(cls, rows):
-        return cls(rows[:, 0].copy(), rows[:, 1].copy(), rows[:, 2].copy(),
-                   rows[:, 3].astype(np.int8), rows[:, _O_FEATURES:].copy())
+    def _from_rows(cls, rows, alerts=None):
+        if alerts is None:
+            alerts = np.empty(len(rows), dtype=object)
+            for i in range(len(rows)):
+                alerts[i] = ()
+        columns = np.ascontiguousarray(rows.T)   # one copy; each column a contiguous row of it
+        return cls(columns[0], columns[1], columns[2], columns[3].astype(np.int8),
+                   rows[:, _O_FEATURES:_O_ON_ROAD].copy(), columns[_O_ON_ROAD],
+                   columns[_O_OFF_S], columns[_O_BUFFER], columns[_O_READY] == 1.0, alerts)
+
+    def __getitem__(self, rows):
+        """The windows selected by ``rows`` (a slice, index array or boolean mask)."""
+        return type(self)(*(getattr(self, name)[rows] for name in self._COLUMNS))
+
+    def alert_times(self):
+        """Times (s) of every glance alert the windows carry, in order."""
+        return np.array([alert.t for group in self.alerts for alert in group], dtype=np.float64)
 
     def write_csv(self, path):
-        """Write ``t_start,t_end,quality,label`` and the 25 named features, one row per window."""
+        """Write ``t_start,t_end,quality,label`` and the named features, one row per window."""
         with open(path, "w", newline="") as file:
             writer = csv.writer(file)
             writer.writerow(("t_start", "t_end", "quality", "label") + FEATURE_NAMES)
@@ -206,7 +269,7 @@ def _emit(ring, state, params, period, out):
     for i in range(n_hops):
         row = _slot(ring, end - n_hops + i)
         if row >= 0:
-            for c in range(1, _H_SIZE):
+            for c in range(1, _H_G_LONGEST):
                 sums[c] += ring[row, c]
     if sums[_H_ACCEPTED] == 0.0:
         return False
@@ -235,4 +298,61 @@ def _emit(ring, state, params, period, out):
     for m in range(N_TEMPORAL):
         n = sums[_H_T_COUNT + m]
         out[_O_FEATURES + N_SPATIAL + m] = sums[_H_T_SUM + m] / n if n > 0.0 else np.nan
+    _emit_glances(ring, end, n_hops, params, sums, out)
     return True
+
+
+@njit(cache=True, inline="always")
+def _add_glance(ring, hop, g):
+    """Add one accepted sample's glance outputs (``_GO_*`` layout) to its hop."""
+    row = _slot(ring, hop)
+    if g[_GO_HAS_GAZE] == 1.0:
+        cls = g[_GO_INTERNAL]
+        ring[row, _H_G_N] += 1.0
+        ring[row, _H_G_TIME_S] += g[_GO_DT]
+        if cls == LOST:
+            ring[row, _H_G_LOST] += 1.0
+        elif cls == ON_ROAD:
+            ring[row, _H_G_TRACKED] += 1.0
+            ring[row, _H_G_ROAD] += 1.0
+        elif cls == OFF_ROAD or cls == MIRROR or cls == INSTRUMENT:
+            ring[row, _H_G_TRACKED] += 1.0
+            ring[row, _H_G_AWAY_S] += g[_GO_DT]
+        ring[row, _H_G_COUNT] += g[_GO_COUNT]
+        ring[row, _H_G_LONGEST] = max(ring[row, _H_G_LONGEST], g[_GO_DURATION])
+    ring[row, _H_G_SET] = 1.0
+    ring[row, _H_G_ON_ROAD] = g[_GO_ON_ROAD]
+    ring[row, _H_G_OFF_S] = g[_GO_OFF_S]
+    ring[row, _H_G_BUFFER] = g[_GO_BUFFER]
+    ring[row, _H_G_READY] = g[_GO_READY]
+
+
+@njit(cache=True, inline="always")
+def _emit_glances(ring, end, n_hops, params, sums, out):
+    """The glance features and the glance state at the end of the window ending at hop ``end``."""
+    for f in range(N_GLANCE_FEATURES):
+        out[_O_GLANCE + f] = np.nan
+    out[_O_ON_ROAD] = out[_O_OFF_S] = out[_O_BUFFER] = np.nan
+    out[_O_READY] = 0.0
+    n = sums[_H_G_N]
+    if n > 0.0:
+        longest = 0.0
+        for i in range(n_hops):
+            row = _slot(ring, end - n_hops + i)
+            if row >= 0:
+                longest = max(longest, ring[row, _H_G_LONGEST])
+        tracked = sums[_H_G_TRACKED]
+        out[_O_GLANCE] = sums[_H_G_ROAD] / tracked if tracked > 0.0 else np.nan
+        time_s = sums[_H_G_TIME_S]
+        out[_O_GLANCE + 1] = sums[_H_G_AWAY_S] / time_s if time_s > 0.0 else np.nan
+        out[_O_GLANCE + 2] = longest
+        out[_O_GLANCE + 3] = sums[_H_G_COUNT] / params[_P_G_WINDOW_MIN]
+        out[_O_GLANCE + 4] = sums[_H_G_LOST] / n
+    for i in range(n_hops):
+        row = _slot(ring, end - 1 - i)
+        if row >= 0 and ring[row, _H_G_SET] == 1.0:
+            out[_O_ON_ROAD] = ring[row, _H_G_ON_ROAD]
+            out[_O_OFF_S] = ring[row, _H_G_OFF_S]
+            out[_O_BUFFER] = ring[row, _H_G_BUFFER]
+            out[_O_READY] = ring[row, _H_G_READY]
+            break

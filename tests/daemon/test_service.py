@@ -17,9 +17,10 @@ import pytest
 import zmq
 import zmq.auth
 
-from distractd.daemon import DEFAULTS, default_model_path
-from distractd.pipeline.formats import encode_block, encode_map
-from distractd.models import load_model, save_model, smooth_decisions
+from distractd.daemon import DEFAULTS, decision_options, default_model_path
+from distractd.models import load_model, save_model
+from distractd.models.detectors import DecisionRule, predict_windows
+from distractd.pipeline.formats import STATES, encode_block, encode_map
 from distractd.pipeline import (
     FIELD_INDEX, FIELDS, N_FIELDS, PipelineConfig, Recording, extract_features, write_recording,
 )
@@ -38,17 +39,12 @@ def detector():
     return load_model(default_model_path())
 
 
-def expected_states(recording, detector, min_quality=0.5):
-    """What the daemon must publish: the same StreamProcessor, detector and smoother, in batch."""
-    windows = extract_features(recording, PipelineConfig.from_dict(detector.pipeline_config))
-    scores = np.full(len(windows), np.nan)
-    finite = np.isfinite(windows.X).all(axis=1)
-    scores[finite] = detector.decision_function(windows.X[finite])
-    usable = finite & (windows.quality >= min_quality)
-    states = np.array(["unknown"] * len(windows), dtype=object)
-    smoothed = smooth_decisions(windows.t_end[usable], scores[usable], **DEFAULTS["smoothing"])
-    states[usable] = np.where(smoothed == 1, "distracted", "attentive")
-    return windows, scores, states
+def expected_states(recording, detector):
+    """What the daemon must publish with its defaults: the same StreamProcessor, detector and
+    decision rule, in batch."""
+    windows, scores, labels = predict_windows(detector, recording,
+                                              DecisionRule(**decision_options(DEFAULTS)))
+    return windows, scores, np.array(STATES, dtype=object)[labels]
 
 
 def states_of(messages, stream):
@@ -70,13 +66,10 @@ def assert_same_states(published, windows, scores, states):
 
 
 def predicted_by_cli(recording_path, tmp_path):
-    """``distractd predict`` on the shipped model with the daemon's default smoothing."""
+    """``distractd predict`` on the shipped model, with no option: the daemon's decision rule."""
     out = tmp_path / "predict.csv"
-    smoothing = DEFAULTS["smoothing"]
     subprocess.run([sys.executable, "-m", "distractd.cli", "predict", str(default_model_path()),
-                    str(recording_path), "--out", str(out), "--smoothing", smoothing["mode"],
-                    "--on", str(smoothing["on"]), "--off", str(smoothing["off"])],
-                   check=True, timeout=300)
+                    str(recording_path), "--out", str(out)], check=True, timeout=300)
     with open(out, newline="") as file:
         return list(csv.DictReader(file))
 
@@ -84,15 +77,15 @@ def predicted_by_cli(recording_path, tmp_path):
 def test_replay_to_daemon_equals_batch_prediction(start_daemon, drive, detector, tmp_path):
     path = tmp_path / "drive.npz"
     write_recording(drive, path)
-    windows, scores, states = expected_states(drive, detector, min_quality=0.0)
+    windows, scores, states = expected_states(drive, detector)
     assert len(set(states)) >= 2
     predicted = predicted_by_cli(path, tmp_path)  # `distractd predict`: same windows, decisions
     assert [float(row["t_end"]) for row in predicted] == windows.t_end.tolist()
     decided = states != "unknown"
     assert [row["state"] for row, ok in zip(predicted, decided) if ok] == [
         {"distracted": "1", "attentive": "0"}[state] for state in states[decided]]
-    assert all(row["score"] == "" for row, ok in zip(predicted, decided) if not ok)
-    daemon = start_daemon(["sessions.min_quality=0", "sessions.idle_timeout_s=3"],
+    assert all(row["state"] == "" for row, ok in zip(predicted, decided) if not ok)
+    daemon = start_daemon(["sessions.idle_timeout_s=3"],
                           env={"WATCHDOG_USEC": "200000"})  # idle end of stream flushes
     assert "READY=1" in daemon.ready
     result = subprocess.run(
@@ -162,8 +155,8 @@ def _fuzz_messages(rng, n_messages):
 
 def test_map_form_replay_publishes_the_same_states(start_daemon, drive, detector):
     """One sample per message: the stream's inbox batches them per hop, the windows stay the same."""
-    windows, scores, states = expected_states(drive, detector, min_quality=0.0)
-    daemon = start_daemon(["sessions.min_quality=0", "sessions.idle_timeout_s=3"])
+    windows, scores, states = expected_states(drive, detector)
+    daemon = start_daemon(["sessions.idle_timeout_s=3"])
     summary = replay([drive], daemon.input, speed=40, form="map", prefix="mapcar")
     assert summary["messages"] == drive.n_samples
     published = states_of(daemon.collect(

@@ -4,7 +4,10 @@ import numpy as np
 import pytest
 
 from distractd import ConfigError
-from distractd.pipeline._baseline import CLIP, RunningBaseline
+from distractd.pipeline import (
+    FEATURE_NAMES, PipelineConfig, RunningBaseline, StreamProcessor, extract_features,
+)
+from distractd.pipeline._baseline import CLIP
 
 
 def windows(n=1200, n_features=4, hop_s=0.5, seed=0):
@@ -86,3 +89,17 @@ def test_reset_forgets_the_past():
 def test_bad_settings_name_the_field(kwargs, message):
     with pytest.raises(ConfigError, match=message):
         RunningBaseline(3, **kwargs)
+
+
+def test_the_pipeline_applies_the_same_baseline_in_stream_and_batch(make_drive):
+    recording = make_drive(seconds=200.0)
+    config = PipelineConfig(baseline=True, baseline_warmup_s=30.0)
+    raw = extract_features(recording, PipelineConfig())
+    expected = RunningBaseline(len(FEATURE_NAMES), warmup_s=30.0).update(raw.t_end, raw.X)
+    windows = extract_features(recording, config)
+    np.testing.assert_array_equal(windows.X, expected)
+    processor = StreamProcessor(config)
+    parts = [processor.update(recording.samples[lo:lo + 997], recording.labels[lo:lo + 997])
+             for lo in range(0, recording.n_samples, 997)] + [processor.flush()]
+    np.testing.assert_array_equal(np.vstack([w.X for w in parts]), expected)
+    assert processor.baseline.ready

@@ -106,7 +106,7 @@ def test_event_means_in_windows():
 
 
 def _irf_module():
-    path = Path(__file__).resolve().parents[2] / "benchmarks" / "irf_events.py"
+    path = Path(__file__).resolve().parents[2] / "benchmarks" / "studies" / "irf_events.py"
     spec = importlib.util.spec_from_file_location("irf_events", path)
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)

@@ -2,39 +2,21 @@ import numpy as np
 import pytest
 
 from distractd.pipeline import (
-    FEATURE_NAMES, FIELD_INDEX, SPATIAL_FIELDS, PipelineConfig, Recording, StreamProcessor,
-    Windows, empty_block, extract_features,
+    FEATURE_NAMES, FIELD_INDEX, GLANCE_FEATURES, SPATIAL_FIELDS, PipelineConfig, Recording,
+    StreamProcessor, Windows, empty_block, extract_features,
 )
 
 
-def drive(seconds=120.0, rate_hz=60.0, seed=0):
-    """A labelled stream with every field, jitter, noise, blinks and label changes."""
-    rng = np.random.default_rng(seed)
-    n = int(seconds * rate_hz)
-    block = empty_block(n)
-    block[:, 0] = 1000.0 + np.arange(n) / rate_hz + rng.uniform(-2e-3, 2e-3, n)
-    for name in SPATIAL_FIELDS:
-        block[:, FIELD_INDEX[name]] = 0.2 * np.sin(np.arange(n) / 97.0) + rng.normal(0, 0.01, n)
-    opening = np.ones(n)
-    for start in rng.integers(0, n - 20, int(seconds / 4)):
-        opening[start:start + 9] = 0.1
-    block[:, FIELD_INDEX["eyelid_r"]] = opening
-    block[:, FIELD_INDEX["eyelid_l"]] = opening
-    block[:, FIELD_INDEX["confidence"]] = 0.9
-    labels = np.where((block[:, 0] - 1000.0) % 40.0 < 25.0, 0, 1).astype(np.int8)
-    labels[: n // 10] = -1
-    return Recording(block, labels)
-
-
-def test_feature_names_are_25_in_fixed_order():
-    assert len(FEATURE_NAMES) == 25
+def test_feature_names_are_25_then_the_glance_features_in_fixed_order():
+    assert len(FEATURE_NAMES) == 30
     assert FEATURE_NAMES[0] == "mean_head_x" and FEATURE_NAMES[14] == "mean_perclos"
-    assert FEATURE_NAMES[15:] == tuple(f"sd_{name}" for name in SPATIAL_FIELDS)
+    assert FEATURE_NAMES[15:25] == tuple(f"sd_{name}" for name in SPATIAL_FIELDS)
+    assert FEATURE_NAMES[25:] == GLANCE_FEATURES
 
 
 @pytest.mark.parametrize("split", ["one", "random", "whole"])
-def test_stream_equals_batch(split):
-    recording = drive()
+def test_stream_equals_batch(split, make_drive):
+    recording = make_drive()
     batch = extract_features(recording)
     processor = StreamProcessor()
     rng = np.random.default_rng(1)
@@ -45,26 +27,27 @@ def test_stream_equals_batch(split):
                                                        np.split(recording.labels, cuts))]
     stream = Windows.concat(parts + [processor.flush()])
     assert len(batch) == len(stream) > 200
-    for name in ("t_start", "t_end", "quality", "label"):
+    assert batch.road_ready.any() and np.isfinite(batch.X[:, 25:]).all()
+    for name in Windows._COLUMNS:   # glance state and alerts included
         np.testing.assert_array_equal(getattr(stream, name), getattr(batch, name))
     np.testing.assert_array_equal(stream.X, batch.X)   # bit-identical, NaN included
 
 
-def test_window_features_match_numpy_over_the_window():
-    recording = drive(seconds=60.0)
+def test_window_features_match_numpy_over_the_window(make_drive):
+    recording = make_drive(seconds=60.0)
     windows = extract_features(recording)
     t = recording.t
     for i in (0, 17, len(windows) - 1):
         inside = (t >= windows.t_start[i]) & (t < windows.t_end[i])
         values = recording.samples[inside][:, 1:11]
         np.testing.assert_allclose(windows.X[i, :10], values.mean(axis=0), rtol=0, atol=1e-12)
-        np.testing.assert_allclose(windows.X[i, 15:], values.std(axis=0, ddof=1), rtol=1e-9)
+        np.testing.assert_allclose(windows.X[i, 15:25], values.std(axis=0, ddof=1), rtol=1e-9)
         assert windows.t_end[i] - windows.t_start[i] == 10.0
         assert windows.quality[i] == pytest.approx(inside.sum() / 600.0, abs=0.01)
 
 
-def test_windows_are_on_the_hop_grid_and_lag_behind_until_the_flush():
-    recording = drive(seconds=30.0)
+def test_windows_are_on_the_hop_grid_and_lag_behind_until_the_flush(make_drive):
+    recording = make_drive(seconds=30.0)
     processor = StreamProcessor()
     streamed = processor.update(recording.samples)
     flushed = processor.flush()
@@ -77,8 +60,8 @@ def test_windows_are_on_the_hop_grid_and_lag_behind_until_the_flush():
     assert processor.flush().t_end.size == 0
 
 
-def test_label_rule_majority_and_purity():
-    recording = drive()
+def test_label_rule_majority_and_purity(make_drive):
+    recording = make_drive()
     t = recording.t
     for purity in (0.5, 1.0):
         windows = extract_features(recording, PipelineConfig(label_purity=purity))
@@ -94,8 +77,8 @@ def test_label_rule_majority_and_purity():
                 assert windows.label[i] == -1
 
 
-def test_windows_csv_round_trip(tmp_path):
-    windows = extract_features(drive(seconds=20.0))
+def test_windows_csv_round_trip(tmp_path, make_drive):
+    windows = extract_features(make_drive(seconds=20.0))
     path = tmp_path / "features.csv"
     windows.write_csv(path)
     header = path.read_text().splitlines()[0].split(",")

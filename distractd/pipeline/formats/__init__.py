@@ -4,6 +4,7 @@ Pure encode/decode, no sockets: the daemon and the simulators both speak through
 never import each other (DESIGN §1).
 """
 
+from ._files import read_recordings
 from ._pupil import PupilAdapter, gaze_angles, gaze_normal, pupil_datums
 from ._recording import (
     Recording, describe, label_intervals, labels_from_intervals, read_csv, read_intervals,
@@ -15,9 +16,9 @@ from ._schema import (
     block_from_columns, block_from_maps, empty_block, maps_from_block,
 )
 from ._wire import (
-    REJECTION_REASONS, STATES, VERSION, Limits, Rejected, decode_output, decode_samples,
-    encode_block, encode_event, encode_map, encode_state, segment_event, state_message,
-    transition_event, unpack,
+    REJECTION_REASONS, STATES, VERSION, Limits, Rejected, alert_event, decode_output,
+    decode_samples, encode_block, encode_event, encode_map, encode_state, glance_state,
+    segment_event, state_message, transition_event, unpack,
 )
 
 __all__ = [
@@ -27,7 +28,7 @@ __all__ = [
     "label_intervals", "labels_from_intervals", "read_intervals", "write_intervals",
     "VERSION", "STATES", "REJECTION_REASONS", "Rejected", "Limits", "unpack", "decode_samples",
     "encode_map", "encode_block", "state_message", "transition_event", "segment_event",
-    "encode_state", "encode_event", "decode_output",
+    "glance_state", "alert_event", "encode_state", "encode_event", "decode_output",
     "PupilAdapter", "gaze_angles", "gaze_normal", "pupil_datums",
-    "read_taamneh", "is_taamneh", "DRIVES", "DEG_PER_PX", "CENTER_PX",
+    "read_taamneh", "is_taamneh", "DRIVES", "DEG_PER_PX", "CENTER_PX", "read_recordings",
 ]

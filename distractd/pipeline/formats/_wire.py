@@ -4,7 +4,8 @@ Messages are multipart ``[topic, payload, *ignored]`` with a msgpack payload. In
 ``samples.<stream_id>``; the payload is a *map* (one sample, canonical names) or a *block* (``seq``,
 ``fields``, ``dtype``, ``data`` = n × len(fields) row-major bytes). Output topics are
 ``state.<stream_id>`` and ``event.<stream_id>``; their payloads are built here too
-(:func:`state_message`, :func:`transition_event`, :func:`segment_event`) so the schema of every
+(:func:`state_message`, :func:`glance_state`, :func:`transition_event`, :func:`segment_event`,
+:func:`alert_event`) so the schema of every
 published message has one home. Decoding is bounded (message size, block rows, msgpack container
 lengths, :func:`unpack`) and every rejection raises :class:`Rejected` carrying one reason of
 :data:`REJECTION_REASONS`, which the daemon counts.
@@ -21,7 +22,7 @@ from ._schema import FIELDS, block_from_columns, block_from_maps
 __all__ = [
     "VERSION", "STATES", "REJECTION_REASONS", "Rejected", "Limits", "unpack", "decode_samples",
     "encode_map", "encode_block", "state_message", "transition_event", "segment_event",
-    "encode_state", "encode_event", "decode_output",
+    "glance_state", "alert_event", "encode_state", "encode_event", "decode_output",
 ]
 
 VERSION = 1
@@ -212,7 +213,8 @@ def encode_block(stream, block, seq, fields=FIELDS):
     return [b"samples." + stream.encode("ascii"), msgpack.packb(message)]
 
 
-def state_message(stream, window_s, state, score, model_id, quality, segment):
+def state_message(stream, window_s, state, score, model_id, quality, segment, glance=None,
+                  baseline=None):
     """The payload of a ``state.<stream>`` message (DESIGN §3).
 
     Parameters
@@ -229,10 +231,71 @@ def state_message(stream, window_s, state, score, model_id, quality, segment):
         Fraction of the window's samples that are valid.
     segment : dict or None
         The online segmenter's current segment.
+    glance : dict, default=None
+        The glance channel's state (:func:`glance_state`); the key is left out when None.
+    baseline : bool, default=None
+        Whether the stream's feature baseline is ready (``"baseline": "ready"``) or warming up
+        (``"warming"``); the key is left out when None (a model without baselines).
     """
-    return {"v": VERSION, "stream": stream, "t": window_s[1], "window": list(window_s),
-            "state": state, "score": score, "model": model_id, "quality": quality,
-            "segment": segment}
+    message = {"v": VERSION, "stream": stream, "t": window_s[1], "window": list(window_s),
+               "state": state, "score": score, "model": model_id, "quality": quality,
+               "segment": segment}
+    if glance is not None:
+        message["glance"] = glance
+    if baseline is not None:
+        message["baseline"] = "ready" if baseline else "warming"
+    return message
+
+
+def glance_state(on_road, off_road_s, buffer_s, road_ready):
+    """The ``"glance"`` dict of a state message (DESIGN §3), from a window's glance state.
+
+    Parameters
+    ----------
+    on_road : bool, float or None
+        On the road (True / 1.0), away (False / 0.0), or unknown (None or NaN: track loss, road
+        centre warming up).
+    off_road_s : float
+        The current glance away, seconds (0 on road); NaN or None when unknown.
+    buffer_s : float
+        The AttenD attention buffer, seconds; NaN or None when unknown.
+    road_ready : bool
+        The road centre is learned; ``"road"`` is ``"ready"``, else ``"warming"``.
+
+    Examples
+    --------
+    >>> glance_state(1.0, 0.0, 2.0, True)
+    {'on_road': True, 'off_road_s': 0.0, 'buffer_s': 2.0, 'road': 'ready'}
+    >>> glance_state(float("nan"), float("nan"), float("nan"), False)["on_road"] is None
+    True
+    """
+    return {"on_road": _maybe(on_road, bool), "off_road_s": _maybe(off_road_s, float),
+            "buffer_s": _maybe(buffer_s, float), "road": "ready" if road_ready else "warming"}
+
+
+def _maybe(value, kind):
+    if value is None or value != value:   # None or NaN
+        return None
+    return kind(value)
+
+
+def alert_event(stream, kind, t, glances, away_s):
+    """The payload of an ``event.<stream>`` message for a glance alert (DESIGN §3).
+
+    Parameters
+    ----------
+    stream : str
+    kind : str
+        ``"long_distraction"`` or ``"time_sharing"``.
+    t : float
+        Stream time the alert was raised, seconds.
+    glances : sequence of (float, float)
+        Start and end, seconds, of the glances away the alert is based on.
+    away_s : float
+        Glance-away time that crossed the threshold, seconds.
+    """
+    return {"v": VERSION, "stream": stream, "t": float(t), "type": "alert", "kind": kind,
+            "glances": [[float(a), float(b)] for a, b in glances], "away_s": float(away_s)}
 
 
 def transition_event(stream, t, old, new, score, model_id):

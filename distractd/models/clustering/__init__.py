@@ -1,0 +1,11 @@
+"""Clustering for labelling assistance: US-ELM, ELM-JEC, ELM-CLR and k-means preliminary labels."""
+
+from ._elmclr import ELMCLR
+from ._elmjec import ELMJEC
+from ._labelling import FEATURE_SETS, METHODS, WindowLabels, label_windows, make_clusterer
+from ._uselm import USELM
+
+__all__ = [
+    "USELM", "ELMJEC", "ELMCLR", "METHODS", "FEATURE_SETS", "WindowLabels", "make_clusterer",
+    "label_windows",
+]

@@ -1,0 +1,36 @@
+"""Detectors: ELM family, SS-ELM, LapSVM, SVM, TSVM, graphs, selection, training, artifacts."""
+
+from ._artifact import Detector, load_model, save_model
+from ._decision import UNKNOWN, DecisionRule, decide
+from ._elm import ELMClassifier, hidden_output, hidden_weights
+from ._graph import knn_graph, laplacian
+from ._kernel_expansion import rbf_kernel
+from ._lapsvm import LapSVMClassifier
+from ._scores import (
+    accuracy, binary_scores, check_binary_labels, g_mean, g_mean_rows, paired_labels, sensitivity,
+    specificity,
+)
+from ._selection import (
+    UNLABELLED, grid_search, lapsvm_grid_search, select_params, sselm_grid_search, svm_grid_search,
+)
+from ._smoothing import DecisionSmoother, smooth_decisions
+from ._specs import MODELS, ModelSpec, model_specs
+from ._sselm import SSELMClassifier
+from ._svm import SVMClassifier
+from ._training import (
+    predict_windows, read_labels, train_detector, train_model, training_windows, usable_features,
+)
+from ._tsvm import TSVMClassifier
+
+__all__ = [
+    "ELMClassifier", "SSELMClassifier", "LapSVMClassifier", "SVMClassifier", "TSVMClassifier",
+    "hidden_weights", "hidden_output", "rbf_kernel", "knn_graph", "laplacian",
+    "accuracy", "sensitivity", "specificity", "g_mean", "binary_scores", "g_mean_rows",
+    "paired_labels", "check_binary_labels",
+    "UNLABELLED", "MODELS", "ModelSpec", "model_specs", "select_params", "grid_search",
+    "svm_grid_search", "sselm_grid_search", "lapsvm_grid_search",
+    "training_windows", "train_detector", "train_model", "predict_windows", "read_labels",
+    "usable_features",
+    "Detector", "save_model", "load_model", "DecisionSmoother", "smooth_decisions",
+    "DecisionRule", "decide", "UNKNOWN",
+]

@@ -1,0 +1,272 @@
+"""The model artifact: one versioned ``.npz`` file that holds everything prediction needs (DESIGN §5).
+
+Layout: a zip archive written by :func:`numpy.savez` with
+
+- ``header`` — UTF-8 JSON as a uint8 array: format name and version, model kind and
+  hyper-parameters, feature names, pipeline configuration, JSON part of each extra, training
+  summary, seed, the name/dtype/shape of every array, and ``model_id``;
+- ``model/<name>`` — the estimator's arrays (:meth:`_to_arrays`);
+- ``normalizer/mean``, ``normalizer/scale`` — the z-score applied to raw features;
+- ``extras/<key>/<name>`` — the arrays of each extra (e.g. segmentation prototypes).
+
+``model_id`` is the first 16 hex digits of a SHA-256 over the header (without the id) and every
+array's bytes, so any change of content changes the id and a corrupted file fails its check. It is
+loaded with ``allow_pickle=False``; nothing is ever unpickled.
+"""
+
+import hashlib
+import io
+import json
+import os
+import zipfile
+from pathlib import Path
+
+import numpy as np
+
+from ..._errors import ModelError
+from ._elm import ELMClassifier
+from ._lapsvm import LapSVMClassifier
+from ._sselm import SSELMClassifier
+from ._svm import SVMClassifier
+from ._tsvm import TSVMClassifier
+
+__all__ = ["Detector", "save_model", "load_model"]
+
+FORMAT = "distractd-model"
+VERSION = 1
+_KINDS = {cls.__name__: cls for cls in
+          (ELMClassifier, SSELMClassifier, LapSVMClassifier, TSVMClassifier, SVMClassifier)}
+
+
+class Detector:
+    """A loaded model: the stored z-score followed by the estimator.
+
+    Attributes
+    ----------
+    kind : str
+        Estimator class name.
+    model_id : str
+        Content hash of the artifact (16 hex digits).
+    feature_names : list of str
+    pipeline_config : dict
+        Window and feature settings the model was trained with.
+    extras : dict of str to (dict, dict of str to ndarray)
+    summary : dict
+        Training summary and scores.
+    seed : int or None
+    estimator : estimator
+        The fitted estimator, working on normalised features.
+    """
+
+    def __init__(self, estimator, mean, scale, header, extras):
+        self.estimator = estimator
+        self.kind = header["kind"]
+        self.model_id = header["model_id"]
+        self.feature_names = list(header["feature_names"])
+        self.pipeline_config = header["pipeline_config"]
+        self.summary = header["summary"]
+        self.seed = header["seed"]
+        self.extras = extras
+        self._mean = mean
+        self._scale = scale
+
+    def decision_function(self, X_raw):
+        """Scores of raw feature rows; positive means distracted.
+
+        Parameters
+        ----------
+        X_raw : ndarray of shape (n_windows, n_features)
+            Un-normalised features in :attr:`feature_names` order (float64).
+
+        Returns
+        -------
+        scores : ndarray of shape (n_windows,)
+        """
+        return self.estimator._decision(self.normalize(X_raw))
+
+    def normalize(self, X_raw):
+        """Apply the stored z-score to raw feature rows, shape (n_windows, n_features)."""
+        X_raw = np.asarray(X_raw, dtype=np.float64)
+        if X_raw.ndim != 2 or X_raw.shape[1] != len(self._mean):
+            raise ModelError(f"model {self.model_id}: X_raw must have shape (n, "
+                             f"{len(self._mean)}), got {X_raw.shape}")
+        Z = np.subtract(X_raw, self._mean)
+        Z /= self._scale
+        return Z
+
+    def predict(self, X_raw):
+        """1 (distracted) where the score is positive, else 0 (attentive), as int8."""
+        return (self.decision_function(X_raw) > 0).astype(np.int8)
+
+    def feature_columns(self, feature_names):
+        """Where the model's features are among ``feature_names`` (a window's columns).
+
+        Raises
+        ------
+        ModelError
+            When the windows lack a feature the model was trained on.
+        """
+        names = list(feature_names)
+        missing = [n for n in self.feature_names if n not in names]
+        if missing:
+            raise ModelError(f"model {self.model_id} needs feature(s) {missing} that the "
+                             f"windows do not have")
+        return np.array([names.index(n) for n in self.feature_names], dtype=np.intp)
+
+    def window_scores(self, X_windows, columns):
+        """Scores of full window feature rows, the model's features in ``columns``
+        (:meth:`feature_columns`); NaN where one of them is missing (no decision)."""
+        X = np.asarray(X_windows, dtype=np.float64)[:, columns]
+        scores = np.full(len(X), np.nan)
+        finite = np.isfinite(X).all(axis=1)
+        if finite.any():
+            scores[finite] = self.decision_function(X[finite])
+        return scores
+
+
+def _content_id(header, arrays):
+    digest = hashlib.sha256(json.dumps(header, sort_keys=True).encode())
+    for name in sorted(arrays):
+        digest.update(name.encode())
+        digest.update(np.ascontiguousarray(arrays[name]).tobytes())
+    return digest.hexdigest()[:16]
+
+
+def _plain_array(name, value):
+    array = np.asarray(value)
+    if array.dtype.hasobject:
+        raise ModelError(f"artifact array {name} must have a plain dtype, got {array.dtype}")
+    return array
+
+
+def save_model(path, estimator, *, normalizer_mean, normalizer_scale, feature_names,
+               pipeline_config, extras=None, summary=None, seed=None):
+    """Write a fitted binary detector and everything prediction needs to one file.
+
+    Parameters
+    ----------
+    path : str or Path
+        Destination; written atomically (temporary file, then rename).
+    estimator : ELMClassifier, SSELMClassifier, LapSVMClassifier, TSVMClassifier or SVMClassifier
+        Fitted on normalised features with classes 0 (attentive) and 1 (distracted).
+    normalizer_mean, normalizer_scale : array-like of shape (n_features,)
+        z-score parameters (feature units); ``scale`` must be positive.
+    feature_names : sequence of str
+    pipeline_config : dict
+        JSON-serialisable window/feature settings.
+    extras : dict of str to (dict, dict of str to ndarray), optional
+        Further named parts, e.g. ``{"segmenter": (params, {"prototypes": array})}``.
+    summary : dict, optional
+        JSON-serialisable training summary and scores.
+    seed : int or None
+        Seed the model was trained with.
+
+    Returns
+    -------
+    model_id : str
+    """
+    kind = type(estimator).__name__
+    if kind not in _KINDS:
+        raise ModelError(f"save_model: estimator kind must be one of {sorted(_KINDS)}, got {kind}")
+    params, model_arrays = estimator._to_arrays()
+    if [int(c) for c in estimator.classes_] != [0, 1]:
+        raise ModelError(f"save_model: estimator classes_ must be [0, 1], got "
+                         f"{estimator.classes_.tolist()}")
+    mean = np.asarray(normalizer_mean, dtype=np.float64)
+    scale = np.asarray(normalizer_scale, dtype=np.float64)
+    feature_names = [str(name) for name in feature_names]
+    n_features = estimator.n_features_in_
+    for name, value in (("normalizer_mean", mean), ("normalizer_scale", scale)):
+        if value.shape != (n_features,) or not np.all(np.isfinite(value)):
+            raise ModelError(f"save_model.{name} must be {n_features} finite values, got shape "
+                             f"{value.shape}")
+    if np.any(scale <= 0):
+        raise ModelError(f"save_model.normalizer_scale must be positive, got {scale.min()}")
+    if len(feature_names) != n_features:
+        raise ModelError(f"save_model.feature_names must hold {n_features} names, got "
+                         f"{len(feature_names)}")
+    arrays = {f"model/{k}": _plain_array(k, v) for k, v in model_arrays.items()}
+    arrays["normalizer/mean"] = mean
+    arrays["normalizer/scale"] = scale
+    extra_json = {}
+    for key, (json_part, array_part) in (extras or {}).items():
+        extra_json[key] = {"json": json_part, "arrays": sorted(array_part)}
+        for name, value in array_part.items():
+            arrays[f"extras/{key}/{name}"] = _plain_array(f"extras/{key}/{name}", value)
+    header = {
+        "format": FORMAT, "version": VERSION, "kind": kind, "params": params,
+        "feature_names": feature_names, "pipeline_config": pipeline_config,
+        "extras": extra_json, "summary": summary or {}, "seed": seed,
+        "arrays": {name: [a.dtype.str, list(a.shape)] for name, a in arrays.items()},
+    }
+    try:
+        header["model_id"] = _content_id(header, arrays)
+        header_bytes = json.dumps(header, sort_keys=True).encode()
+    except TypeError as error:
+        raise ModelError(f"save_model: header must be JSON-serialisable: {error}") from error
+    path = Path(path)
+    tmp = path.with_name(path.name + ".tmp")
+    with open(tmp, "wb") as handle:
+        np.savez(handle, header=np.frombuffer(header_bytes, dtype=np.uint8), **arrays)
+    os.replace(tmp, path)
+    return header["model_id"]
+
+
+def load_model(path):
+    """Read an artifact written by :func:`save_model`.
+
+    Parameters
+    ----------
+    path : str or Path
+
+    Returns
+    -------
+    Detector
+
+    Raises
+    ------
+    ModelError
+        If the file is missing, truncated or corrupt, of another format or version, or its
+        content does not match its ``model_id``.
+    """
+    try:
+        with open(path, "rb") as handle:
+            data = handle.read()
+        with np.load(io.BytesIO(data), allow_pickle=False) as archive:
+            contents = {name: archive[name] for name in archive.files}
+    except (OSError, ValueError, EOFError, zipfile.BadZipFile, KeyError) as error:
+        raise ModelError(f"model file {path} cannot be read: {error}") from error
+    try:
+        header = json.loads(contents.pop("header").tobytes().decode())
+    except (KeyError, UnicodeDecodeError, json.JSONDecodeError) as error:
+        raise ModelError(f"model file {path}: header is missing or corrupt: {error}") from error
+    if not isinstance(header, dict) or header.get("format") != FORMAT:
+        raise ModelError(f"model file {path}: format must be {FORMAT!r}, got "
+                         f"{header.get('format') if isinstance(header, dict) else header!r}")
+    if header.get("version") != VERSION:
+        raise ModelError(f"model file {path}: version must be {VERSION}, got "
+                         f"{header.get('version')!r}")
+    if header.get("kind") not in _KINDS:
+        raise ModelError(f"model file {path}: kind must be one of {sorted(_KINDS)}, got "
+                         f"{header.get('kind')!r}")
+    listed = header.get("arrays", {})
+    if sorted(listed) != sorted(contents):
+        raise ModelError(f"model file {path}: arrays {sorted(contents)} do not match the "
+                         f"header's {sorted(listed)}")
+    stored_id = header.pop("model_id", None)
+    if _content_id(header, contents) != stored_id:
+        raise ModelError(f"model file {path}: content does not match model_id {stored_id!r} "
+                         f"(corrupt or edited)")
+    header["model_id"] = stored_id
+    model_arrays = {name[len("model/"):]: value for name, value in contents.items()
+                    if name.startswith("model/")}
+    try:
+        estimator = _KINDS[header["kind"]]._from_arrays(header["params"], model_arrays)
+    except (KeyError, TypeError, ValueError) as error:
+        raise ModelError(f"model file {path}: {header['kind']} cannot be rebuilt: {error}") \
+            from error
+    extras = {key: (part["json"], {name: contents[f"extras/{key}/{name}"]
+                                   for name in part["arrays"]})
+              for key, part in header["extras"].items()}
+    return Detector(estimator, contents["normalizer/mean"], contents["normalizer/scale"],
+                    header, extras)

@@ -1,0 +1,99 @@
+"""The one decision rule: window score, window quality and glance alerts -> published state.
+
+Every place that turns scores into states uses :class:`DecisionRule` — the daemon, ``distractd
+predict``, the evaluation's detection delays and false alarms, the demo — so they cannot disagree.
+Per window, in time order:
+
+1. a window whose score is missing (a feature the model needs had no data, or the stream's
+   baseline is still warming up) or whose quality (valid-sample fraction) is below
+   ``min_quality`` gets no decision: state -1, published as ``unknown``; the smoother holds;
+2. otherwise the score goes through the :class:`DecisionSmoother` (hysteresis or minimum dwell);
+3. a glance alert (Euro NCAP long distraction or time-sharing, from the glance channel) raised
+   within ``alert_hold_s`` before the window's end makes the state distracted whatever the score:
+   the window detector judges the driver's state over 10 s, the glance channel judges single
+   glances with its own, shorter latency, and the published state is distracted when either says
+   so.
+"""
+
+import numpy as np
+
+from ..._validation import Interval, check_params
+from ._smoothing import DecisionSmoother
+
+__all__ = ["DecisionRule", "decide", "UNKNOWN"]
+
+UNKNOWN = -1
+"""The state of a window without a decision."""
+
+_CONSTRAINTS = {"min_quality": Interval(0, 1), "alert_hold_s": Interval(0, None)}
+
+
+class DecisionRule:
+    """Causal states from window scores, qualities and glance alerts.
+
+    Parameters
+    ----------
+    min_quality : float, default=0.5
+        Windows with a smaller valid-sample fraction get no decision.
+    alert_hold_s : float, default=2.0
+        How long, in seconds, a glance alert keeps the state distracted.
+    **smoothing
+        Keyword arguments of :class:`DecisionSmoother` (``mode``, ``on``, ``off``,
+        ``min_dwell_s``).
+
+    Examples
+    --------
+    >>> rule = DecisionRule(min_quality=0.5, on=0.5, off=-0.5)
+    >>> rule.update([0.5, 1.0, 1.5, 2.0], [0.7, 0.9, 0.0, -0.6], [1.0, 0.2, 1.0, 1.0]).tolist()
+    [1, -1, 1, 0]
+    """
+
+    def __init__(self, min_quality=0.5, alert_hold_s=2.0, **smoothing):
+        check_params({"min_quality": min_quality, "alert_hold_s": alert_hold_s}, _CONSTRAINTS,
+                     owner="decision")
+        self.min_quality = float(min_quality)
+        self.alert_hold_s = float(alert_hold_s)
+        self.smoother = DecisionSmoother(**smoothing)
+        self.last_alert_s = -np.inf
+
+    def usable(self, scores, quality):
+        """Which windows the detector decides: a finite score and enough quality."""
+        return np.isfinite(scores) & (np.asarray(quality, dtype=np.float64) >= self.min_quality)
+
+    def update(self, t_end, scores, quality, alerts_s=()):
+        """Consume a block of windows; return their states.
+
+        Parameters
+        ----------
+        t_end : array-like of shape (n_windows,)
+            Window end times in seconds, increasing across calls.
+        scores : array-like of shape (n_windows,)
+            Detector scores (positive = distracted), NaN where there is none.
+        quality : array-like of shape (n_windows,)
+            Valid-sample fraction of each window.
+        alerts_s : array-like, default=()
+            Times (s) of glance alerts raised up to the last window's end, increasing.
+
+        Returns
+        -------
+        states : ndarray of shape (n_windows,), int8
+            1 distracted, 0 attentive, -1 no decision.
+        """
+        t_end = np.asarray(t_end, dtype=np.float64)
+        scores = np.asarray(scores, dtype=np.float64)
+        usable = self.usable(scores, quality)
+        states = np.full(len(t_end), UNKNOWN, dtype=np.int8)
+        states[usable] = self.smoother.update(t_end[usable], scores[usable])
+        alerts_s = np.asarray(alerts_s, dtype=np.float64)
+        at = np.searchsorted(alerts_s, t_end, side="right") - 1  # latest alert by each window end
+        latest = np.full(len(t_end), self.last_alert_s)
+        latest[at >= 0] = alerts_s[at[at >= 0]]
+        states[t_end - latest <= self.alert_hold_s] = 1
+        if len(alerts_s):
+            self.last_alert_s = max(self.last_alert_s, float(alerts_s[-1]))
+        return states
+
+
+def decide(t_end, scores, quality, alerts_s=(), **rule):
+    """Batch states of a whole drive: a fresh :class:`DecisionRule` fed once."""
+    return DecisionRule(**rule).update(t_end, scores, quality, alerts_s)

@@ -1,0 +1,275 @@
+"""Training a per-driver detector from recordings, and predicting with a saved one.
+
+``train_detector``: windows from every recording (one pipeline configuration), ``n_labelled``
+labelled windows drawn (stratified, seeded) from the windows of known truth, all other windows
+unlabelled; z-score over all training windows; hyper-parameters by 3×4-fold cross-validation on the
+labelled windows (:func:`~distractd.models.detectors.select_params`); one final fit; the artifact
+holds the estimator, the z-score, the feature names, the pipeline configuration, a summary and the
+segment prototypes of an ACA fitted on the first ``segment_frames`` windows.
+
+Corrected labels from the labelling-assistance workflow come back as either an interval CSV
+(``start,end,label``, applied to the samples before windowing) or a per-window CSV
+(``t_start,t_end,...,label``, matched to the windows by ``t_end``).
+"""
+
+import csv
+from pathlib import Path
+
+import numpy as np
+from sklearn.model_selection import train_test_split
+from sklearn.preprocessing import StandardScaler
+from threadpoolctl import threadpool_limits
+
+from ..._errors import ConfigError, SchemaError
+from ..._validation import Interval, check_params
+from ...pipeline import (
+    FEATURE_NAMES, PipelineConfig, Recording, Windows, extract_features, labels_from_intervals,
+    read_intervals,
+)
+from ..segmentation import fit_segment_prototypes
+from ._artifact import save_model
+from ._scores import binary_scores
+from ._selection import UNLABELLED, select_params
+from ._specs import model_specs
+
+__all__ = ["training_windows", "train_detector", "train_model", "predict_windows", "read_labels",
+           "usable_features"]
+
+_constraints = {
+    "n_labelled": Interval(8, None, integer=True),
+    "segment_frames": Interval(0, None, integer=True),
+}
+_T_END_TOLERANCE_S = 1e-6
+
+
+def usable_features(windows, min_fraction=0.5):
+    """Names of the features that have data in at least ``min_fraction`` of the windows.
+
+    A feature is NaN only where its signal is absent (no head pose, no eyelid, a sample rate too
+    low for saccades) or not yet warmed up, so the features a tracker's data supports are the
+    ones that are mostly finite.
+
+    Parameters
+    ----------
+    windows : Windows or sequence of Windows
+    min_fraction : float, default=0.5
+
+    Returns
+    -------
+    list of str
+        In :data:`~distractd.pipeline.FEATURE_NAMES` order.
+    """
+    parts = [windows] if isinstance(windows, Windows) else list(windows)
+    X = np.vstack([w.X for w in parts]) if parts else np.empty((0, len(FEATURE_NAMES)))
+    if len(X) == 0:
+        return []
+    finite = np.isfinite(X).mean(axis=0)
+    return [name for name, fraction in zip(FEATURE_NAMES, finite) if fraction >= min_fraction]
+
+
+def read_labels(path):
+    """Read corrected labels: interval CSV or per-window CSV, told apart by the header.
+
+    Parameters
+    ----------
+    path : str or Path
+
+    Returns
+    -------
+    (str, object)
+        ``("intervals", [(start_s, end_s, label), ...])`` or ``("windows", (t_end, label))`` with
+        ``t_end`` in seconds and ``label`` int8 (1, 0, -1).
+    """
+    path = Path(path)
+    with open(path, newline="") as file:
+        header = next(csv.reader(file), None)
+    header = [name.strip() for name in header or []]
+    if {"start", "end", "label"} <= set(header):
+        return "intervals", read_intervals(path)
+    if {"t_end", "label"} <= set(header):
+        with open(path, newline="") as file:
+            rows = list(csv.DictReader(file))
+        t_end, labels = [], []
+        for line, row in enumerate(rows, start=2):
+            try:
+                t_end.append(float(row["t_end"]))
+                labels.append(int(row["label"]) if row["label"].strip() else UNLABELLED)
+            except ValueError:
+                raise SchemaError(f"{path}:{line}: t_end and label must be numbers, got "
+                                  f"{row['t_end']!r}, {row['label']!r}") from None
+            if labels[-1] not in (1, 0, UNLABELLED):
+                raise SchemaError(f"{path}:{line}: label must be 1, 0 or -1, got {labels[-1]}")
+        return "windows", (np.array(t_end), np.array(labels, dtype=np.int8))
+    raise SchemaError(f"{path}: header must hold start,end,label (intervals) or t_end,label "
+                      f"(windows), got {header}")
+
+
+def training_windows(recordings, config=None, labels=None):
+    """Feature windows of the recordings, concatenated, with corrected labels applied.
+
+    Parameters
+    ----------
+    recordings : sequence of Recording
+    config : PipelineConfig or None, default=None
+    labels : sequence of (str or Path or None) or None, default=None
+        One corrected-label file per recording (None keeps the recording's own labels).
+
+    Returns
+    -------
+    Windows
+    """
+    config = config or PipelineConfig()
+    labels = [None] * len(recordings) if labels is None else list(labels)
+    if len(labels) != len(recordings):
+        raise ConfigError(f"train.labels must give one file per recording ({len(recordings)}), "
+                          f"got {len(labels)}")
+    parts = []
+    for recording, path in zip(recordings, labels):
+        kind, value = read_labels(path) if path is not None else (None, None)
+        if kind == "intervals":
+            recording = Recording(recording.samples, labels_from_intervals(recording.t, value),
+                                  recording.meta)
+        windows = extract_features(recording, config)
+        if kind == "windows":
+            windows.label = _match_window_labels(windows.t_end, *value, path)
+        parts.append(windows)
+    return Windows.concat(parts)
+
+
+def train_detector(windows, model="sselm", *, n_labelled=60, grid="full", seed=0,
+                   config=None, segment_frames=400):
+    """Fit one detector on training windows the way the protocol does.
+
+    Parameters
+    ----------
+    windows : Windows
+        Training windows (:func:`training_windows`); windows with a non-finite feature are left
+        out.
+    model : str, default="sselm"
+        Model id (see :func:`~distractd.models.detectors.model_specs`).
+    n_labelled : int, default=60
+        Labelled windows, drawn stratified from the windows of known truth.
+    grid : {"full", "small"}, default="full"
+    seed : int, default=0
+        Seed of the draw, the inner folds and the hidden layer.
+    config : PipelineConfig or None, default=None
+        The configuration the windows were made with (stored in the artifact).
+    segment_frames : int, default=400
+        Windows (from the start) segmented by ACA with the driving defaults
+        (:func:`~distractd.models.segmentation.fit_segment_prototypes`) for the online segmenter's prototypes;
+        clusters take the majority label of their *labelled* windows. 0 stores no segmenter.
+
+    Returns
+    -------
+    estimator : fitted estimator
+        Works on z-scored features.
+    parts : dict
+        Keyword arguments of :func:`~distractd.models.save_model` besides the estimator.
+    """
+    check_params({"n_labelled": n_labelled, "segment_frames": segment_frames}, _constraints,
+                 owner="train")
+    config = config or PipelineConfig()
+    (spec,) = model_specs([model], grid)
+    finite = np.isfinite(windows.X).all(axis=1)
+    X, y = windows.X[finite], windows.label[finite]
+    known = np.flatnonzero(y != UNLABELLED)
+    counts = np.bincount(y[known], minlength=2)
+    if n_labelled >= len(known) or counts.min() < 4:
+        raise ConfigError(f"train.n_labelled must be below the {len(known)} windows of known "
+                          f"truth, with at least 4 of each class ({counts[1]} distracted, "
+                          f"{counts[0]} attentive), got {n_labelled}")
+    labelled, _ = train_test_split(known, train_size=n_labelled, stratify=y[known],
+                                   random_state=seed)
+    unlabelled = np.setdiff1d(np.arange(len(y)), labelled)
+    scaler = StandardScaler().fit(X)
+    Z = scaler.transform(X)
+    with threadpool_limits(limits=1, user_api="blas"):  # small matrices: threads only contend
+        params = select_params(spec, Z[labelled], y[labelled], Z[unlabelled],
+                               random_state=seed)
+    estimator = spec.estimator.set_params(**params)
+    if spec.randomised:
+        estimator.set_params(random_state=seed)
+    if spec.semi_supervised:
+        estimator.fit(np.vstack([Z[labelled], Z[unlabelled]]),
+                      np.r_[y[labelled], np.full(len(unlabelled), UNLABELLED)])
+    else:
+        estimator.fit(Z[labelled], y[labelled])
+    scores = estimator.decision_function(Z[known])
+    summary = {
+        "model": model, "params": {k: _plain(v) for k, v in params.items()}, "grid": grid,
+        "n_windows": int(len(y)), "n_labelled": int(n_labelled),
+        "n_unlabelled": int(len(unlabelled)) if spec.semi_supervised else 0,
+        "known_truth": {"distracted": int(counts[1]), "attentive": int(counts[0])},
+        "left_out_non_finite": int((~finite).sum()),
+        "resubstitution": binary_scores(y[known], (scores > 0).astype(np.int8)),
+    }
+    extras = {}
+    if segment_frames:
+        frame_labels = _labelled_only(y, labelled)[:segment_frames]
+        prototypes = fit_segment_prototypes(Z[:segment_frames], frame_labels,
+                                            hop_s=config.hop_s, random_state=seed)
+        extras["segmenter"] = prototypes.to_artifact()
+    return estimator, {"normalizer_mean": scaler.mean_, "normalizer_scale": scaler.scale_,
+                       "feature_names": list(FEATURE_NAMES), "pipeline_config": config.to_dict(),
+                       "extras": extras, "summary": summary, "seed": seed}
+
+
+def train_model(path, windows, model="sselm", **options):
+    """:func:`train_detector`, then :func:`~distractd.models.save_model` to ``path``.
+
+    Returns
+    -------
+    model_id : str
+    """
+    estimator, parts = train_detector(windows, model, **options)
+    return save_model(path, estimator, **parts)
+
+
+def predict_windows(detector, recording, rule):
+    """Windows, scores and states of a recording under a loaded detector.
+
+    Parameters
+    ----------
+    detector : Detector
+        From :func:`~distractd.models.load_model`; its pipeline configuration makes the windows.
+    recording : Recording
+    rule : DecisionRule
+        A fresh decision rule (the daemon's, :func:`~distractd.daemon.decision_options`).
+
+    Returns
+    -------
+    windows : Windows
+    scores : ndarray of shape (n_windows,)
+        NaN where a feature of the model's is missing.
+    states : ndarray of shape (n_windows,), int8
+        1 distracted, 0 attentive, -1 no decision (the daemon's ``unknown``).
+    """
+    windows = extract_features(recording, PipelineConfig.from_dict(detector.pipeline_config))
+    scores = detector.window_scores(windows.X, detector.feature_columns(FEATURE_NAMES))
+    return windows, scores, rule.update(windows.t_end, scores, windows.quality,
+                                        windows.alert_times())
+
+
+def _match_window_labels(t_end, label_t_end, labels, path):
+    """Labels of the windows ending at ``t_end``, taken from a per-window label file."""
+    order = np.argsort(label_t_end)
+    at = np.clip(np.searchsorted(label_t_end[order], t_end), 1, len(order) - 1)
+    before, after = order[at - 1], order[at]
+    nearest = np.where(np.abs(label_t_end[before] - t_end) <= np.abs(label_t_end[after] - t_end),
+                       before, after)
+    matched = np.abs(label_t_end[nearest] - t_end) <= _T_END_TOLERANCE_S
+    if not matched.any():
+        raise SchemaError(f"{path}: no t_end matches a window of the recording (first window ends "
+                          f"at {float(t_end[0])!r} s, first row at {float(label_t_end[0])!r} s)")
+    return np.where(matched, labels[nearest], UNLABELLED).astype(np.int8)
+
+
+def _labelled_only(y, labelled):
+    """Window labels with every window outside the labelled draw set to unknown."""
+    out = np.full(len(y), UNLABELLED, dtype=np.int8)
+    out[labelled] = y[labelled]
+    return out
+
+
+def _plain(value):
+    return value.item() if isinstance(value, np.generic) else value

@@ -1,0 +1,33 @@
+"""Evaluation: metrics, splits and protocol runs over drivers and cohorts, statistics, reports."""
+
+from ..detectors import accuracy, binary_scores, g_mean, sensitivity, specificity
+from ._metrics import (
+    clustering_accuracy, clustering_accuracy_many_to_one, clustering_g_mean, detection_delays,
+    false_alarms_per_hour,
+)
+from ._protocol import evaluate_cohort, evaluate_driver, sweep
+from ._report import (
+    SCHEME_NOTES, format_schemes, format_table, format_tests, plot_sweep, results_document,
+    run_evaluation, write_results,
+)
+from ._schemes import (
+    NORMALISATIONS, RECIPES, SCHEMES, Drive, evaluate_scheme, normalise_drives, scheme_drives,
+    scheme_folds,
+)
+from ._splits import Split, make_splits
+from ._stats import (
+    DEPLOYMENT_METRICS, PAIRS, TIMINGS, WINDOW_METRICS, paired_tests, summarise, summarise_scheme,
+)
+from ._timeline import plot_timeline
+
+__all__ = [
+    "accuracy", "sensitivity", "specificity", "g_mean", "binary_scores", "clustering_accuracy",
+    "clustering_accuracy_many_to_one", "clustering_g_mean", "detection_delays",
+    "false_alarms_per_hour",
+    "Split", "make_splits", "evaluate_driver", "evaluate_cohort", "sweep",
+    "summarise", "summarise_scheme", "paired_tests", "PAIRS", "WINDOW_METRICS", "TIMINGS",
+    "DEPLOYMENT_METRICS", "SCHEMES", "RECIPES", "NORMALISATIONS", "Drive", "scheme_drives",
+    "scheme_folds", "normalise_drives", "evaluate_scheme", "run_evaluation", "format_schemes",
+    "format_table", "format_tests", "results_document", "write_results", "plot_sweep",
+    "plot_timeline", "SCHEME_NOTES",
+]

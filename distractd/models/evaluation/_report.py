@@ -1,0 +1,326 @@
+"""Reporting of an evaluation: a table per scheme, ``results.json``, timelines and sweep plots.
+
+The first table has one row per scheme and one column per model (window G-mean, mean ± sd over
+drivers). Then, per scheme and with what the scheme means, the Table 5.2-style table: per model,
+mean ± sd over drivers of the per-driver means, the deployment figures of the decision rule, and
+the right-tailed paired t-tests. Plots use matplotlib's Agg backend (no display needed).
+"""
+
+import json
+import math
+from pathlib import Path
+
+import numpy as np
+
+from ...pipeline import PipelineConfig
+from ..detectors import MODELS, model_specs
+from ._protocol import sweep
+from ._schemes import evaluate_scheme, scheme_drives
+from ._stats import PAIRS, paired_tests, summarise_scheme
+from ._timeline import plot_timeline
+
+__all__ = [
+    "run_evaluation", "format_schemes", "format_table", "format_tests", "results_document",
+    "write_results", "plot_sweep", "SCHEME_NOTES",
+]
+
+SCHEME_NOTES = {
+    "new-driver": "trained on other drivers, tested on a driver never seen",
+    "new-drive": "tested on a drive never seen",
+    "blocked": "unseen stretches of a seen drive, overlapping training windows purged",
+    "source": "the source's random folds: they leak between 95 %-overlapping windows and "
+              "reproduce the published table, nothing more",
+}
+"""What each scheme's figures mean, printed with every table."""
+
+_ROWS = (
+    # (label, metric, scale, decimals)
+    ("Accuracy %", "accuracy", 100.0, 1),
+    ("Sensitivity %", "sensitivity", 100.0, 1),
+    ("Specificity %", "specificity", 100.0, 1),
+    ("G-mean", "g_mean", 1.0, 3),
+    ("Train ms", "fit_ms", 1.0, 1),
+    ("Predict ms", "predict_ms", 1.0, 2),
+    ("Selection s", "select_ms", 1e-3, 2),
+    ("Delay s", "detection_delay_s", 1.0, 1),
+    ("Missed %", "missed_fraction", 100.0, 1),
+    ("False alarms/h", "false_alarms_per_hour", 1.0, 1),
+    ("Decided %", "coverage", 100.0, 1),
+)
+
+
+def run_evaluation(recordings, out_dir, *, schemes=("new-driver", "new-drive", "source"),
+                   models=MODELS, grid="small", recipe="cohort", normalisation="running",
+                   features=None, n_labelled=60, n_train=2000, n_unlabelled=600, n_draws=1,
+                   seed=0, config=None, decision=None, unlabelled_sizes=(), labelled_sizes=(),
+                   sweep_n_labelled=60, sweep_n_unlabelled=45, plots=False, n_jobs=1,
+                   progress=True):
+    """The whole evaluation of recordings: a table per scheme, tests, ``results.json``, plots.
+
+    Parameters
+    ----------
+    recordings : sequence of Recording
+        Labelled drives; ``meta`` names their driver (``driver_id``), drive (``recording_id``)
+        and ``protocol`` (see :func:`~._schemes.scheme_drives`).
+    out_dir : str or Path
+        Created if needed; receives ``results.json`` and ``table.txt`` (rewritten after every
+        scheme and sweep, so a stopped run keeps what it finished), the sweep plots and, with
+        ``plots``, ``timeline_<scheme>_<recording>.png`` per test drive.
+    schemes : sequence of str, default=("new-driver", "new-drive", "source")
+        Among :data:`~._schemes.SCHEMES`, side by side.
+    models : sequence of str, default=MODELS
+    grid : {"full", "small"}, default="small"
+        Hyper-parameter grids; ``"full"`` is the source's.
+    recipe : {"cohort", "per-driver"}, default="cohort"
+        How the cross-drive schemes train (:func:`~._schemes.evaluate_scheme`).
+    normalisation : {"running", "drive", "none"}, default="running"
+        The feature representation (:func:`~._schemes.scheme_drives`).
+    features : sequence of str or None, default=None
+        Feature names; None keeps those with data in at least half of the windows.
+    n_labelled, n_train, n_unlabelled, n_draws :
+        See :func:`~._schemes.evaluate_scheme`.
+    seed : int, default=0
+    config : PipelineConfig or None, default=None
+        Window settings.
+    decision : dict or None, default=None
+        Keyword arguments of :class:`~distractd.models.detectors.DecisionRule` for the deployment
+        figures (None: its defaults; the CLI passes the daemon's).
+    unlabelled_sizes, labelled_sizes : sequence of int, default=()
+        The source's sweeps (S0: u in {0, 120, 240, 360, 480} at l = ``sweep_n_labelled``; l from
+        16 to 80 at u = ``sweep_n_unlabelled``), per drive with random folds; empty skips.
+    sweep_n_labelled, sweep_n_unlabelled : int, default=60, 45
+    plots : bool, default=False
+        Draw the timeline of every test drive of the first scheme under the first model.
+    n_jobs : int, default=1
+        Drives of the sweeps evaluated in parallel processes; the results do not depend on it.
+    progress : bool, default=True
+        tqdm bars on standard error (one step per split and model).
+
+    Returns
+    -------
+    document : dict
+        :func:`results_document` output (also written to ``results.json``).
+    text : str
+        The tables and the tests, as printed.
+    """
+    out_dir = Path(out_dir)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    config = config or PipelineConfig()
+    specs = model_specs(models, grid)
+    drives, names = scheme_drives(recordings, config, normalisation, features, progress)
+    protocol = {"schemes": list(schemes), "models": list(models), "grid": grid, "recipe": recipe,
+                "normalisation": normalisation, "features": names,
+                "n_drivers": len({d.driver_id for d in drives}), "n_drives": len(drives),
+                "n_labelled": n_labelled, "n_train": n_train, "n_unlabelled": n_unlabelled,
+                "n_draws": n_draws, "seed": seed, "pipeline_config": config.to_dict(),
+                "decision": dict(decision or {}),
+                "windows_per_drive": [int(len(d.label)) for d in drives]}
+    summaries, tests, sweeps = {}, {}, []
+    document = text = None
+    for scheme in schemes:
+        results = evaluate_scheme(drives, scheme, specs, recipe=recipe, n_train=n_train,
+                                  n_unlabelled=n_unlabelled, n_labelled=n_labelled,
+                                  n_draws=n_draws, window_s=config.window_s, decision=decision,
+                                  seed=seed, progress=progress, traces=plots)
+        if plots and scheme == schemes[0]:
+            _plot_traces(out_dir, scheme, results[specs[0].name])
+        summaries[scheme] = summarise_scheme(results)
+        tests[scheme] = paired_tests(summaries[scheme], PAIRS)
+        document, text = _write(out_dir, summaries, tests, sweeps, protocol, models)
+    drivers = [(d.X, d.label, d.t_end, d.quality) for d in drives]
+    for parameter, sizes, fixed in (("n_unlabelled", unlabelled_sizes,
+                                     {"n_labelled": sweep_n_labelled}),
+                                    ("n_labelled", labelled_sizes,
+                                     {"n_unlabelled": sweep_n_unlabelled})):
+        if len(sizes):
+            curves = sweep(drivers, specs, parameter, sizes, seed=seed, n_draws=n_draws,
+                           n_jobs=n_jobs, progress=progress, **fixed)
+            plot_sweep(curves, out_dir / f"sweep_{parameter.removeprefix('n_')}.png")
+            sweeps.append(curves)
+            tests["source"] = tests.get("source", []) + _sweep_tests(curves)
+            document, text = _write(out_dir, summaries, tests, sweeps, protocol, models)
+    return document, text
+
+
+def _plot_traces(out_dir, scheme, drivers):
+    """One timeline PNG per test drive (the records' traces, removed from the results)."""
+    for records in drivers.values():
+        for record in records:
+            trace = record.pop("trace", None)
+            if trace is None:  # within-drive schemes keep no trace
+                continue
+            name = "".join(c if c.isalnum() or c in "-_." else "_"
+                           for c in record["recording_id"])
+            plot_timeline(out_dir / f"timeline_{scheme}_{name}.png", trace["t_end"],
+                          trace["scores"], trace["states"], trace["label"],
+                          alerts=[(t, "alert") for t in trace["alerts_s"]],
+                          title=f"{scheme}: {record['recording_id']}, window G-mean "
+                                f"{record['g_mean']:.3f}")
+
+
+def _write(out_dir, summaries, tests, sweeps, protocol, models):
+    """Write ``results.json`` and ``table.txt``; return the document and the printed text."""
+    document = results_document(summaries, tests, sweeps, protocol)
+    write_results(out_dir / "results.json", document)
+    parts = [format_schemes(summaries, models)] if summaries else []
+    for scheme, summary in summaries.items():
+        parts.append(f"{scheme} ({SCHEME_NOTES[scheme]}):\n" + format_table(summary, models))
+        if tests.get(scheme):
+            parts.append(format_tests(tests[scheme]))
+    text = "\n\n".join(parts)
+    (out_dir / "table.txt").write_text(text + "\n")
+    return document, text
+
+
+def format_schemes(summaries, models=None):
+    """One row per scheme, one column per model: window G-mean, mean ± sd over drivers."""
+    first = next(iter(summaries.values()))
+    models = list(first) if models is None else list(models)
+    rows = [["G-mean by scheme"] + models]
+    for scheme, summary in summaries.items():
+        n = len(summary[models[0]]["drivers"])
+        rows.append([f"{scheme} ({n} drivers)"] + [
+            _mean_sd(summary[m]["g_mean"]["mean"], summary[m]["g_mean"]["sd"], 3)
+            for m in models])
+    return _columns(rows)
+
+
+def _sweep_tests(curves):
+    """Paired tests of each semi-supervised model over its counterpart at every swept size."""
+    tests = []
+    for size, index in zip(curves["sizes"], range(len(curves["sizes"]))):
+        per_size = {name: {"per_driver": {"g_mean": curve["per_driver"][index]}}
+                    for name, curve in curves["models"].items()}
+        for test in paired_tests(per_size, PAIRS):
+            tests.append({**test, "metric": f"g_mean at {curves['parameter']}={size}"})
+    return tests
+
+
+def format_table(summary, models=None):
+    """The summary as a fixed-width text table, one column per model.
+
+    Parameters
+    ----------
+    summary : dict
+        :func:`~._stats.summarise` output.
+    models : sequence of str or None, default=None
+        Column order; None = the order of ``summary``.
+
+    Returns
+    -------
+    str
+        Rows: accuracy, sensitivity, specificity (%), G-mean, train (final fit) ms, predict ms
+        (one test fold), selection s, detection delay s, missed episodes %, false alarms per hour;
+        rows absent from the summary are left out.
+    """
+    models = list(summary) if models is None else list(models)
+    rows = [[""] + models]
+    for label, key, scale, decimals in _ROWS:
+        if key not in summary[models[0]]:
+            continue
+        cells = [label]
+        for name in models:
+            value = summary[name][key]
+            cells.append(_mean_sd(value["mean"] * scale, value["sd"] * scale, decimals))
+        rows.append(cells)
+    return _columns(rows)
+
+
+def _columns(rows):
+    widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
+    return "\n".join("  ".join(cell.rjust(w) if i else cell.ljust(w)
+                               for i, (cell, w) in enumerate(zip(row, widths))) for row in rows)
+
+
+def format_tests(tests):
+    """One line per right-tailed paired t-test: ``sselm > elm on g_mean: t(33) = 4.00, p = ...``."""
+    return "\n".join(
+        f"{t['better']} > {t['worse']} on {t['metric']}: mean difference "
+        f"{t['mean_difference']:+.4f}, t({t['df']}) = {t['t']:.2f}, p = {t['p']:.2g}"
+        for t in tests)
+
+
+def results_document(summaries, tests, sweeps=(), protocol=None):
+    """The JSON-ready evaluation results.
+
+    Parameters
+    ----------
+    summaries : dict
+        Per scheme, :func:`~._stats.summarise_scheme` output.
+    tests : dict
+        Per scheme, a list of :func:`~._stats.paired_tests` results.
+    sweeps : sequence of dict, default=()
+        :func:`~._protocol.sweep` outputs.
+    protocol : dict or None, default=None
+        The settings the evaluation ran with.
+
+    Returns
+    -------
+    dict
+        ``protocol``, ``schemes`` (per scheme: ``note``, ``models`` — per model and metric
+        ``{"mean", "sd"}``, ``per_driver`` and ``drivers`` — and ``tests``) and ``sweeps`` (keyed
+        by the swept parameter); NaN becomes null.
+    """
+    return _finite({"protocol": protocol or {},
+                    "schemes": {scheme: {"note": SCHEME_NOTES[scheme], "models": summary,
+                                         "tests": list(tests.get(scheme, []))}
+                                for scheme, summary in summaries.items()},
+                    "sweeps": {s["parameter"]: s for s in sweeps}})
+
+
+def write_results(path, document):
+    """Write :func:`results_document` output as indented JSON."""
+    Path(path).write_text(json.dumps(document, indent=1, allow_nan=False) + "\n")
+
+
+def plot_sweep(curves, path, metric_label="G-mean"):
+    """Plot mean ± sd over drivers against the swept size and save a PNG.
+
+    Parameters
+    ----------
+    curves : dict
+        :func:`~._protocol.sweep` output.
+    path : str or Path
+        PNG file written.
+    metric_label : str, default="G-mean"
+        Y-axis label.
+    """
+    import matplotlib
+    matplotlib.use("Agg")
+    from matplotlib.figure import Figure
+
+    figure = Figure(figsize=(5.5, 4.0), layout="constrained")
+    axes = figure.add_subplot()
+    sizes = np.asarray(curves["sizes"])
+    for name, curve in curves["models"].items():
+        mean = np.asarray(curve["mean"], dtype=float)
+        sd = np.nan_to_num(np.asarray(curve["sd"], dtype=float))
+        axes.errorbar(sizes, mean, yerr=sd, marker="o", capsize=3, label=name)
+    what = "unlabelled" if curves["parameter"] == "n_unlabelled" else "labelled"
+    axes.set_xlabel(f"{what} windows per training fold")
+    axes.set_ylabel(f"test {metric_label} (mean ± sd over drivers)")
+    axes.set_xticks(sizes)
+    axes.grid(alpha=0.3)
+    axes.legend()
+    figure.savefig(path, dpi=120)
+
+
+def _mean_sd(mean, sd, decimals):
+    if not math.isfinite(mean):
+        return "-"
+    if not math.isfinite(sd):
+        return f"{mean:.{decimals}f}"
+    return f"{mean:.{decimals}f}±{sd:.{decimals}f}"
+
+
+def _finite(value):
+    """Replace NaN and infinities by None, recursively (JSON has no NaN)."""
+    if isinstance(value, dict):
+        return {key: _finite(item) for key, item in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_finite(item) for item in value]
+    if isinstance(value, (float, np.floating)):
+        return float(value) if math.isfinite(value) else None
+    if isinstance(value, np.integer):
+        return int(value)
+    return value

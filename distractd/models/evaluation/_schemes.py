@@ -1,0 +1,383 @@
+"""Evaluation schemes: how far the test driving is from the training driving (DESIGN §5).
+
+A deployed detector meets driving it has never seen, so every quality figure names its scheme:
+
+- ``new-driver`` — leave one driver out (or, for large cohorts, grouped k-fold over drivers):
+  trained on other drivers' labelled windows; the held-out driver's windows are available
+  *unlabelled* to semi-supervised models (and, with ``normalisation="drive"``, to the offline
+  per-drive z-score), never their labels. The figure a deployment meets.
+- ``new-drive`` — per drive: trained on every other drive (the driver's own earlier drives, and
+  with the ``cohort`` recipe the other drivers' drives too), tested on a drive never seen.
+- ``blocked`` — the source's per-drive protocol with folds of consecutive windows and training
+  windows overlapping a test window purged: unseen stretches of a seen drive.
+- ``source`` — the source's stratified random folds over 95 %-overlapping windows. Near-duplicates
+  of every test window are in training; it reproduces the published table and nothing more.
+
+Two training recipes:
+
+- ``per-driver`` (the source's detector): ``n_labelled`` labelled windows drawn from the training
+  drives, the rest unlabelled, hyper-parameters by the source's 3×4-fold stratified CV on the
+  labelled windows;
+- ``cohort`` (the deployable detector): every labelled training window, thinned to one window per
+  ``stride_s`` and capped at ``n_train`` (stratified), hyper-parameters by grouped CV over the
+  training drivers (or drives), so selection too is judged on unseen driving; semi-supervised models
+  also get up to ``n_unlabelled`` of the test driving's windows, unlabelled.
+
+Every scheme reports per test drive the window metrics (accuracy, sensitivity, specificity, G-mean
+of ``score > 0`` over windows of known truth that have a score) and the deployment figures
+computed on the test drive in time order through the one decision rule
+(:class:`~distractd.models.detectors.DecisionRule`): detection delay per distraction episode,
+missed episodes, false alarms per hour of attentive driving, and the fraction of windows decided.
+Drives are averaged per driver, then mean ± sd over drivers; paired tests are across drivers.
+"""
+
+from dataclasses import dataclass, field
+
+import numpy as np
+from sklearn.model_selection import GroupKFold
+from threadpoolctl import threadpool_limits
+from tqdm import tqdm
+
+from ..._errors import ConfigError
+from ..._validation import Interval, Options, check_params
+from ...pipeline import FEATURE_NAMES, PipelineConfig, extract_features
+from ..detectors import UNLABELLED, binary_scores, decide, select_params, usable_features
+from ._metrics import detection_delays, false_alarms_per_hour
+from ._protocol import evaluate_driver
+
+__all__ = ["SCHEMES", "RECIPES", "NORMALISATIONS", "Drive", "scheme_drives", "evaluate_scheme",
+           "scheme_folds", "normalise_drives"]
+
+SCHEMES = ("new-driver", "new-drive", "blocked", "source")
+RECIPES = ("cohort", "per-driver")
+NORMALISATIONS = ("running", "drive", "none")
+
+_CONSTRAINTS = {
+    "scheme": Options(SCHEMES),
+    "recipe": Options(RECIPES),
+    "n_train": Interval(10, None, integer=True),
+    "n_unlabelled": Interval(0, None, integer=True),
+    "n_labelled": Interval(8, None, integer=True),
+    "stride_s": Interval(0, None),
+    "max_folds": Interval(2, None, integer=True),
+    "n_draws": Interval(1, None, integer=True),
+}
+
+
+@dataclass
+class Drive:
+    """One drive's windows, ready for evaluation.
+
+    Attributes
+    ----------
+    driver_id, recording_id, protocol : str
+    t_end : ndarray of shape (n_windows,)
+        Window end times, s.
+    label : ndarray of shape (n_windows,), int8
+        Window truth: 1, 0, or -1 unknown.
+    quality : ndarray of shape (n_windows,)
+        Valid-sample fraction of each window.
+    X : ndarray of shape (n_windows, n_features)
+        Features in the evaluated representation; NaN where missing or not ready.
+    alerts_s : ndarray
+        Times of the glance channel's alerts, s.
+    """
+
+    driver_id: str
+    recording_id: str
+    protocol: str
+    t_end: np.ndarray
+    label: np.ndarray
+    quality: np.ndarray
+    X: np.ndarray
+    alerts_s: np.ndarray = field(default_factory=lambda: np.empty(0))
+
+
+def scheme_drives(recordings, config=None, normalisation="running", features=None,
+                  progress=False):
+    """The drives of ``recordings`` in one representation, and the feature names used.
+
+    Parameters
+    ----------
+    recordings : sequence of Recording
+        Labelled; ``meta`` gives ``driver_id`` (else ``recording_id``, else ``rec<i>``: each
+        recording its own driver), ``recording_id`` and ``protocol``.
+    config : PipelineConfig or None, default=None
+        Window settings; ``baseline`` is set from ``normalisation``.
+    normalisation : {"running", "drive", "none"}, default="running"
+        ``"running"``: the pipeline's per-stream baseline (causal; what the daemon does);
+        ``"drive"``: each drive z-scored with its own mean and sd (offline upper bound);
+        ``"none"``: raw features.
+    features : sequence of str or None, default=None
+        Feature names; None keeps the features with data in at least half of the windows
+        (:func:`~distractd.models.detectors.usable_features`).
+    progress : bool, default=False
+
+    Returns
+    -------
+    drives : list of Drive
+    feature_names : list of str
+    """
+    if normalisation not in NORMALISATIONS:
+        raise ConfigError(f"evaluate.normalisation must be one of {list(NORMALISATIONS)}, "
+                          f"got {normalisation!r}")
+    config = PipelineConfig.from_dict({**(config or PipelineConfig()).to_dict(),
+                                       "baseline": normalisation == "running"})
+    windows = [extract_features(r, config) for r in tqdm(recordings, disable=not progress,
+                                                          leave=False, desc="features")]
+    names = list(features) if features is not None else usable_features(windows)
+    columns = [FEATURE_NAMES.index(name) for name in names]
+    drives = []
+    for i, (recording, w) in enumerate(zip(recordings, windows)):
+        meta = recording.meta
+        recording_id = str(meta.get("recording_id", meta.get("driver_id", f"rec{i}")))
+        drives.append(Drive(str(meta.get("driver_id", recording_id)), recording_id,
+                            str(meta.get("protocol", "")), w.t_end, w.label, w.quality,
+                            w.X[:, columns], w.alert_times()))
+    return normalise_drives(drives, normalisation), names
+
+
+def normalise_drives(drives, normalisation):
+    """Apply the offline per-drive z-score (``"drive"``) or leave the features as they are.
+
+    ``"running"`` (the per-stream baseline) and ``"none"`` are the pipeline's to apply when it
+    makes the windows; ``"drive"`` standardises each drive's features with its own mean and sd — an
+    upper bound no causal detector can reach (it sees the whole drive, future included).
+    """
+    if normalisation not in NORMALISATIONS:
+        raise ConfigError(f"evaluate.normalisation must be one of {list(NORMALISATIONS)}, "
+                          f"got {normalisation!r}")
+    if normalisation != "drive":
+        return list(drives)
+    out = []
+    for drive in drives:
+        with np.errstate(invalid="ignore", divide="ignore"):
+            mean = np.nanmean(drive.X, axis=0)
+            sd = np.nanstd(drive.X, axis=0)
+        sd = np.where(sd > 0, sd, 1.0)
+        out.append(Drive(drive.driver_id, drive.recording_id, drive.protocol, drive.t_end,
+                         drive.label, drive.quality, (drive.X - mean) / sd, drive.alerts_s))
+    return out
+
+
+def scheme_folds(drives, scheme, max_folds=12):
+    """The (train drive indices, test drive indices) pairs of a cross-drive scheme.
+
+    ``new-driver``: each driver's drives are a test set (drivers grouped into ``max_folds`` folds
+    when there are more); ``new-drive``: each drive is a test set.
+    """
+    drivers = sorted({d.driver_id for d in drives})
+    if scheme == "new-driver":
+        if len(drivers) < 2:
+            raise ConfigError(f"the new-driver scheme needs at least 2 drivers, got {len(drivers)}")
+        groups = np.array([drivers.index(d.driver_id) for d in drives])
+        n_folds = min(max_folds, len(drivers))
+        fold_of = np.arange(len(drivers)) % n_folds
+        return [(np.flatnonzero(fold_of[groups] != k), np.flatnonzero(fold_of[groups] == k))
+                for k in range(n_folds)]
+    if scheme == "new-drive":
+        return [(np.setdiff1d(np.arange(len(drives)), [i]), np.array([i]))
+                for i in range(len(drives))]
+    raise ConfigError(f"scheme_folds: {scheme!r} is not a cross-drive scheme")
+
+
+def evaluate_scheme(drives, scheme, specs, *, recipe="cohort", n_train=2000, n_unlabelled=600,
+                    n_labelled=60, stride_s=5.0, max_folds=12, n_draws=1, window_s=10.0,
+                    decision=None, seed=0, progress=False, traces=False):
+    """Evaluate models under one scheme.
+
+    Parameters
+    ----------
+    drives : sequence of Drive
+    scheme : {"new-driver", "new-drive", "blocked", "source"}
+    specs : sequence of ModelSpec
+        The models (:func:`~distractd.models.detectors.model_specs`).
+    recipe : {"cohort", "per-driver"}, default="cohort"
+        How a cross-drive scheme trains (module docstring); ``blocked`` and ``source`` always
+        use the per-driver protocol within each drive. With ``per-driver``, ``new-drive`` trains
+        on the test driver's other drives only.
+    n_train : int, default=2000
+        Most labelled training windows of the cohort recipe.
+    n_unlabelled : int, default=600
+        Most unlabelled windows (the test driving's, cohort recipe; the training drives' rest,
+        per-driver recipe) given to semi-supervised models.
+    n_labelled : int, default=60
+        Labelled windows of the per-driver recipe and of the ``blocked``/``source`` protocol.
+    stride_s : float, default=5.0
+        The cohort recipe keeps one training window per ``stride_s`` seconds of a drive (windows
+        0.5 s apart overlap 95 %: neighbours add little but time).
+    max_folds : int, default=12
+        Most outer folds of ``new-driver`` (drivers are grouped beyond it).
+    n_draws : int, default=1
+        Fits of randomised models (ELM hidden layers) per fold, scores averaged.
+    window_s : float, default=10.0
+        Window length, s: ``blocked`` purges training windows ending this close to a test window.
+    decision : dict or None, default=None
+        Keyword arguments of :class:`~distractd.models.detectors.DecisionRule` for the deployment
+        figures (None: its defaults).
+    seed : int, default=0
+    progress : bool, default=False
+        A tqdm bar over folds × models on standard error.
+    traces : bool, default=False
+        Keep each cross-drive test record's ``trace`` (``t_end``, ``scores``, ``states``,
+        ``label``, ``alerts_s`` arrays) for timeline plots.
+
+    Returns
+    -------
+    dict
+        Per model name, per driver id: a list of per-test-drive records with ``recording_id``,
+        ``protocol``, the window metrics, ``coverage`` (fraction of windows decided),
+        ``delays_s`` (per episode, NaN = missed) and ``false_alarms_per_hour``.
+    """
+    check_params({"scheme": scheme, "recipe": recipe, "n_train": n_train,
+                  "n_unlabelled": n_unlabelled, "n_labelled": n_labelled, "stride_s": stride_s,
+                  "max_folds": max_folds, "n_draws": n_draws}, _CONSTRAINTS, owner="evaluate")
+    decision = dict(decision or {})
+    if scheme in ("blocked", "source"):
+        return _within_drives(drives, scheme, specs, n_labelled, n_draws, window_s, decision,
+                              seed, progress)
+    folds = scheme_folds(drives, scheme, max_folds)
+    if recipe == "per-driver" and scheme == "new-drive":
+        folds = [(train[[drives[i].driver_id == drives[test[0]].driver_id for i in train]], test)
+                 for train, test in folds]
+        folds = [(train, test) for train, test in folds if len(train)]
+        if not folds:
+            raise ConfigError("the per-driver new-drive scheme needs drivers with 2 or more "
+                              "drives")
+    results = {spec.name: {} for spec in specs}
+    bar = tqdm(total=len(folds) * len(specs), disable=not progress, leave=False,
+               desc=f"{scheme} folds x models")
+    with threadpool_limits(limits=1, user_api="blas"):
+        for k, (train, test) in enumerate(folds):
+            rng = np.random.default_rng([seed, k])
+            for spec in specs:
+                scores = _fit_and_score(spec, [drives[i] for i in train],
+                                        [drives[i] for i in test], recipe, scheme, n_train,
+                                        n_unlabelled, n_labelled, stride_s, n_draws, rng)
+                for i, drive_scores in zip(test, scores):
+                    drive = drives[i]
+                    results[spec.name].setdefault(drive.driver_id, []).append(
+                        _drive_record(drive, drive_scores, decision, traces))
+                bar.update()
+    bar.close()
+    return results
+
+
+def _fit_and_score(spec, train, test, recipe, scheme, n_train, n_unlabelled, n_labelled,
+                   stride_s, n_draws, rng):
+    """Fit ``spec`` on the training drives as the recipe says; scores of each test drive."""
+    X_all = np.vstack([d.X for d in train])
+    y_all = np.concatenate([d.label for d in train])
+    group_key = "driver_id" if scheme == "new-driver" else "recording_id"
+    groups_all = np.concatenate([np.full(len(d.label), getattr(d, group_key)) for d in train])
+    kept = np.concatenate([_thinned(d.t_end, stride_s if recipe == "cohort" else 0.0)
+                           for d in train])
+    usable = kept & np.isfinite(X_all).all(axis=1)
+    known = np.flatnonzero(usable & (y_all != UNLABELLED))
+    counts = np.bincount(y_all[known], minlength=2)
+    if counts.min() < 8:
+        raise ConfigError(f"training drives hold {counts[1]} distracted and {counts[0]} "
+                          f"attentive usable windows; each class needs at least 8")
+    X_test = [d.X for d in test]
+    if recipe == "cohort":
+        labelled = _stratified(known, y_all[known], n_train, rng)
+        pool = np.vstack(X_test)
+        pool = pool[np.isfinite(pool).all(axis=1)]
+        X_unlabelled = pool[rng.permutation(len(pool))[:n_unlabelled]]
+        groups = groups_all[labelled]
+        n_groups = len(np.unique(groups))
+        cv_groups = groups if n_groups >= 3 else None
+    else:
+        labelled = _stratified(known, y_all[known], n_labelled, rng)
+        rest = np.setdiff1d(np.flatnonzero(usable), labelled)
+        X_unlabelled = X_all[rng.permutation(rest)[:n_unlabelled]]
+        cv_groups = None
+    mean = X_all[labelled].mean(axis=0)
+    scale = X_all[labelled].std(axis=0)
+    scale = np.where(scale > 0, scale, 1.0)
+    XL = (X_all[labelled] - mean) / scale
+    yL = y_all[labelled]
+    XU = (X_unlabelled - mean) / scale if spec.semi_supervised else XL[:0]
+    params = select_params(spec, XL, yL, XU, groups=cv_groups,
+                           random_state=int(rng.integers(2**31)))
+    scores = [np.zeros(len(x)) for x in X_test]
+    n_fits = n_draws if spec.randomised else 1
+    for draw in range(n_fits):
+        model = spec.estimator.set_params(**params)
+        if spec.randomised:
+            model.set_params(random_state=int(rng.integers(2**31)))
+        if spec.semi_supervised:
+            model.fit(np.vstack([XL, XU]), np.r_[yL, np.full(len(XU), UNLABELLED)])
+        else:
+            model.fit(XL, yL)
+        for j, x in enumerate(X_test):
+            finite = np.isfinite(x).all(axis=1)
+            out = np.full(len(x), np.nan)
+            if finite.any():
+                out[finite] = model.decision_function((x[finite] - mean) / scale)
+            scores[j] += out / n_fits
+    return scores
+
+
+def _drive_record(drive, scores, decision, traces):
+    """Window metrics and deployment figures of one test drive's scores."""
+    scored = np.isfinite(scores) & (drive.label != UNLABELLED)
+    record = {"recording_id": drive.recording_id, "protocol": drive.protocol}
+    if scored.any() and len(np.unique(drive.label[scored])) == 2:
+        record.update(binary_scores(drive.label[scored], (scores[scored] > 0).astype(np.int8)))
+    else:  # a drive without both classes (a no-task drive): specificity only
+        record.update(accuracy=np.nan, sensitivity=np.nan, g_mean=np.nan,
+                      specificity=float(np.mean(scores[scored] <= 0)) if scored.any()
+                      else np.nan)
+    states = decide(drive.t_end, scores, drive.quality, drive.alerts_s, **decision)
+    record["coverage"] = float(np.mean(states != -1)) if len(states) else np.nan
+    record["delays_s"] = detection_delays(drive.t_end, drive.label, states).tolist()
+    record["false_alarms_per_hour"] = false_alarms_per_hour(drive.t_end, drive.label, states)
+    if traces:
+        record["trace"] = {"t_end": drive.t_end, "scores": scores, "states": states,
+                           "label": drive.label, "alerts_s": drive.alerts_s}
+    return record
+
+
+def _within_drives(drives, scheme, specs, n_labelled, n_draws, window_s, decision, seed,
+                   progress):
+    """``source`` and ``blocked``: the source's per-drive protocol, drive by drive."""
+    results = {spec.name: {} for spec in specs}
+    folds = "random" if scheme == "source" else "blocked"
+    for i, drive in enumerate(tqdm(drives, disable=not progress, leave=False,
+                                   desc=f"{scheme} drives")):
+        out = evaluate_driver(drive.X, drive.label, drive.t_end, specs, n_labelled=n_labelled,
+                              folds=folds, purge_s=window_s if folds == "blocked" else 0.0,
+                              n_draws=n_draws, seed=seed + 1000 * i, quality=drive.quality,
+                              alerts_s=drive.alerts_s, decision=decision)
+        for spec in specs:
+            splits = out[spec.name]["splits"]
+            record = {"recording_id": drive.recording_id, "protocol": drive.protocol}
+            for key in ("accuracy", "sensitivity", "specificity", "g_mean"):
+                record[key] = float(np.nanmean([s[key] for s in splits]))
+            record["coverage"] = float(np.nanmean(out[spec.name]["coverage"]))
+            record["delays_s"] = [d for repeat in out[spec.name]["delays_s"] for d in repeat]
+            record["false_alarms_per_hour"] = float(
+                np.nanmean(out[spec.name]["false_alarms_per_hour"]))
+            results[spec.name].setdefault(drive.driver_id, []).append(record)
+    return results
+
+
+def _thinned(t_end, stride_s):
+    """Keep one window per ``stride_s`` seconds (all of them for 0)."""
+    if stride_s <= 0 or len(t_end) == 0:
+        return np.ones(len(t_end), dtype=bool)
+    slot = np.floor((t_end - t_end[0]) / stride_s)
+    return np.r_[True, slot[1:] != slot[:-1]]
+
+
+def _stratified(rows, y, n, rng):
+    """Up to ``n`` of ``rows``, drawn without replacement with the class proportions kept."""
+    if n >= len(rows):
+        return rows
+    picked = []
+    for cls in (0, 1):
+        members = rows[y == cls]
+        k = max(2, int(round(n * len(members) / len(rows))))
+        picked.append(rng.choice(members, min(k, len(members)), replace=False))
+    return np.sort(np.concatenate(picked))

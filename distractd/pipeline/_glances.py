@@ -1,0 +1,548 @@
+"""The glance channel (DESIGN §4.5): road centre learned online, per-sample glance classes,
+ISO 15007 glances, the AttenD attention buffer and the Euro NCAP distraction alerts; gaze only.
+
+Everything runs per accepted sample inside the processor's compiled pass (:func:`_glance_step`), on
+state arrays owned by a :class:`GlanceChannel`; batch is the same step fed a whole recording
+(:func:`~distractd.pipeline.detect_glances`). docs/pipeline.md ("Glances") gives the rules and
+their sources; in short:
+
+- **Road centre**: the mode of the cyclopean gaze (mean of the eyes' ``gaze_*_yaw/pitch`` valid in
+  the sample; no head pose needed), from an exponentially forgetting 2-D histogram (2° bins over
+  ±60° yaw, ±40° pitch, box-smoothed 3×3 as samples are added, so the mode is tracked in O(1):
+  all bins decay alike, only the bins a sample raises can overtake it), refined by the centroid of
+  the 3×3 bins around it. Forgetting: time constant ``glance_road_forget_s``. Ready once
+  ``glance_road_warmup_s`` of tracked gaze was seen; until then the public class is ``unknown``,
+  the buffer and glance duration are NaN and no alert is raised (the classes run internally from
+  the first sample on, so the window features are defined during the warm-up).
+- **Classes**: ``on_road`` inside the road-centre circle, ``mirror`` / ``instrument`` inside their
+  circles placed relative to the road centre, ``off_road`` elsewhere, ``lost`` when the eyes are
+  not tracked (NaN gaze or low confidence).
+- **Glances (ISO 15007-1)**: a glance away lasts from the start of the transition away from the road
+  (the last on-road sample) to the start of the transition back (the last sample away). A run of
+  samples back on the road or lost ends it once it lasts ``glance_min_dip_s``; shorter runs (a
+  blink, a quick check, a short track loss) are bridged. A road-lost-away sequence with a loss
+  shorter than ``glance_min_dip_s`` starts the glance at the last road sample; after a longer loss,
+  a gap or at the start, a glance starts at its first away sample. Glances shorter than
+  ``glance_min_dip_s`` are not counted. Lost samples never extend a glance toward an alert.
+- **AttenD buffer** (Kircher & Ahlström 2009), on the raw classes, time-weighted (the interval
+  before each sample takes the sample's class): drains 1 s/s off road; for mirror and instrument
+  glances only after their first ``glance_free_s``; refills 1 s/s from ``glance_buffer_delay_s``
+  after the last sample away; holds during track loss and gaps.
+- **Alerts (Euro NCAP 2023)**: ``long_distraction`` when one glance away (mirrors and instrument
+  included) reaches ``glance_long_s``, once per glance; ``time_sharing`` when the glance-away time
+  within the last ``glance_sharing_window_s`` (glances since the last reset) reaches
+  ``glance_sharing_s``, once until the driver has looked at the road continuously for
+  ``glance_sharing_reset_s``. Both are checked on samples away only, so track loss never raises one.
+"""
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+from numba import njit
+
+from ._config import (
+    _P_G_BUFFER_DELAY_S, _P_G_BUFFER_S, _P_G_FORGET_S, _P_G_FREE_S, _P_G_LONG_S, _P_G_MIN_DIP_S,
+    _P_G_REGIONS, _P_G_ROAD_RADIUS, _P_G_SHARING_RESET_S, _P_G_SHARING_S, _P_G_SHARING_WINDOW_S,
+    _P_G_WARMUP_S,
+)
+
+__all__ = ["GLANCE_CLASSES", "GLANCE_FEATURES", "ALERT_KINDS", "Alert", "GlanceChannel",
+           "GlanceTrace"]
+
+GLANCE_CLASSES = ("unknown", "on_road", "off_road", "mirror", "instrument", "lost")
+"""Per-sample glance classes, indexed by code; ``unknown`` while the road centre warms up."""
+UNKNOWN, ON_ROAD, OFF_ROAD, MIRROR, INSTRUMENT, LOST = range(6)
+
+GLANCE_FEATURES = (
+    "glance_prc", "glance_off_road_fraction", "glance_longest_away_s", "glance_rate_per_min",
+    "glance_track_loss_fraction",
+)
+"""The window's glance features, appended to the 25 of S0 §5.3.5:
+
+- ``glance_prc``: percent road centre as a fraction (0..1): tracked samples inside the road-centre
+  circle over tracked samples (Victor et al. 2005); NaN when no sample was tracked;
+- ``glance_off_road_fraction``: time classified off road, mirror or instrument over the window's
+  observed time (lost samples count in the denominator only);
+- ``glance_longest_away_s``: longest glance away seen in the window, seconds (a glance that began
+  before the window counts from its start; 0 when none);
+- ``glance_rate_per_min``: glances away counted in the window (when they reach
+  ``glance_min_dip_s``) per minute of window length (``window_s``);
+- ``glance_track_loss_fraction``: lost samples over accepted samples.
+
+All are NaN for a window with no sample after the stream's first gaze value (a tracker with no
+gaze field at all); they need no head pose and no eyelid signal."""
+
+ALERT_KINDS = ("long_distraction", "time_sharing")
+"""Alert kinds, indexed by the ``kind`` column of an alert row."""
+
+# Histogram of the road-centre estimate: 2 degree bins over +-60 deg yaw, +-40 deg pitch.
+_BIN = math.radians(2.0)
+_N_YAW = 60
+_N_PITCH = 40
+_YAW0 = -math.radians(60.0)
+_PITCH0 = -math.radians(40.0)
+_RESCALE = 1e100
+
+# Recent glances kept for the time-sharing rule.
+TS_GLANCES = 64
+
+# Glance state vector layout.
+_G_HAS_GAZE = 0     # the stream has had a gaze value
+_G_SEEN_S = 1       # tracked gaze time seen, s (warm-up)
+_G_W = 2            # weight of the next histogram sample (grows by exp(dt / tau))
+_G_MODE = 3         # flat index of the histogram mode (-1 none)
+_G_YAW = 4          # road centre, rad
+_G_PITCH = 5
+_G_READY = 6
+_G_PREV_CLS = 7     # internal class of the previous sample (-1: none on this clock or after a gap)
+_G_LAST_ROAD_T = 8  # time of the last on-road sample (NaN: none)
+_G_LOST_T = 9       # first sample of the current lost run
+_G_PRE_LOST = 10    # internal class before the current lost run
+_G_IN = 11          # 1 inside a glance away
+_G_START = 12       # start of the current glance, s
+_G_LAST_AWAY = 13   # last away sample of the current glance, s
+_G_DIP_T = 14       # first sample of a pending dip (NaN: none)
+_G_COUNTED = 15     # the current glance reached glance_min_dip_s
+_G_LONG_DONE = 16   # the current glance raised its long-distraction alert
+_G_BUFFER = 17      # AttenD buffer, s
+_G_TARGET = 18      # class of the current away target for the buffer (-1: none)
+_G_TARGET_T = 19    # start of the transition to that target, s
+_G_RETURN_T = 20    # last away sample (refill delay counts from it), s
+_G_ROAD_FROM = 21   # last sample that was not on road (time-sharing reset), s
+_G_TS_DONE = 22     # a time-sharing alert was raised since the last reset
+_G_TS_HEAD = 23     # next ring row
+_G_TS_N = 24        # glances in the ring
+_G_CENTRE_T = 25    # time the centre was last refined (from the histogram), s
+_G_COS = 26         # cosine of the centre's pitch
+_G_SIZE = 27
+
+CENTRE_EVERY_S = 0.25
+"""The centre is re-read from the histogram when its mode moves, and at least this often, s."""
+
+# Per-sample outputs of _glance_step.
+_GO_CLASS = 0       # public class code
+_GO_INTERNAL = 1    # internal class code (from the provisional centre during the warm-up)
+_GO_HAS_GAZE = 2
+_GO_DT = 3          # observed time step (0 after a gap), s
+_GO_COUNT = 4       # 1 when a glance reached glance_min_dip_s at this sample
+_GO_DURATION = 5    # current glance duration at a sample away, else 0, s
+_GO_ON_ROAD = 6     # 1 on road, 0 away, NaN lost or warming up
+_GO_OFF_S = 7       # current glance away so far (0 on the road; NaN warming up), s
+_GO_BUFFER = 8      # AttenD buffer (NaN warming up), s
+_GO_READY = 9
+_GO_SIZE = 10
+
+# Alert rows: one per glance an alert is based on; the first row of an alert has _A_FIRST = 1.
+_A_KIND = 0
+_A_T = 1
+_A_AWAY_S = 2
+_A_START = 3
+_A_END = 4
+_A_FIRST = 5
+_A_WINDOW = 6       # rows of windows written before the alert (set by the processor)
+_A_SIZE = 7
+_A_MAX_ROWS = TS_GLANCES + 2   # rows one sample can write at most
+
+
+@dataclass(frozen=True)
+class Alert:
+    """A glance alert (Euro NCAP 2023 driver state monitoring).
+
+    Attributes
+    ----------
+    kind : str
+        One of :data:`ALERT_KINDS`.
+    t : float
+        Stream time the alert was raised, seconds.
+    glances : tuple of (float, float)
+        Start and end (so far), seconds, of the glances away the alert is based on.
+    away_s : float
+        Glance-away time that crossed the threshold, seconds (the glance's duration, or the
+        time-sharing total within the rule's span).
+    """
+
+    kind: str
+    t: float
+    glances: tuple
+    away_s: float
+
+
+def _alerts_from_rows(rows):
+    """Alerts of ``rows`` (alert rows in order), and the window index of each."""
+    alerts, where = [], []
+    for row in rows:
+        if row[_A_FIRST] == 1.0:
+            alerts.append([ALERT_KINDS[int(row[_A_KIND])], float(row[_A_T]), [],
+                           float(row[_A_AWAY_S])])
+            where.append(int(row[_A_WINDOW]))
+        alerts[-1][2].append((float(row[_A_START]), float(row[_A_END])))
+    return [Alert(k, t, tuple(g), a) for k, t, g, a in alerts], where
+
+
+@dataclass
+class GlanceTrace:
+    """Per-sample glance channel of a recording (see :func:`~distractd.pipeline.detect_glances`).
+
+    Attributes
+    ----------
+    t : ndarray of shape (n_samples,)
+        Sample times, seconds.
+    glance : ndarray of shape (n_samples,), dtype int8
+        Class code (index into :data:`GLANCE_CLASSES`); -1 for a rejected sample.
+    off_road_s : ndarray of shape (n_samples,)
+        Current glance away so far, seconds (0 on road; NaN warming up or rejected).
+    buffer_s : ndarray of shape (n_samples,)
+        AttenD buffer, seconds (NaN warming up or rejected).
+    road_yaw_deg, road_pitch_deg : ndarray of shape (n_samples,)
+        Road-centre estimate after the sample, degrees (NaN before any gaze).
+    alerts : list of Alert
+    """
+
+    t: np.ndarray
+    glance: np.ndarray
+    off_road_s: np.ndarray
+    buffer_s: np.ndarray
+    road_yaw_deg: np.ndarray
+    road_pitch_deg: np.ndarray
+    alerts: list
+
+
+class GlanceChannel:
+    """State of one stream's glance channel; the processor feeds it (see the module docstring).
+
+    Per-stream memory: about 21 KB (the road-centre histogram of 40 x 60 bins and the last
+    :data:`TS_GLANCES` glances).
+
+    Parameters
+    ----------
+    config : PipelineConfig
+
+    Attributes
+    ----------
+    road_ready : bool
+        The road centre is learned (the warm-up is over).
+    road_centre_deg : tuple of float
+        Road-centre yaw and pitch in degrees (+ right, + up), NaN before any gaze.
+    """
+
+    def __init__(self, config):
+        self.config = config
+        self._state = _new_state()
+        self._hist = np.zeros(_N_PITCH * _N_YAW)
+        self._ring = np.zeros((TS_GLANCES, 2))
+
+    @property
+    def road_ready(self):
+        return bool(self._state[_G_READY] == 1.0)
+
+    @property
+    def road_centre_deg(self):
+        return (math.degrees(self._state[_G_YAW]), math.degrees(self._state[_G_PITCH]))
+
+
+def _new_state():
+    state = np.zeros(_G_SIZE)
+    state[_G_MODE] = -1.0
+    state[_G_YAW] = state[_G_PITCH] = np.nan
+    state[_G_W] = 1.0
+    _clear_machine(state)
+    return state
+
+
+@njit(cache=True)
+def _clear_machine(state):
+    """Forget the glance machine, buffer and time-sharing history (a new clock or a gap); the
+    road centre and its histogram are kept."""
+    state[_G_PREV_CLS] = -1.0
+    state[_G_LAST_ROAD_T] = np.nan
+    state[_G_LOST_T] = np.nan
+    state[_G_PRE_LOST] = -1.0
+    state[_G_IN] = 0.0
+    state[_G_DIP_T] = np.nan
+    state[_G_COUNTED] = 0.0
+    state[_G_LONG_DONE] = 0.0
+    state[_G_BUFFER] = np.nan
+    state[_G_TARGET] = -1.0
+    state[_G_RETURN_T] = -np.inf
+    state[_G_ROAD_FROM] = np.nan
+    state[_G_TS_DONE] = 0.0
+    state[_G_TS_HEAD] = 0.0
+    state[_G_TS_N] = 0.0
+
+
+@njit(cache=True, inline="always")
+def _learn(t, yaw, pitch, state, hist):
+    """Add a tracked gaze sample (rad) to the forgetting histogram with the current weight;
+    update mode and centre. False when the gaze lies outside the histogram."""
+    w = state[_G_W]
+    i = int(np.floor((pitch - _PITCH0) / _BIN))
+    j = int(np.floor((yaw - _YAW0) / _BIN))
+    if i < 0 or i >= _N_PITCH or j < 0 or j >= _N_YAW:
+        return False
+    old = int(state[_G_MODE])
+    mode = old
+    for ii in range(max(i - 1, 0), min(i + 2, _N_PITCH)):
+        for jj in range(max(j - 1, 0), min(j + 2, _N_YAW)):
+            k = ii * _N_YAW + jj
+            hist[k] += w
+            if mode < 0 or hist[k] > hist[mode]:
+                mode = k
+    state[_G_MODE] = mode
+    if mode == old and 0.0 <= t - state[_G_CENTRE_T] < CENTRE_EVERY_S:
+        return True
+    state[_G_CENTRE_T] = t
+    mi = mode // _N_YAW
+    mj = mode % _N_YAW
+    total = 0.0
+    sy = 0.0
+    sp = 0.0
+    for ii in range(max(mi - 1, 0), min(mi + 2, _N_PITCH)):
+        for jj in range(max(mj - 1, 0), min(mj + 2, _N_YAW)):
+            h = hist[ii * _N_YAW + jj]
+            total += h
+            sy += h * (_YAW0 + (jj + 0.5) * _BIN)
+            sp += h * (_PITCH0 + (ii + 0.5) * _BIN)
+    state[_G_YAW] = sy / total
+    state[_G_PITCH] = sp / total
+    state[_G_COS] = np.cos(state[_G_PITCH])
+    return True
+
+
+@njit(cache=True, inline="always")
+def _inside(yaw, pitch, yaw0, pitch0, radius, cos_pitch):
+    dyaw = (yaw - yaw0) * cos_pitch
+    dpitch = pitch - pitch0
+    return dyaw * dyaw + dpitch * dpitch <= radius * radius
+
+
+@njit(cache=True, inline="always")
+def _classify(yaw, pitch, params, state):
+    yc = state[_G_YAW]
+    pc = state[_G_PITCH]
+    cos_pitch = state[_G_COS]   # of the centre: distances on the sphere, small-angle form
+    if _inside(yaw, pitch, yc, pc, params[_P_G_ROAD_RADIUS], cos_pitch):
+        return ON_ROAD
+    for r in range(4):
+        base = _P_G_REGIONS + 3 * r
+        if _inside(yaw, pitch, yc + params[base], pc + params[base + 1], params[base + 2],
+                   cos_pitch):
+            return INSTRUMENT if r == 3 else MIRROR
+    return OFF_ROAD
+
+
+@njit(cache=True, inline="always")
+def _alert_row(alerts, n_a, kind, t, away_s, start, end, first):
+    row = alerts[n_a]
+    row[_A_KIND] = kind
+    row[_A_T] = t
+    row[_A_AWAY_S] = away_s
+    row[_A_START] = start
+    row[_A_END] = end
+    row[_A_FIRST] = 1.0 if first else 0.0
+    row[_A_WINDOW] = 0.0
+    return n_a + 1
+
+
+@njit(cache=True, inline="always")
+def _close_glance(state, ring, min_dip):
+    """End the current glance at its last away sample; keep it for time-sharing if it counts."""
+    start = state[_G_START]
+    end = state[_G_LAST_AWAY]
+    if end - start >= min_dip:
+        head = int(state[_G_TS_HEAD])
+        ring[head, 0] = start
+        ring[head, 1] = end
+        state[_G_TS_HEAD] = (head + 1) % ring.shape[0]
+        state[_G_TS_N] = min(state[_G_TS_N] + 1.0, ring.shape[0])
+    state[_G_IN] = 0.0
+    state[_G_DIP_T] = np.nan
+
+
+@njit(cache=True, inline="always")
+def _glance_step(x, has_gaze, t, dt, gap, lost, params, state, hist, ring, out, alerts, n_a):
+    """Advance the glance channel by one accepted sample; write its outputs to ``out`` (layout
+    ``_GO_*``) and any alert rows to ``alerts`` from row ``n_a``. Returns the new alert row count.
+
+    ``has_gaze``: the sample had a gaze value before validation (a tracker with a gaze field);
+    ``dt`` is the step from the previous accepted sample (0 for the first), ``gap`` whether the
+    step is a gap, ``lost`` whether the eyes are untracked (validation's track loss).
+    """
+    if has_gaze:
+        state[_G_HAS_GAZE] = 1.0
+    grow = dt / params[_P_G_FORGET_S]
+    if grow < 1e-3:   # exp to within 1e-13 (a sample step); exp itself across gaps
+        w = state[_G_W] * (1.0 + grow * (1.0 + 0.5 * grow * (1.0 + grow / 3.0)))
+    else:
+        w = state[_G_W] * np.exp(grow)
+    if w > _RESCALE:
+        hist /= w
+        w = 1.0
+    state[_G_W] = w
+    out[_GO_HAS_GAZE] = state[_G_HAS_GAZE]
+    step = 0.0 if gap else dt
+    out[_GO_DT] = step
+    out[_GO_COUNT] = 0.0
+    out[_GO_DURATION] = 0.0
+    min_dip = params[_P_G_MIN_DIP_S]
+    if gap:
+        if state[_G_IN] == 1.0:
+            _close_glance(state, ring, min_dip)
+        buffer = state[_G_BUFFER]
+        _clear_machine(state)
+        state[_G_BUFFER] = buffer
+    # cyclopean gaze (validation has blanked it when lost)
+    yaw = 0.0
+    pitch = 0.0
+    n = 0
+    for eye in range(2):
+        if not (np.isnan(x[7 + 2 * eye]) or np.isnan(x[8 + 2 * eye])):
+            yaw += x[7 + 2 * eye]
+            pitch += x[8 + 2 * eye]
+            n += 1
+    cls = LOST
+    if not lost and n > 0:
+        yaw /= n
+        pitch /= n
+        cls = UNKNOWN
+        if _learn(t, yaw, pitch, state, hist):
+            state[_G_SEEN_S] += step
+            if state[_G_SEEN_S] >= params[_P_G_WARMUP_S] and state[_G_READY] == 0.0:
+                state[_G_READY] = 1.0
+                state[_G_BUFFER] = params[_P_G_BUFFER_S]
+        if state[_G_MODE] >= 0.0:
+            cls = _classify(yaw, pitch, params, state)
+    ready = state[_G_READY] == 1.0
+    away = cls == OFF_ROAD or cls == MIRROR or cls == INSTRUMENT
+    prev = state[_G_PREV_CLS]
+    t_prev = t - dt
+
+    # ISO 15007 glances away
+    if state[_G_IN] == 1.0:
+        if away:
+            if state[_G_DIP_T] == state[_G_DIP_T]:
+                if t - state[_G_DIP_T] >= min_dip:   # the dip was long enough: a new glance
+                    _close_glance(state, ring, min_dip)
+                else:
+                    state[_G_DIP_T] = np.nan       # bridged
+        else:
+            if state[_G_DIP_T] != state[_G_DIP_T]:
+                state[_G_DIP_T] = t
+            if t - state[_G_DIP_T] >= min_dip:
+                _close_glance(state, ring, min_dip)
+    if away and state[_G_IN] == 0.0:
+        start = t
+        if prev == ON_ROAD and not gap:
+            start = t_prev
+        elif (prev == LOST and state[_G_PRE_LOST] == ON_ROAD
+              and t - state[_G_LOST_T] < min_dip):
+            start = state[_G_LAST_ROAD_T]
+        state[_G_IN] = 1.0
+        state[_G_START] = start
+        state[_G_DIP_T] = np.nan
+        state[_G_COUNTED] = 0.0
+        state[_G_LONG_DONE] = 0.0
+    if away:
+        state[_G_LAST_AWAY] = t
+        duration = t - state[_G_START]
+        out[_GO_DURATION] = duration
+        if state[_G_COUNTED] == 0.0 and duration >= min_dip:
+            state[_G_COUNTED] = 1.0
+            out[_GO_COUNT] = 1.0
+        if ready and state[_G_LONG_DONE] == 0.0 and duration >= params[_P_G_LONG_S]:
+            state[_G_LONG_DONE] = 1.0
+            n_a = _alert_row(alerts, n_a, 0.0, t, duration, state[_G_START], t, True)
+        if ready and state[_G_TS_DONE] == 0.0:
+            n_a = _time_sharing(t, params, state, ring, alerts, n_a)
+    # lost runs and road times
+    if cls == LOST:
+        if prev != LOST:
+            state[_G_LOST_T] = t
+            state[_G_PRE_LOST] = prev
+    if cls == ON_ROAD:
+        state[_G_LAST_ROAD_T] = t
+        if state[_G_ROAD_FROM] != state[_G_ROAD_FROM] or gap:
+            state[_G_ROAD_FROM] = t_prev if not gap and prev >= 0 else t
+        if t - state[_G_ROAD_FROM] >= params[_P_G_SHARING_RESET_S]:
+            state[_G_TS_N] = 0.0
+            state[_G_TS_DONE] = 0.0
+    else:
+        state[_G_ROAD_FROM] = t
+
+    # AttenD buffer on the raw classes, the interval (t - dt, t] taking this sample's class
+    if ready and step > 0.0:
+        buffer = state[_G_BUFFER]
+        if away:
+            if cls != state[_G_TARGET]:
+                state[_G_TARGET] = cls
+                state[_G_TARGET_T] = t_prev
+            drain = step
+            if cls != OFF_ROAD:
+                free_end = state[_G_TARGET_T] + params[_P_G_FREE_S]
+                drain = max(0.0, t - max(t_prev, free_end))
+            buffer = max(0.0, buffer - drain)
+            state[_G_RETURN_T] = t
+        elif cls == ON_ROAD:
+            state[_G_TARGET] = -1.0
+            refill = max(0.0, t - max(t_prev, state[_G_RETURN_T] + params[_P_G_BUFFER_DELAY_S]))
+            buffer = min(params[_P_G_BUFFER_S], buffer + refill)
+        state[_G_BUFFER] = buffer
+    elif away:
+        state[_G_RETURN_T] = t
+
+    state[_G_PREV_CLS] = cls
+    out[_GO_INTERNAL] = cls
+    out[_GO_READY] = state[_G_READY]
+    if ready:
+        out[_GO_CLASS] = cls
+        out[_GO_ON_ROAD] = 1.0 if cls == ON_ROAD else (0.0 if away else np.nan)
+        if state[_G_IN] == 1.0:
+            out[_GO_OFF_S] = state[_G_LAST_AWAY] - state[_G_START]
+        else:
+            out[_GO_OFF_S] = 0.0
+        out[_GO_BUFFER] = state[_G_BUFFER]
+    else:
+        out[_GO_CLASS] = UNKNOWN
+        out[_GO_ON_ROAD] = np.nan
+        out[_GO_OFF_S] = np.nan
+        out[_GO_BUFFER] = np.nan
+    return n_a
+
+
+@njit(cache=True, inline="always")
+def _time_sharing(t, params, state, ring, alerts, n_a):
+    """Check the time-sharing rule at a sample away; write an alert when it fires."""
+    since = t - params[_P_G_SHARING_WINDOW_S]
+    total = t - max(state[_G_START], since)
+    n = int(state[_G_TS_N])
+    size = ring.shape[0]
+    head = int(state[_G_TS_HEAD])
+    used = 0
+    for i in range(n):
+        row = (head - 1 - i) % size
+        if ring[row, 1] <= since:
+            break
+        total += ring[row, 1] - max(ring[row, 0], since)
+        used += 1
+    if total < params[_P_G_SHARING_S]:
+        return n_a
+    state[_G_TS_DONE] = 1.0
+    first = True
+    for i in range(used - 1, -1, -1):
+        row = (head - 1 - i) % size
+        n_a = _alert_row(alerts, n_a, 1.0, t, total, ring[row, 0], ring[row, 1], first)
+        first = False
+    return _alert_row(alerts, n_a, 1.0, t, total, state[_G_START], t, first)
+
+
+@njit(cache=True)
+def _restart(state, hist, ring):
+    """A new clock: the glance channel starts afresh, road-centre warm-up included, like the
+    windows and derived measures (a restarted tracker may have a new frame)."""
+    state[:] = 0.0
+    state[_G_MODE] = -1.0
+    state[_G_YAW] = state[_G_PITCH] = np.nan
+    state[_G_W] = 1.0
+    _clear_machine(state)
+    hist[:] = 0.0
+    ring[:, :] = 0.0

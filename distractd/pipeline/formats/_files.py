@@ -1,0 +1,52 @@
+"""Every recording in a file or a folder, whatever its form.
+
+``read_recordings(path)`` reads a distractd recording (binary or CSV: one recording), a subject
+file of Taamneh et al. 2017 (one recording per drive), or a folder of either (its ``.npz``,
+``.rec`` and ``.csv`` files, in name order). A recording without a ``recording_id`` in its
+metadata gets the file's stem, and one without a ``driver_id`` gets the same: each plain file is
+then its own driver.
+"""
+
+from pathlib import Path
+
+from ..._errors import RecordingError
+from ._recording import read_recording
+from ._taamneh import is_taamneh, read_taamneh
+
+__all__ = ["read_recordings"]
+
+_SUFFIXES = (".npz", ".rec", ".csv")
+
+
+def read_recordings(path, taamneh_drives=(2, 3, 4, 5, 6, 7, 8)):
+    """The recordings of a file or folder.
+
+    Parameters
+    ----------
+    path : str or Path
+    taamneh_drives : sequence of int, default=(2, 3, 4, 5, 6, 7, 8)
+        Sessions kept from Taamneh et al. subject files.
+
+    Returns
+    -------
+    list of Recording
+
+    Raises
+    ------
+    RecordingError
+        A missing path, an empty folder, or a file that is not a recording.
+    """
+    path = Path(path)
+    if path.is_dir():
+        files = sorted(p for p in path.iterdir() if p.suffix.lower() in _SUFFIXES and p.is_file())
+        if not files:
+            raise RecordingError(f"{path}: no recording ({', '.join(_SUFFIXES)}) in the folder")
+        return [r for file in files for r in read_recordings(file, taamneh_drives)]
+    if not path.exists():
+        raise RecordingError(f"{path}: no such file or folder")
+    if path.suffix.lower() == ".csv" and is_taamneh(path):
+        return read_taamneh(path, taamneh_drives)
+    recording = read_recording(path)
+    recording.meta.setdefault("recording_id", path.stem)
+    recording.meta.setdefault("driver_id", recording.meta["recording_id"])
+    return [recording]

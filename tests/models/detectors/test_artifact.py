@@ -1,0 +1,178 @@
+"""Model artifact: round trip, corrupt/truncated/mismatched files, feature-name check."""
+
+import json
+import zipfile
+
+import numpy as np
+import pytest
+
+from distractd._errors import ModelError
+from distractd.models import (
+    ELMClassifier, LapSVMClassifier, SSELMClassifier, SVMClassifier, TSVMClassifier, load_model,
+    save_model,
+)
+
+NAMES = ["f0", "f1", "f2"]
+
+
+def _data():
+    rng = np.random.default_rng(0)
+    X_raw = rng.normal(loc=5.0, scale=3.0, size=(80, 3))
+    y = (X_raw[:, 0] > 5.0).astype(int)
+    y[::2] = -1
+    return X_raw, y
+
+
+def _save(tmp_path, estimator, **overrides):
+    X_raw, y = _data()
+    mean, scale = X_raw.mean(axis=0), X_raw.std(axis=0)
+    estimator.fit((X_raw - mean) / scale, y)
+    kwargs = dict(normalizer_mean=mean, normalizer_scale=scale, feature_names=NAMES,
+                  pipeline_config={"window_s": 10.0, "hop_s": 0.5},
+                  extras={"segmenter": ({"k": 2}, {"prototypes": np.eye(2)})},
+                  summary={"g_mean": 0.9}, seed=7)
+    kwargs.update(overrides)
+    path = tmp_path / "model.npz"
+    model_id = save_model(path, estimator, **kwargs)
+    return path, model_id, X_raw, mean, scale
+
+
+@pytest.mark.parametrize("estimator", [
+    ELMClassifier(n_hidden=30, random_state=0),
+    SSELMClassifier(n_hidden=30, lam=0.1, random_state=0),
+    LapSVMClassifier(gamma_A=1e-2, gamma_I=1e-2),
+    LapSVMClassifier(gamma_A=1e-2, gamma_I=1e-2, solver="pcg"),
+    TSVMClassifier(C=1.0, max_swaps=5),
+    SVMClassifier(C=10.0),
+])
+def test_round_trip_predictions_equal(tmp_path, estimator):
+    path, model_id, X_raw, mean, scale = _save(tmp_path, estimator)
+    detector = load_model(path)
+    expected = estimator.decision_function((X_raw - mean) / scale)
+    np.testing.assert_array_equal(detector.decision_function(X_raw), expected)
+    np.testing.assert_array_equal(detector.predict(X_raw), (expected > 0).astype(np.int8))
+    assert detector.model_id == model_id and len(model_id) == 16
+    assert detector.kind == type(estimator).__name__
+    assert detector.feature_names == NAMES
+    assert detector.pipeline_config == {"window_s": 10.0, "hop_s": 0.5}
+    assert detector.summary == {"g_mean": 0.9} and detector.seed == 7
+    params, arrays = detector.extras["segmenter"]
+    assert params == {"k": 2}
+    np.testing.assert_array_equal(arrays["prototypes"], np.eye(2))
+    assert detector.estimator.get_params() == estimator.get_params()
+
+
+def test_model_id_changes_with_content(tmp_path):
+    _, first, *_ = _save(tmp_path, ELMClassifier(n_hidden=10, random_state=0))
+    _, second, *_ = _save(tmp_path, ELMClassifier(n_hidden=10, random_state=1))
+    _, again, *_ = _save(tmp_path, ELMClassifier(n_hidden=10, random_state=0))
+    assert first != second and first == again
+
+
+def test_truncated_file(tmp_path):
+    path, *_ = _save(tmp_path, ELMClassifier(n_hidden=10, random_state=0))
+    data = path.read_bytes()
+    path.write_bytes(data[: len(data) // 2])
+    with pytest.raises(ModelError, match="cannot be read"):
+        load_model(path)
+
+
+def test_missing_file(tmp_path):
+    with pytest.raises(ModelError, match="cannot be read"):
+        load_model(tmp_path / "absent.npz")
+
+
+def _rewrite(path, edit_header=None, edit_arrays=None):
+    with np.load(path, allow_pickle=False) as archive:
+        contents = {name: archive[name] for name in archive.files}
+    if edit_header is not None:
+        header = json.loads(contents["header"].tobytes())
+        edit_header(header)
+        contents["header"] = np.frombuffer(json.dumps(header).encode(), dtype=np.uint8)
+    if edit_arrays is not None:
+        edit_arrays(contents)
+    with open(path, "wb") as handle:
+        np.savez(handle, **contents)
+
+
+def test_corrupt_header(tmp_path):
+    path, *_ = _save(tmp_path, ELMClassifier(n_hidden=10, random_state=0))
+    _rewrite(path, edit_arrays=lambda c: c.update(header=np.frombuffer(b"{not json", np.uint8)))
+    with pytest.raises(ModelError, match="header is missing or corrupt"):
+        load_model(path)
+
+
+def test_wrong_version_and_format(tmp_path):
+    path, *_ = _save(tmp_path, ELMClassifier(n_hidden=10, random_state=0))
+    _rewrite(path, edit_header=lambda h: h.update(version=99))
+    with pytest.raises(ModelError, match="version must be 1, got 99"):
+        load_model(path)
+    _rewrite(path, edit_header=lambda h: h.update(format="other"))
+    with pytest.raises(ModelError, match="format must be 'distractd-model'"):
+        load_model(path)
+
+
+def test_edited_array_fails_the_content_check(tmp_path):
+    path, *_ = _save(tmp_path, ELMClassifier(n_hidden=10, random_state=0))
+    _rewrite(path, edit_arrays=lambda c: c["model/beta"].__setitem__((0, 0), 1.0))
+    with pytest.raises(ModelError, match="does not match model_id"):
+        load_model(path)
+
+
+def test_not_a_zip(tmp_path):
+    path = tmp_path / "model.npz"
+    path.write_bytes(b"garbage" * 10)
+    with pytest.raises(ModelError):
+        load_model(path)
+    assert not zipfile.is_zipfile(path)
+
+
+def test_feature_name_and_shape_checks(tmp_path):
+    path, *_ = _save(tmp_path, ELMClassifier(n_hidden=10, random_state=0))
+    detector = load_model(path)
+    assert detector.feature_columns(NAMES).tolist() == [0, 1, 2]
+    assert detector.feature_columns(["x", "f2", "f1", "f0"]).tolist() == [3, 2, 1]
+    with pytest.raises(ModelError, match=r"needs feature\(s\) \['f2'\]"):
+        detector.feature_columns(["f0", "f1", "g"])
+    windows = np.array([[9.0, 0.1, 0.2, 0.3], [9.0, np.nan, 0.2, 0.3]])
+    scores = detector.window_scores(windows, detector.feature_columns(["x", "f2", "f1", "f0"]))
+    assert scores[0] == detector.decision_function(windows[:1, [3, 2, 1]])[0]
+    assert np.isnan(scores[1])  # a missing feature of the model's: no decision
+    with pytest.raises(ModelError, match=r"shape \(n, 3\)"):
+        detector.decision_function(np.zeros((2, 4)))
+
+
+@pytest.mark.parametrize("overrides, message", [
+    ({"normalizer_scale": [1.0, 0.0, 1.0]}, "normalizer_scale must be positive"),
+    ({"feature_names": ["a"]}, "feature_names must hold 3"),
+    ({"summary": {"bad": object()}}, "JSON-serialisable"),
+])
+def test_save_rejects_bad_inputs(tmp_path, overrides, message):
+    with pytest.raises(ModelError, match=message):
+        _save(tmp_path, ELMClassifier(n_hidden=10, random_state=0), **overrides)
+
+
+def test_normalize_applies_the_stored_z_score(tmp_path):
+    path, _, X_raw, mean, scale = _save(tmp_path, ELMClassifier(n_hidden=10, random_state=0))
+    detector = load_model(path)
+    np.testing.assert_array_equal(detector.normalize(X_raw), (X_raw - mean) / scale)
+    with pytest.raises(ModelError, match=r"X_raw must have shape \(n, 3\), got \(4, 2\)"):
+        detector.normalize(np.zeros((4, 2)))
+
+
+@pytest.mark.parametrize("estimator", [
+    ELMClassifier(n_hidden=300, random_state=0),
+    SSELMClassifier(n_hidden=300, lam=0.1, random_state=0),
+    LapSVMClassifier(gamma_A=1e-2, gamma_I=1e-2),
+    SVMClassifier(C=10.0),
+])
+def test_one_row_at_a_time_equals_the_batch(tmp_path, estimator):
+    # the daemon scores one window per stream per step; BLAS may sum a single row (gemv) in
+    # another order than a batch (gemm), so equality is to rounding: 1e-13 of the largest score
+    path, _, X_raw, _, _ = _save(tmp_path, estimator)
+    detector = load_model(path)
+    rows = np.random.default_rng(1).normal(loc=5.0, scale=4.0, size=(200, 3))
+    batch = detector.decision_function(rows)
+    stream = np.concatenate([detector.decision_function(row[None, :]) for row in rows])
+    np.testing.assert_allclose(stream, batch, rtol=0, atol=1e-13 * np.abs(batch).max())
+    assert np.array_equal(detector.decision_function(rows), batch)  # deterministic

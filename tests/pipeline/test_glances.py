@@ -1,0 +1,248 @@
+import numpy as np
+import pytest
+
+from distractd.pipeline import (
+    FEATURE_NAMES, FIELD_INDEX, GLANCE_CLASSES, GLANCE_FEATURES, PipelineConfig, Recording,
+    StreamProcessor, Windows, alert_event, detect_glances, empty_block, extract_features,
+    glance_state, state_message,
+)
+
+ROAD = (5.0, -3.0)             # the driver's road centre in the tracker frame, degrees
+DISPLAY = (-25.0, -20.0)       # a centre-stack display, relative to the road centre: off road
+MIRROR = (20.0, 8.0)           # the rear-view mirror of a left-hand-drive car
+CODE = {name: i for i, name in enumerate(GLANCE_CLASSES)}
+PRC, OFF, LONGEST, RATE, LOSS = (FEATURE_NAMES.index(name) for name in GLANCE_FEATURES)
+
+
+def trace(segments, rate_hz=60.0, warmup_s=70.0, noise_deg=1.0, seed=0, head=False):
+    """Gaze-only samples: ``warmup_s`` on the road, then ``segments`` of (seconds, target) with
+    target a (yaw, pitch) offset from the road centre in degrees, or None for track loss.
+    Returns the block and the time of each segment's first sample."""
+    rng = np.random.default_rng(seed)
+    segments = [(warmup_s, (0.0, 0.0))] + list(segments)
+    counts = [int(round(s * rate_hz)) for s, _ in segments]
+    n = sum(counts)
+    block = empty_block(n)
+    block[:, 0] = np.arange(n) / rate_hz
+    yaw = np.full(n, np.nan)
+    pitch = np.full(n, np.nan)
+    starts = []
+    i = 0
+    for count, (_, target) in zip(counts, segments):
+        starts.append(block[i, 0])
+        if target is not None:
+            yaw[i:i + count] = ROAD[0] + target[0]
+            pitch[i:i + count] = ROAD[1] + target[1]
+        i += count
+    yaw += rng.normal(0, noise_deg, n)
+    pitch += rng.normal(0, noise_deg, n)
+    for eye in "rl":
+        block[:, FIELD_INDEX[f"gaze_{eye}_yaw"]] = np.radians(yaw)
+        block[:, FIELD_INDEX[f"gaze_{eye}_pitch"]] = np.radians(pitch)
+    block[:, FIELD_INDEX["confidence"]] = np.where(np.isnan(yaw), 0.0, 0.9)
+    if head:
+        block[:, FIELD_INDEX["head_yaw"]] = 0.0
+    return block, starts[1:]
+
+
+@pytest.mark.parametrize("rate_hz", [60.0, 1.0])
+def test_road_centre_is_learned_within_the_warm_up(rate_hz):
+    # an offset driver who also checks the mirror and the display now and then
+    glances = [(4.0, (0.0, 0.0)), (1.0, MIRROR), (4.0, (0.0, 0.0)), (2.0, DISPLAY)] * 20
+    block, _ = trace(glances, rate_hz=rate_hz, warmup_s=8.0, noise_deg=2.0)
+    result = detect_glances(Recording(block))
+    t = result.t
+    assert (result.glance[t < 59.0] == CODE["unknown"]).all()    # warming: < 60 s of gaze
+    assert np.isnan(result.buffer_s[t < 59.0]).all()
+    ready = t >= 61.0
+    assert (result.glance[ready] != CODE["unknown"]).all()
+    assert abs(result.road_yaw_deg[t >= 60.0] - ROAD[0]).max() < 1.0
+    assert abs(result.road_pitch_deg[t >= 60.0] - ROAD[1]).max() < 1.0
+    # at rest on the road the classes say so
+    late = ready & (result.off_road_s == 0.0)
+    assert (result.glance[late] == CODE["on_road"]).mean() > 0.95
+
+
+@pytest.mark.parametrize("rate_hz", [60.0, 1.0])
+def test_long_glance_alerts_three_seconds_after_its_start(rate_hz):
+    block, starts = trace([(3.2, DISPLAY), (5.0, (0.0, 0.0))], rate_hz=rate_hz)
+    result = detect_glances(Recording(block))
+    assert [a.kind for a in result.alerts] == ["long_distraction"]
+    alert = result.alerts[0]
+    glance_start = starts[0] - 1.0 / rate_hz   # the last road sample: the transition counts
+    assert alert.glances[0][0] == pytest.approx(glance_start)
+    assert alert.t - starts[0] == pytest.approx(3.0, abs=1.0 / rate_hz + 1e-9)
+    assert alert.t - alert.glances[0][0] == pytest.approx(3.0, abs=1.0 / rate_hz + 1e-9)
+    assert alert.away_s >= 3.0
+
+
+@pytest.mark.parametrize("rate_hz", [60.0, 1.0])
+def test_glances_under_two_seconds_never_alert(rate_hz):
+    block, _ = trace([(1.9, DISPLAY), (2.5, (0.0, 0.0))] * 8, rate_hz=rate_hz)
+    result = detect_glances(Recording(block))
+    assert result.alerts == []
+    assert np.nanmax(result.off_road_s) == pytest.approx(1.9, abs=1.0 / rate_hz + 1e-9)
+
+
+def test_mirror_glance_of_one_second_is_free_and_off_road_drains():
+    block, starts = trace([(1.0, MIRROR), (3.0, (0.0, 0.0)), (1.5, DISPLAY), (3.0, (0.0, 0.0))])
+    result = detect_glances(Recording(block))
+    t = result.t
+    mirror = (t >= starts[0]) & (t < starts[1])
+    assert (result.glance[mirror] == CODE["mirror"]).all()
+    np.testing.assert_allclose(result.buffer_s[t >= 61.0][t[t >= 61.0] < starts[2]], 2.0,
+                               atol=1e-9)
+    display = (t >= starts[2]) & (t < starts[3])
+    assert (result.glance[display] == CODE["off_road"]).all()
+    last_away = t[display][-1]
+    assert result.buffer_s[display][-1] == pytest.approx(0.5, abs=1e-9)   # 1.5 s drained
+    assert result.off_road_s[display][-1] == pytest.approx(1.5, abs=1e-9)
+    after = t > last_away
+    refill = result.buffer_s[after]
+    dt = t[after] - last_away
+    assert refill[dt <= 0.1 + 1e-9] == pytest.approx(0.5, abs=1e-9)    # the 0.1 s delay
+    np.testing.assert_allclose(refill[(dt > 0.2) & (dt < 1.5)],
+                               0.5 + dt[(dt > 0.2) & (dt < 1.5)] - 0.1, atol=1e-9)
+    assert refill[-1] == 2.0
+    assert result.alerts == []
+
+
+def test_mirror_glance_drains_after_its_free_second():
+    block, starts = trace([(1.8, MIRROR), (3.0, (0.0, 0.0))])
+    result = detect_glances(Recording(block))
+    mirror = (result.t >= starts[0]) & (result.t < starts[1])
+    assert result.buffer_s[mirror][-1] == pytest.approx(2.0 - 0.8, abs=1e-9)
+
+
+def test_time_sharing_after_six_short_glances():
+    block, starts = trace([(1.8, DISPLAY), (1.0, (0.0, 0.0))] * 6 + [(5.0, (0.0, 0.0))])
+    result = detect_glances(Recording(block))
+    assert [a.kind for a in result.alerts] == ["time_sharing"]
+    alert = result.alerts[0]
+    assert len(alert.glances) == 6
+    first = [starts[2 * k] - 1 / 60 for k in range(6)]
+    np.testing.assert_allclose([g[0] for g in alert.glances], first, atol=1e-9)
+    # 5 x 1.8 s before the sixth glance, so 10 s are reached 1.0 s into it
+    assert alert.t == pytest.approx(first[5] + 1.0, abs=1 / 60 + 1e-9)
+    assert alert.away_s == pytest.approx(10.0, abs=1 / 60 + 1e-9)
+
+
+def test_no_time_sharing_when_road_glances_of_two_seconds_separate_them():
+    block, _ = trace([(1.8, DISPLAY), (2.1, (0.0, 0.0))] * 8)
+    assert detect_glances(Recording(block)).alerts == []
+    shorter, _ = trace([(1.8, DISPLAY), (1.8, (0.0, 0.0))] * 8)
+    assert [a.kind for a in detect_glances(Recording(shorter)).alerts] == ["time_sharing"]
+
+
+def test_track_loss_is_not_off_road():
+    block, starts = trace([(6.0, None), (10.0, (0.0, 0.0))])
+    result = detect_glances(Recording(block))
+    lost = (result.t >= starts[0]) & (result.t < starts[1])
+    assert (result.glance[lost] == CODE["lost"]).all()
+    assert result.alerts == []
+    np.testing.assert_allclose(result.buffer_s[result.t >= 61.0], 2.0)   # held, not drained
+    assert (result.off_road_s[lost] == 0.0).all()
+    windows = extract_features(Recording(block))
+    i = np.flatnonzero(windows.t_end == 76.0)[0]    # [66, 76): the whole 6 s loss
+    assert windows.X[i, LOSS] == pytest.approx(6.0 / 10.0, abs=0.01)
+    assert windows.X[i, OFF] == 0.0
+    assert windows.X[i, PRC] == 1.0
+    assert np.isnan(windows.on_road[np.flatnonzero(windows.t_end == 74.0)[0]])
+
+
+def test_blink_inside_a_glance_does_not_split_it():
+    block, starts = trace([(1.2, DISPLAY), (0.1, None), (1.3, DISPLAY), (5.0, (0.0, 0.0))])
+    result = detect_glances(Recording(block))
+    glance = (result.t >= starts[0]) & (result.t < starts[3])
+    assert result.off_road_s[glance][-1] == pytest.approx(2.6, abs=1e-9)
+    windows = extract_features(Recording(block))
+    i = np.flatnonzero(windows.t_end == 77.5)[0]
+    assert windows.X[i, LONGEST] == pytest.approx(2.6, abs=1e-9)
+    assert windows.X[i, RATE] == pytest.approx(6.0)       # one glance in 10 s
+    # a longer loss does split it
+    block, starts = trace([(1.2, DISPLAY), (0.5, None), (1.3, DISPLAY), (5.0, (0.0, 0.0))])
+    windows = extract_features(Recording(block))
+    i = np.flatnonzero(windows.t_end == 77.5)[0]
+    assert windows.X[i, LONGEST] == pytest.approx(1.3 - 1 / 60, abs=1e-9)   # starts after the loss
+    assert windows.X[i, RATE] == pytest.approx(12.0)
+
+
+def test_window_features_and_state_on_a_gaze_only_stream():
+    block, starts = trace([(2.5, DISPLAY), (7.5, (0.0, 0.0))] * 3)
+    windows = extract_features(Recording(block))
+    i = np.flatnonzero(windows.t_end == 90.0)[0]    # [80, 90): glance 80-82.5 and 2.5 s road
+    assert np.isnan(windows.X[i, :10][[0, 1, 2, 3, 4, 5]]).all()   # no head pose
+    x = windows.X[i]
+    assert x[PRC] == pytest.approx(0.75, abs=0.01)
+    assert x[OFF] == pytest.approx(0.25, abs=0.01)
+    assert x[LONGEST] == pytest.approx(2.5, abs=1e-9)   # last road sample to last away sample
+    assert x[RATE] == pytest.approx(6.0)
+    assert x[LOSS] == 0.0
+    assert windows.road_ready[i] and windows.on_road[i] == 1.0 and windows.buffer_s[i] == 2.0
+    early = np.flatnonzero(windows.t_end == 30.0)[0]
+    assert not windows.road_ready[early] and np.isnan(windows.buffer_s[early])
+    assert windows.X[early, PRC] > 0.95                   # features run during the warm-up
+    no_gaze = block.copy()
+    no_gaze[:, 7:11] = np.nan
+    none = extract_features(Recording(no_gaze))
+    assert np.isnan(none.X[:, -5:]).all() and np.isnan(none.on_road).all()
+    off = extract_features(Recording(block), PipelineConfig(glances=False))
+    assert np.isnan(off.X[:, -5:]).all()
+    np.testing.assert_array_equal(off.X[:, :25], windows.X[:, :25])
+
+
+def test_alerts_ride_with_the_next_window_and_the_wire_builders():
+    block, starts = trace([(3.2, DISPLAY), (10.0, (0.0, 0.0))])
+    windows = extract_features(Recording(block))
+    carrying = [i for i in range(len(windows)) if windows.alerts[i]]
+    assert len(carrying) == 1
+    i = carrying[0]
+    (alert,) = windows.alerts[i]
+    assert windows.t_end[i - 1] + PipelineConfig().lag_s <= alert.t
+    assert alert.t < windows.t_end[i] + PipelineConfig().lag_s
+    event = alert_event("s1", alert.kind, alert.t, alert.glances, alert.away_s)
+    assert event["type"] == "alert" and event["kind"] == "long_distraction"
+    assert event["glances"] == [[alert.glances[0][0], alert.t]]
+    state = glance_state(windows.on_road[i], windows.off_road_s[i], windows.buffer_s[i],
+                         windows.road_ready[i])
+    assert state == {"on_road": False, "off_road_s": pytest.approx(windows.off_road_s[i]),
+                     "buffer_s": pytest.approx(windows.buffer_s[i]), "road": "ready"}
+    assert state["off_road_s"] > 0.0
+    message = state_message("s1", (0.0, 10.0), "unknown", 0.0, "m", 1.0, None, glance=state)
+    assert message["glance"] is state
+    assert "glance" not in state_message("s1", (0.0, 10.0), "unknown", 0.0, "m", 1.0, None)
+
+
+def _glance_trace_stream(samples, cuts):
+    """Per-sample outputs and windows of a processor fed ``samples`` in the blocks ``cuts``."""
+    processor = StreamProcessor()
+    rows, parts, alerts = [], [], []
+    for part in np.split(samples, cuts):
+        windows, _, r, a = processor._feed(part, None, with_events=True, final=False)
+        rows.append(r)
+        parts.append(windows)
+        alerts.extend(a)
+    windows, _, r, a = processor._feed(np.empty((0, samples.shape[1])), None, with_events=True,
+                                       final=True)
+    return np.concatenate(rows), Windows.concat(parts + [windows]), alerts + a
+
+
+def test_stream_equals_batch_for_the_glance_channel():
+    segments = ([(1.8, DISPLAY), (1.0, (0.0, 0.0))] * 6 + [(3.5, MIRROR), (4.0, (0.0, 0.0))]
+                + [(0.1, None), (3.4, DISPLAY), (20.0, (0.0, 0.0))])
+    block, _ = trace(segments, noise_deg=1.5)
+    recording = Recording(block)
+    batch = extract_features(recording)
+    whole = detect_glances(recording)
+    assert [a.kind for a in whole.alerts] == ["time_sharing", "long_distraction",
+                                              "long_distraction"]
+    rng = np.random.default_rng(3)
+    for cuts in (np.sort(rng.choice(len(block), 300, replace=False)), np.arange(1, 3000)):
+        rows, stream, alerts = _glance_trace_stream(block, cuts)
+        assert alerts == whole.alerts
+        np.testing.assert_array_equal(rows[:, 5].astype(np.int8), whole.glance)
+        np.testing.assert_array_equal(rows[:, 6], whole.off_road_s)
+        np.testing.assert_array_equal(rows[:, 7], whole.buffer_s)
+        for name in Windows._COLUMNS:
+            np.testing.assert_array_equal(getattr(stream, name), getattr(batch, name))
+    assert sum(len(a) for a in batch.alerts) == 3
