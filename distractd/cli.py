@@ -440,37 +440,90 @@ def _add_train(subparsers):
     from .models.detectors import MODELS
 
     parser = _command(subparsers, "train", _train,
-                      "Train a per-driver detector on labelled recordings and save the model.")
-    parser.add_argument("inputs", nargs="+", metavar="IN", help="labelled recordings of one driver")
-    parser.add_argument("--model", choices=MODELS, default="sselm",
-                        help="detector (default: %(default)s)")
+                      "Train a detector on labelled recordings and save the model: one driver's "
+                      "per-driver model (the source's), or with --cohort one driver-independent "
+                      "model from many drivers (the deployable kind).")
+    parser.add_argument("inputs", nargs="+", metavar="IN",
+                        help="labelled recordings (one driver's, or with --cohort many drivers' "
+                             "recordings, Taamneh et al. files or folders)")
+    parser.add_argument("--cohort", action="store_true",
+                        help="train one model over every driver: per-stream baselines on, all "
+                             "labelled windows (thinned), selection grouped by driver")
+    parser.add_argument("--model", choices=MODELS, default=None,
+                        help="detector (default: sselm, with --cohort svm)")
+    parser.add_argument("--features", nargs="+", metavar="NAME",
+                        help="feature names (default: those with data in half the windows)")
     parser.add_argument("--labelled", type=int, default=60, metavar="N",
-                        help="labelled windows drawn from the labels, the rest unlabelled "
-                             "(default: %(default)s)")
+                        help="per-driver: labelled windows drawn from the labels, the rest "
+                             "unlabelled (default: %(default)s)")
+    parser.add_argument("--train", type=int, default=2000, metavar="N",
+                        help="--cohort: most labelled training windows (default: %(default)s)")
     parser.add_argument("--labels", nargs="+", metavar="CSV",
-                        help="corrected labels, one file per IN: interval CSV start,end,label or "
-                             "per-window CSV t_start,t_end,...,label (replaces the recording's)")
-    parser.add_argument("--grid", choices=("full", "small"), default="full",
-                        help="hyper-parameter grid (default: the source's full grid)")
+                        help="per-driver: corrected labels, one file per IN: interval CSV "
+                             "start,end,label or per-window CSV t_start,t_end,...,label")
+    parser.add_argument("--grid", choices=("full", "small"), default=None,
+                        help="hyper-parameter grid (default: full per driver, small --cohort)")
     parser.add_argument("--segment-windows", type=int, default=400, metavar="N",
-                        help="windows segmented for the online segmenter's prototypes, 0 for "
-                             "none (default: %(default)s)")
+                        help="per-driver: windows segmented for the online segmenter's "
+                             "prototypes, 0 for none (default: %(default)s)")
     parser.add_argument("--seed", type=int, default=0, help="random seed (default: %(default)s)")
     parser.add_argument("--out", required=True, metavar="MODEL", help="model file to write")
     _add_pipeline_config(parser)
 
 
 def _train(args):
-    from .models.detectors import train_model, training_windows
-    from .pipeline import PipelineConfig, read_recording
+    from .models import save_model
+    from .models.detectors import train_cohort, train_model, training_windows
+    from .pipeline import PipelineConfig, read_recording, read_recordings
 
     config = _pipeline_config(args) or PipelineConfig()
+    if args.cohort:
+        model = args.model or "svm"
+        recordings = [r for path in args.inputs for r in read_recordings(path)]
+        estimator, parts = train_cohort(recordings, model, features=args.features,
+                                        grid=args.grid or "small", n_train=args.train,
+                                        config=config, seed=args.seed)
+        model_id = save_model(args.out, estimator, **parts)
+        drivers = len(parts["summary"]["drivers"])
+        print(f"{args.out}: cohort {model} model {model_id} from {len(recordings)} drives of "
+              f"{drivers} drivers, features {', '.join(parts['feature_names'])}")
+        return 0
+    model = args.model or "sselm"
     windows = training_windows([read_recording(path) for path in args.inputs], config,
                                args.labels)
-    model_id = train_model(args.out, windows, args.model, n_labelled=args.labelled,
-                           grid=args.grid, seed=args.seed, config=config,
-                           segment_frames=args.segment_windows)
-    print(f"{args.out}: {args.model} model {model_id}")
+    model_id = train_model(args.out, windows, model, n_labelled=args.labelled,
+                           grid=args.grid or "full", seed=args.seed, config=config,
+                           segment_frames=args.segment_windows, features=args.features)
+    print(f"{args.out}: {model} model {model_id}")
+    return 0
+
+
+def _add_adapt(subparsers):
+    parser = _command(subparsers, "adapt", _adapt,
+                      "Adapt a semi-supervised cohort model to a new driver without labels: "
+                      "the cohort's labelled windows plus the driver's unlabelled windows.")
+    parser.add_argument("model", metavar="MODEL", help="cohort model (train --cohort, sselm or "
+                                                       "lapsvm)")
+    parser.add_argument("inputs", nargs="+", metavar="IN", help="the new driver's recordings")
+    parser.add_argument("--unlabelled", type=int, default=1000, metavar="N",
+                        help="most of the driver's windows used (default: %(default)s)")
+    parser.add_argument("--seed", type=int, default=0, help="random seed (default: %(default)s)")
+    parser.add_argument("--out", required=True, metavar="MODEL", help="adapted model to write")
+
+
+def _adapt(args):
+    from .models import load_model, save_model
+    from .models.detectors import adapt_detector
+    from .pipeline import read_recordings
+
+    detector = load_model(args.model)
+    recordings = [r for path in args.inputs for r in read_recordings(path)]
+    estimator, parts = adapt_detector(detector, recordings, n_unlabelled=args.unlabelled,
+                                      seed=args.seed)
+    model_id = save_model(args.out, estimator, **parts)
+    print(f"{args.out}: model {model_id}, {detector.model_id} adapted with "
+          f"{parts['summary']['adapted']['n_unlabelled']} unlabelled windows of "
+          f"{len(recordings)} drives")
     return 0
 
 
@@ -650,7 +703,7 @@ def _default_schemes(recordings):
 
 _COMMANDS = [_add_info, _add_convert, _add_run, _add_replay, _add_pupil_emulator, _add_demo,
              _add_events, _add_features, _add_label, _add_segment, _add_simulate,
-             _add_train, _add_predict, _add_evaluate]
+             _add_train, _add_adapt, _add_predict, _add_evaluate]
 
 if __name__ == "__main__":
     raise SystemExit(main())

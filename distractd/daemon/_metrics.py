@@ -88,6 +88,10 @@ class Metrics:
         self.streams_expired = Counter("distractd_streams_expired_total",
                                        "Sessions closed after input.idle_timeout_s of silence.",
                                        registry=registry)
+        self.field_mismatch = Counter("distractd_stream_field_mismatch_total",
+                                      "Sessions whose stream lacks every field some feature of the "
+                                      "loaded model is computed from (checked once per session, "
+                                      "at its first windows).", registry=registry)
         registry.register(_StreamCollector(self))
 
     def set_model(self, model_id, kind):

@@ -31,7 +31,7 @@ from ..pipeline.formats import (
 )
 from ._config import decision_options, load_config
 from ._metrics import Metrics
-from ._session import Session, StreamSegmenter
+from ._session import Session, StreamSegmenter, feature_fields
 from ._sockets import Sockets, start_curve
 from ._systemd import Notifier
 
@@ -49,7 +49,8 @@ class Model:
     """A loaded detector with everything a session needs from it, checked and warmed up.
 
     ``extras["segmenter"]`` (optional) holds :meth:`SegmentPrototypes.to_artifact` output, in the
-    model's z-scored feature space.
+    model's z-scored feature space. ``needs`` lists, per model feature, the canonical fields it is
+    computed from (``feature_fields`` of ``_session``), for the field check.
     """
 
     def __init__(self, path):
@@ -58,6 +59,8 @@ class Model:
         try:
             self.columns = self.detector.feature_columns(FEATURE_NAMES)
             self.pipeline_config = PipelineConfig.from_dict(self.detector.pipeline_config)
+            self.needs = feature_fields(self.detector.feature_names,
+                                        self.pipeline_config.use_tracker_flags)
             segmenter = self.detector.extras.get("segmenter")
             self.prototypes = SegmentPrototypes.from_artifact(*segmenter) if segmenter else None
         except (DistractdError, TypeError) as exc:
@@ -372,6 +375,8 @@ class Service:
         metrics = self.metrics
         start = 0
         for session, windows, arrival in pending:
+            if not session.fields_checked:
+                self._check_fields(session, windows)
             stop = start + len(windows)
             states, events = session.publish(windows, scores[start:stop], model_id)
             start = stop
@@ -391,6 +396,15 @@ class Service:
                 latency_s = time.monotonic() - arrival
                 for _ in states:
                     metrics.latency.observe(latency_s)
+
+    def _check_fields(self, session, windows):
+        """Once per session: warn and count when the stream lacks fields the model needs."""
+        model = self.model
+        warning = session.check_fields(windows, model.detector.model_id,
+                                       model.detector.feature_names, model.columns, model.needs)
+        if warning is not None:
+            self.metrics.field_mismatch.inc()
+            log.warning("%s", warning)
 
     def _republish(self, pub):
         for inbox in self.inboxes.values():
@@ -447,11 +461,15 @@ class Service:
         restart = (model.pipeline_config != self.model.pipeline_config
                    or config["smoothing"] != self.config["smoothing"]
                    or config["sessions"] != self.config["sessions"])
+        swapped = model.detector.model_id != self.model.detector.model_id
         self.model = model
         self._apply(config)
         if restart:
             self.inboxes.clear()
             self.metrics.active_streams.set(0)
+        elif swapped:  # a new model may need fields the old one did not
+            for inbox in self.inboxes.values():
+                inbox.session.recheck_fields()
         self.metrics.set_model(model.detector.model_id, model.detector.kind)
         self.metrics.reload_ok.inc()
         log.info("reloaded: model %s (%s)%s", model.detector.model_id, model.detector.kind,

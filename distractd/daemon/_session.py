@@ -8,6 +8,12 @@ tracker clock resets, so no message is rejected for its timestamps;
 :class:`~distractd.pipeline.StreamProcessor`, returning the windows they complete. The
 service classifies the windows of all sessions in one batch, then :meth:`Session.publish` turns each
 session's scores into state and event messages through its decision rule and segmenter.
+
+Field check: until its first windows are complete, a session notes which canonical fields its
+samples carry; :meth:`Session.check_fields` then compares them, once, with the fields the loaded
+model's features are computed from (:func:`feature_fields`), so a stream that can never get a
+decision (a gaze-only tracker under a model with head-pose features) is reported instead of being
+``unknown`` without a word.
 """
 
 
@@ -18,10 +24,57 @@ from ..models.detectors import DecisionRule
 from ..models.segmentation import OnlineSegmenter
 from ..pipeline import StreamProcessor
 from ..pipeline.formats import (
-    STATES, alert_event, glance_state, segment_event, state_message, transition_event,
+    FIELDS, N_FIELDS, STATES, alert_event, glance_state, segment_event, state_message,
+    transition_event,
 )
 
-__all__ = ["Session", "StreamSegmenter"]
+__all__ = ["Session", "StreamSegmenter", "feature_fields"]
+
+_SOURCES = {"saccade": ("gaze",), "blink": ("eyelid", "gaze"), "perclos": ("eyelid",),
+            "glance": ("gaze",)}
+"""Field groups each derived measure (a feature name's first word after ``mean_``/``sd_``) is
+computed from, any one sufficing: saccades from gaze velocity; blinks from the eyelid or, without
+one, from track loss of the gaze; PERCLOS from the eyelid only; glances from gaze."""
+
+_FLAG_SOURCES = {"saccade": ("saccade",), "blink": ("blink",)}
+"""With ``use_tracker_flags`` the tracker's own event flags replace the detectors."""
+
+_SIGNALS = np.array([name not in ("t", "confidence") for name in FIELDS])
+"""The fields that are a signal (time and confidence alone are not data)."""
+
+_GAZE = np.array([name.startswith("gaze_") for name in FIELDS])
+
+
+def feature_fields(feature_names, use_tracker_flags=False):
+    """The canonical fields each window feature is computed from, derived from its name.
+
+    A derived measure (``mean_saccade``, ``mean_blink_frequency_hz``, ``glance_prc``, ...) needs one
+    of the fields of the groups its first word names in :data:`_SOURCES`; any other feature
+    ``mean_<m>`` / ``sd_<m>`` needs the group ``m``. A group ``g`` is every field named ``g`` or
+    ``g_*``: ``head_x`` is itself, ``pupil`` is ``pupil_r`` and ``pupil_l``.
+
+    Parameters
+    ----------
+    feature_names : sequence of str
+        Window feature names (:data:`~distractd.pipeline.FEATURE_NAMES` or a model's subset).
+    use_tracker_flags : bool, default=False
+        The pipeline's ``use_tracker_flags``: saccades and blinks come from the ``saccade`` and
+        ``blink`` fields.
+
+    Returns
+    -------
+    list of ndarray of int
+        Per feature, the indices into :data:`~distractd.pipeline.formats.FIELDS` of the fields any
+        one of which makes it computable; empty for a name it cannot relate (never reported).
+    """
+    sources = {**_SOURCES, **_FLAG_SOURCES} if use_tracker_flags else _SOURCES
+    needs = []
+    for name in feature_names:
+        measure = name.removeprefix("mean_").removeprefix("sd_")
+        groups = sources.get(measure.split("_")[0], (measure,))
+        needs.append(np.array([i for i, field in enumerate(FIELDS) if field != "t" and any(
+            field == group or field.startswith(group + "_") for group in groups)], dtype=np.intp))
+    return needs
 
 
 class Session:
@@ -53,6 +106,8 @@ class Session:
         self.latest = None
         self.segment = None
         self.rejected_seen = {}
+        self.fields_seen = np.zeros(N_FIELDS, dtype=bool)
+        self.fields_checked = False
 
     def accept(self, seq, now_s):
         """Note one decoded message of the stream; return the number of messages lost before it."""
@@ -65,8 +120,60 @@ class Session:
         return n_lost
 
     def process(self, block):
-        """Run the pipeline on accepted samples; return the windows they complete."""
+        """Run the pipeline on accepted samples; return the windows they complete.
+
+        Until the field check has run, also notes which fields the samples carry (finite anywhere).
+        """
+        if not self.fields_checked:
+            self.fields_seen |= np.isfinite(block).any(axis=0)
         return self.processor.update(block)
+
+    def check_fields(self, windows, model_id, features, columns, needs):
+        """Once per session, at its first complete windows: what the stream lacks for the model.
+
+        A feature is reported when the stream's samples so far (about its first ``window_s``
+        seconds) never carried any of the fields it is computed from *and* it is not finite in
+        any of these windows. The fields decide, so a measure still warming up (PERCLOS, blink
+        frequency) from fields the stream has is not reported. The check waits while the samples
+        carry no signal at all (only time), then runs once: :attr:`fields_checked` is set.
+
+        Parameters
+        ----------
+        windows : Windows
+            The session's first complete windows (full feature rows).
+        model_id : str
+        features : sequence of str
+            The model's feature names.
+        columns : sequence of int
+            Their columns in ``windows.X``.
+        needs : list of ndarray of int
+            Their fields, from :func:`feature_fields`.
+
+        Returns
+        -------
+        str or None
+            The warning line naming the stream, the missing fields and the features; None when the
+            stream has everything (or the check is still waiting).
+        """
+        seen = self.fields_seen
+        if not seen[_SIGNALS].any():
+            return None
+        self.fields_checked = True
+        lacking = [(feature, fields) for feature, column, fields in zip(features, columns, needs)
+                   if len(fields) and not seen[fields].any()
+                   and not np.isfinite(windows.X[:, column]).any()]
+        if not lacking:
+            return None
+        missing = sorted(set().union(*(fields.tolist() for _, fields in lacking)))
+        alerts = " but glance alerts" if self.processor.config.glances and seen[_GAZE].any() else ""
+        return (f"stream {self.stream}: lacks {', '.join(FIELDS[i] for i in missing)} that model "
+                f"{model_id} needs (features {', '.join(feature for feature, _ in lacking)}); its "
+                f"windows get no decision{alerts}")
+
+    def recheck_fields(self):
+        """Run the field check again at the next windows (the model changed under the session),
+        on the fields seen so far and those the samples until then carry."""
+        self.fields_checked = False
 
     def flush(self):
         """End of the stream: the windows the data so far can complete (the batch driver's end)."""

@@ -1,6 +1,9 @@
 """Detectors: ELM family, SS-ELM, LapSVM, SVM, TSVM, graphs, selection, training, artifacts."""
 
 from ._artifact import Detector, load_model, save_model
+from ._cohort import (
+    CohortFit, adapt_detector, fit_cohort, stratified_subset, thin_windows, train_cohort,
+)
 from ._decision import UNKNOWN, DecisionRule, decide
 from ._elm import ELMClassifier, hidden_output, hidden_weights
 from ._graph import knn_graph, laplacian
@@ -32,5 +35,6 @@ __all__ = [
     "training_windows", "train_detector", "train_model", "predict_windows", "read_labels",
     "usable_features",
     "Detector", "save_model", "load_model", "DecisionSmoother", "smooth_decisions",
-    "DecisionRule", "decide", "UNKNOWN",
+    "DecisionRule", "decide", "UNKNOWN", "CohortFit", "fit_cohort", "thin_windows",
+    "stratified_subset", "train_cohort", "adapt_detector",
 ]

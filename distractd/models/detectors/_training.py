@@ -137,7 +137,7 @@ def training_windows(recordings, config=None, labels=None):
 
 
 def train_detector(windows, model="sselm", *, n_labelled=60, grid="full", seed=0,
-                   config=None, segment_frames=400):
+                   config=None, segment_frames=400, features=None):
     """Fit one detector on training windows the way the protocol does.
 
     Parameters
@@ -158,6 +158,9 @@ def train_detector(windows, model="sselm", *, n_labelled=60, grid="full", seed=0
         Windows (from the start) segmented by ACA with the driving defaults
         (:func:`~distractd.models.segmentation.fit_segment_prototypes`) for the online segmenter's prototypes;
         clusters take the majority label of their *labelled* windows. 0 stores no segmenter.
+    features : sequence of str or None, default=None
+        Feature names; None keeps the features with data in at least half of the windows
+        (:func:`usable_features`), so a tracker without head pose or eyelid trains on what it has.
 
     Returns
     -------
@@ -170,8 +173,10 @@ def train_detector(windows, model="sselm", *, n_labelled=60, grid="full", seed=0
                  owner="train")
     config = config or PipelineConfig()
     (spec,) = model_specs([model], grid)
-    finite = np.isfinite(windows.X).all(axis=1)
-    X, y = windows.X[finite], windows.label[finite]
+    names = _chosen_features(windows, features)
+    X_all = windows.X[:, [FEATURE_NAMES.index(name) for name in names]]
+    finite = np.isfinite(X_all).all(axis=1)
+    X, y = X_all[finite], windows.label[finite]
     known = np.flatnonzero(y != UNLABELLED)
     counts = np.bincount(y[known], minlength=2)
     if n_labelled >= len(known) or counts.min() < 4:
@@ -210,8 +215,28 @@ def train_detector(windows, model="sselm", *, n_labelled=60, grid="full", seed=0
                                             hop_s=config.hop_s, random_state=seed)
         extras["segmenter"] = prototypes.to_artifact()
     return estimator, {"normalizer_mean": scaler.mean_, "normalizer_scale": scaler.scale_,
-                       "feature_names": list(FEATURE_NAMES), "pipeline_config": config.to_dict(),
+                       "feature_names": names, "pipeline_config": config.to_dict(),
                        "extras": extras, "summary": summary, "seed": seed}
+
+
+def _chosen_features(windows, features):
+    """The feature names to train on, checked against the data."""
+    if features is None:
+        names = usable_features(windows)
+        if not names:
+            raise ConfigError("train: no feature has data in half of the windows (are the "
+                              "recordings empty or all track loss?)")
+        return names
+    unknown = [name for name in features if name not in FEATURE_NAMES]
+    if unknown:
+        raise ConfigError(f"train.features {unknown} are not window features; known: "
+                          f"{list(FEATURE_NAMES)}")
+    present = set(usable_features(windows))
+    absent = [name for name in features if name not in present]
+    if absent:
+        raise ConfigError(f"train.features {absent} have no data in most windows: the "
+                          f"recordings lack the fields they need")
+    return list(features)
 
 
 def train_model(path, windows, model="sselm", **options):

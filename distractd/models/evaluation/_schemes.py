@@ -16,12 +16,12 @@ A deployed detector meets driving it has never seen, so every quality figure nam
 Two training recipes:
 
 - ``per-driver`` (the source's detector): ``n_labelled`` labelled windows drawn from the training
-  drives, the rest unlabelled, hyper-parameters by the source's 3×4-fold stratified CV on the
-  labelled windows;
+  drives, the rest unlabelled, hyper-parameters by stratified 3-fold CV on the labelled windows;
 - ``cohort`` (the deployable detector): every labelled training window, thinned to one window per
   ``stride_s`` and capped at ``n_train`` (stratified), hyper-parameters by grouped CV over the
   training drivers (or drives), so selection too is judged on unseen driving; semi-supervised models
-  also get up to ``n_unlabelled`` of the test driving's windows, unlabelled.
+  also get up to ``n_unlabelled`` of the test driving's windows, unlabelled
+  (:func:`~distractd.models.detectors.fit_cohort`, the recipe of ``distractd train --cohort``).
 
 Every scheme reports per test drive the window metrics (accuracy, sensitivity, specificity, G-mean
 of ``score > 0`` over windows of known truth that have a score) and the deployment figures
@@ -34,14 +34,16 @@ Drives are averaged per driver, then mean ± sd over drivers; paired tests are a
 from dataclasses import dataclass, field
 
 import numpy as np
-from sklearn.model_selection import GroupKFold
 from threadpoolctl import threadpool_limits
 from tqdm import tqdm
 
 from ..._errors import ConfigError
 from ..._validation import Interval, Options, check_params
 from ...pipeline import FEATURE_NAMES, PipelineConfig, extract_features
-from ..detectors import UNLABELLED, binary_scores, decide, select_params, usable_features
+from ..detectors import (
+    UNLABELLED, binary_scores, decide, fit_cohort, stratified_subset, thin_windows,
+    usable_features,
+)
 from ._metrics import detection_delays, false_alarms_per_hour
 from ._protocol import evaluate_driver
 
@@ -164,7 +166,9 @@ def scheme_folds(drives, scheme, max_folds=12):
     """The (train drive indices, test drive indices) pairs of a cross-drive scheme.
 
     ``new-driver``: each driver's drives are a test set (drivers grouped into ``max_folds`` folds
-    when there are more); ``new-drive``: each drive is a test set.
+    when there are more). ``new-drive``: fold k tests the k-th drive of every driver that has at
+    least two, and trains on all other drives — so every test drive is unseen while its driver's
+    other drives are not.
     """
     drivers = sorted({d.driver_id for d in drives})
     if scheme == "new-driver":
@@ -176,8 +180,16 @@ def scheme_folds(drives, scheme, max_folds=12):
         return [(np.flatnonzero(fold_of[groups] != k), np.flatnonzero(fold_of[groups] == k))
                 for k in range(n_folds)]
     if scheme == "new-drive":
-        return [(np.setdiff1d(np.arange(len(drives)), [i]), np.array([i]))
-                for i in range(len(drives))]
+        owner = np.array([d.driver_id for d in drives])
+        rank = np.array([np.sum(owner[:i] == owner[i]) for i in range(len(drives))])
+        several = np.array([np.sum(owner == o) >= 2 for o in owner])
+        folds = []
+        for k in range(int(rank[several].max()) + 1 if several.any() else 0):
+            test = np.flatnonzero(several & (rank == k))
+            folds.append((np.setdiff1d(np.arange(len(drives)), test), test))
+        if not folds:
+            raise ConfigError("the new-drive scheme needs a driver with 2 or more drives")
+        return folds
     raise ConfigError(f"scheme_folds: {scheme!r} is not a cross-drive scheme")
 
 
@@ -237,13 +249,9 @@ def evaluate_scheme(drives, scheme, specs, *, recipe="cohort", n_train=2000, n_u
         return _within_drives(drives, scheme, specs, n_labelled, n_draws, window_s, decision,
                               seed, progress)
     folds = scheme_folds(drives, scheme, max_folds)
-    if recipe == "per-driver" and scheme == "new-drive":
-        folds = [(train[[drives[i].driver_id == drives[test[0]].driver_id for i in train]], test)
-                 for train, test in folds]
-        folds = [(train, test) for train, test in folds if len(train)]
-        if not folds:
-            raise ConfigError("the per-driver new-drive scheme needs drivers with 2 or more "
-                              "drives")
+    if recipe == "per-driver" and scheme == "new-drive":  # the driver's own other drives only
+        folds = [(train[[drives[i].driver_id == drives[j].driver_id for i in train]],
+                  np.array([j])) for train, test in folds for j in test]
     results = {spec.name: {} for spec in specs}
     bar = tqdm(total=len(folds) * len(specs), disable=not progress, leave=False,
                desc=f"{scheme} folds x models")
@@ -266,57 +274,41 @@ def evaluate_scheme(drives, scheme, specs, *, recipe="cohort", n_train=2000, n_u
 def _fit_and_score(spec, train, test, recipe, scheme, n_train, n_unlabelled, n_labelled,
                    stride_s, n_draws, rng):
     """Fit ``spec`` on the training drives as the recipe says; scores of each test drive."""
-    X_all = np.vstack([d.X for d in train])
-    y_all = np.concatenate([d.label for d in train])
+    cohort = recipe == "cohort"
+    kept = [thin_windows(d.t_end, stride_s if cohort else 0.0) for d in train]
+    X = np.vstack([d.X[k] for d, k in zip(train, kept)])
+    y = np.concatenate([d.label[k] for d, k in zip(train, kept)])
     group_key = "driver_id" if scheme == "new-driver" else "recording_id"
-    groups_all = np.concatenate([np.full(len(d.label), getattr(d, group_key)) for d in train])
-    kept = np.concatenate([_thinned(d.t_end, stride_s if recipe == "cohort" else 0.0)
-                           for d in train])
-    usable = kept & np.isfinite(X_all).all(axis=1)
-    known = np.flatnonzero(usable & (y_all != UNLABELLED))
-    counts = np.bincount(y_all[known], minlength=2)
-    if counts.min() < 8:
-        raise ConfigError(f"training drives hold {counts[1]} distracted and {counts[0]} "
-                          f"attentive usable windows; each class needs at least 8")
+    groups = np.concatenate([np.full(k.sum(), getattr(d, group_key)) for d, k in zip(train, kept)])
     X_test = [d.X for d in test]
-    if recipe == "cohort":
-        labelled = _stratified(known, y_all[known], n_train, rng)
+    if cohort:
         pool = np.vstack(X_test)
         pool = pool[np.isfinite(pool).all(axis=1)]
-        X_unlabelled = pool[rng.permutation(len(pool))[:n_unlabelled]]
-        groups = groups_all[labelled]
-        n_groups = len(np.unique(groups))
-        cv_groups = groups if n_groups >= 3 else None
+        unlabelled = pool[rng.permutation(len(pool))[:n_unlabelled]]
+        n_fits = n_draws if spec.randomised else 1
+        fits = [fit_cohort(spec, X, y, groups, X_unlabelled=unlabelled, n_train=n_train,
+                           seed=int(rng.integers(2**31))) for _ in range(n_fits)]
     else:
-        labelled = _stratified(known, y_all[known], n_labelled, rng)
-        rest = np.setdiff1d(np.flatnonzero(usable), labelled)
-        X_unlabelled = X_all[rng.permutation(rest)[:n_unlabelled]]
-        cv_groups = None
-    mean = X_all[labelled].mean(axis=0)
-    scale = X_all[labelled].std(axis=0)
-    scale = np.where(scale > 0, scale, 1.0)
-    XL = (X_all[labelled] - mean) / scale
-    yL = y_all[labelled]
-    XU = (X_unlabelled - mean) / scale if spec.semi_supervised else XL[:0]
-    params = select_params(spec, XL, yL, XU, groups=cv_groups,
-                           random_state=int(rng.integers(2**31)))
-    scores = [np.zeros(len(x)) for x in X_test]
-    n_fits = n_draws if spec.randomised else 1
-    for draw in range(n_fits):
-        model = spec.estimator.set_params(**params)
-        if spec.randomised:
-            model.set_params(random_state=int(rng.integers(2**31)))
-        if spec.semi_supervised:
-            model.fit(np.vstack([XL, XU]), np.r_[yL, np.full(len(XU), UNLABELLED)])
-        else:
-            model.fit(XL, yL)
-        for j, x in enumerate(X_test):
-            finite = np.isfinite(x).all(axis=1)
-            out = np.full(len(x), np.nan)
-            if finite.any():
-                out[finite] = model.decision_function((x[finite] - mean) / scale)
-            scores[j] += out / n_fits
+        fits = [_fit_per_driver(spec, X, y, n_labelled, n_unlabelled, rng)]
+    scores = []
+    for x in X_test:
+        finite = np.isfinite(x).all(axis=1)
+        out = np.full(len(x), np.nan)
+        if finite.any():
+            out[finite] = np.mean([fit.decision_function(x[finite]) for fit in fits], axis=0)
+        scores.append(out)
     return scores
+
+
+def _fit_per_driver(spec, X, y, n_labelled, n_unlabelled, rng):
+    """The source's detector: ``n_labelled`` labelled windows, the rest unlabelled."""
+    usable = np.isfinite(X).all(axis=1)
+    known = np.flatnonzero(usable & (y != UNLABELLED))
+    labelled = stratified_subset(known, y[known], n_labelled, rng)
+    rest = np.setdiff1d(np.flatnonzero(usable), labelled)
+    return fit_cohort(spec, X[labelled], y[labelled], np.zeros(len(labelled)),
+                      X_unlabelled=X[rng.permutation(rest)[:n_unlabelled]],
+                      n_train=len(labelled), seed=int(rng.integers(2**31)))
 
 
 def _drive_record(drive, scores, decision, traces):
@@ -361,23 +353,3 @@ def _within_drives(drives, scheme, specs, n_labelled, n_draws, window_s, decisio
                 np.nanmean(out[spec.name]["false_alarms_per_hour"]))
             results[spec.name].setdefault(drive.driver_id, []).append(record)
     return results
-
-
-def _thinned(t_end, stride_s):
-    """Keep one window per ``stride_s`` seconds (all of them for 0)."""
-    if stride_s <= 0 or len(t_end) == 0:
-        return np.ones(len(t_end), dtype=bool)
-    slot = np.floor((t_end - t_end[0]) / stride_s)
-    return np.r_[True, slot[1:] != slot[:-1]]
-
-
-def _stratified(rows, y, n, rng):
-    """Up to ``n`` of ``rows``, drawn without replacement with the class proportions kept."""
-    if n >= len(rows):
-        return rows
-    picked = []
-    for cls in (0, 1):
-        members = rows[y == cls]
-        k = max(2, int(round(n * len(members) / len(rows))))
-        picked.append(rng.choice(members, min(k, len(members)), replace=False))
-    return np.sort(np.concatenate(picked))

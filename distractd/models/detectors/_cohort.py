@@ -1,0 +1,283 @@
+"""Cohort (driver-independent) detectors: one model from many drivers' labelled windows.
+
+The deployable detector is not trained per driver: features standardised against each stream's
+own running baseline make drivers comparable, and one model learns from every labelled window of
+a cohort. :func:`fit_cohort` is the one recipe, used by ``distractd train --cohort``, by the
+evaluation's cohort recipe and by :func:`adapt_detector`:
+
+- windows with a missing feature (or a baseline still warming up) are left out;
+- one window per ``stride_s`` seconds of a drive is kept (windows 0.5 s apart overlap 95 %), then
+  at most ``n_train`` of them, stratified by class;
+- the rows are z-scored (the artifact's normaliser);
+- hyper-parameters by grouped cross-validation over the training drivers (3 folds; stratified
+  folds when fewer than 3 groups), so that selection is judged on drivers it did not train on;
+- semi-supervised models also get unlabelled rows (the new driver's windows when adapting).
+
+:func:`adapt_detector` is the adaptation to a new driver the semi-supervised detectors exist for:
+the cohort's labelled rows (kept in the artifact as ``extras["anchors"]``) plus the new driver's
+*unlabelled* windows in the graph, refitted with the cohort model's hyper-parameters.
+"""
+
+import numpy as np
+from sklearn.base import clone
+from threadpoolctl import threadpool_limits
+
+from ..._errors import ConfigError
+from ..._validation import Interval, check_params
+from ...pipeline import FEATURE_NAMES, PipelineConfig, extract_features
+from ._scores import binary_scores
+from ._selection import UNLABELLED, select_params
+from ._specs import model_specs
+from ._training import usable_features
+
+__all__ = ["fit_cohort", "thin_windows", "stratified_subset", "CohortFit", "train_cohort",
+           "adapt_detector"]
+
+_CONSTRAINTS = {
+    "n_train": Interval(10, None, integer=True),
+    "stride_s": Interval(0, None),
+    "n_folds": Interval(2, None, integer=True),
+}
+
+
+class CohortFit:
+    """A fitted cohort detector and what it was fitted on.
+
+    Attributes
+    ----------
+    estimator : fitted estimator
+        Works on z-scored rows.
+    mean, scale : ndarray of shape (n_features,)
+        The z-score of the raw (baseline-standardised) feature rows.
+    params : dict
+        The selected hyper-parameters.
+    X_labelled, y_labelled : ndarray
+        The z-scored labelled rows and their labels (the anchors of an adaptation).
+    groups : ndarray
+        The driver of each labelled row.
+    n_unlabelled : int
+        Unlabelled rows in the fit (semi-supervised models).
+    """
+
+    def __init__(self, estimator, mean, scale, params, X_labelled, y_labelled, groups,
+                 n_unlabelled):
+        self.estimator = estimator
+        self.mean = mean
+        self.scale = scale
+        self.params = params
+        self.X_labelled = X_labelled
+        self.y_labelled = y_labelled
+        self.groups = groups
+        self.n_unlabelled = n_unlabelled
+
+    def decision_function(self, X):
+        """Scores of raw feature rows (NaN-free)."""
+        return self.estimator.decision_function((X - self.mean) / self.scale)
+
+
+def thin_windows(t_end, stride_s):
+    """A mask keeping one window per ``stride_s`` seconds of ``t_end`` (all for 0)."""
+    t_end = np.asarray(t_end, dtype=np.float64)
+    if stride_s <= 0 or len(t_end) == 0:
+        return np.ones(len(t_end), dtype=bool)
+    slot = np.floor((t_end - t_end[0]) / stride_s)
+    return np.r_[True, slot[1:] != slot[:-1]]
+
+
+def stratified_subset(rows, y, n, rng):
+    """Up to ``n`` of ``rows`` (sorted), drawn without replacement, class proportions kept."""
+    if n >= len(rows):
+        return np.sort(rows)
+    picked = []
+    for cls in (0, 1):
+        members = rows[y == cls]
+        k = max(2, int(round(n * len(members) / len(rows))))
+        picked.append(rng.choice(members, min(k, len(members)), replace=False))
+    return np.sort(np.concatenate(picked))
+
+
+def fit_cohort(spec, X, y, groups, *, X_unlabelled=None, n_train=2000, n_folds=3,
+               params=None, seed=0):
+    """Fit one driver-independent detector on a cohort's labelled windows.
+
+    Parameters
+    ----------
+    spec : ModelSpec
+        The model (:func:`~distractd.models.detectors.model_specs`).
+    X : ndarray of shape (n_windows, n_features)
+        Feature rows of the cohort's (already thinned) windows; rows with a NaN are left out.
+    y : ndarray of shape (n_windows,)
+        Window truth: 1, 0, or -1 unknown (left out).
+    groups : ndarray of shape (n_windows,)
+        The driver of each row (grouped selection).
+    X_unlabelled : ndarray or None, default=None
+        Unlabelled rows for a semi-supervised model (NaN rows left out).
+    n_train : int, default=2000
+        Most labelled rows, stratified.
+    n_folds : int, default=3
+        Folds of the grouped selection.
+    params : dict or None, default=None
+        Hyper-parameters to use instead of selecting them.
+    seed : int, default=0
+        Seed of the subset, the selection folds and randomised estimators.
+
+    Returns
+    -------
+    CohortFit
+    """
+    check_params({"n_train": n_train, "n_folds": n_folds, "stride_s": 0.0}, _CONSTRAINTS,
+                 owner="cohort")
+    X = np.asarray(X, dtype=np.float64)
+    y = np.asarray(y)
+    groups = np.asarray(groups)
+    rng = np.random.default_rng(seed)
+    usable = np.flatnonzero(np.isfinite(X).all(axis=1) & (y != UNLABELLED))
+    counts = np.bincount(y[usable].astype(np.int64), minlength=2)
+    if counts.min() < 8:
+        raise ConfigError(f"cohort training needs at least 8 usable windows of each class, got "
+                          f"{counts[1]} distracted and {counts[0]} attentive (windows with a "
+                          f"missing feature or a warming baseline are left out)")
+    rows = stratified_subset(usable, y[usable], n_train, rng)
+    mean = X[rows].mean(axis=0)
+    scale = X[rows].std(axis=0)
+    scale = np.where(scale > 0, scale, 1.0)
+    XL, yL, gL = (X[rows] - mean) / scale, y[rows].astype(np.int8), groups[rows]
+    XU = np.empty((0, X.shape[1]))
+    if spec.semi_supervised and X_unlabelled is not None and len(X_unlabelled):
+        XU = np.asarray(X_unlabelled, dtype=np.float64)
+        XU = (XU[np.isfinite(XU).all(axis=1)] - mean) / scale
+    with threadpool_limits(limits=1, user_api="blas"):  # small matrices: threads only contend
+        if params is None:
+            grouped = len(np.unique(gL)) >= n_folds
+            params = select_params(spec, XL, yL, XU, n_folds=n_folds, n_repeats=1,
+                                   random_state=int(rng.integers(2**31)),
+                                   groups=gL if grouped else None)
+        estimator = spec.estimator.set_params(**params)
+        if spec.randomised:
+            estimator.set_params(random_state=int(rng.integers(2**31)))
+        if spec.semi_supervised:
+            estimator.fit(np.vstack([XL, XU]), np.r_[yL, np.full(len(XU), UNLABELLED)])
+        else:
+            estimator.fit(XL, yL)
+    return CohortFit(estimator, mean, scale, dict(params), XL, yL, gL, len(XU))
+
+
+def train_cohort(recordings, model="svm", *, features=None, grid="small", n_train=2000,
+                 stride_s=5.0, config=None, seed=0):
+    """Train one driver-independent detector on many drivers' labelled recordings.
+
+    Parameters
+    ----------
+    recordings : sequence of Recording
+        Labelled drives; ``meta["driver_id"]`` groups them by driver (each recording its own
+        driver when absent).
+    model : str, default="svm"
+        Model id (:func:`~distractd.models.detectors.model_specs`).
+    features : sequence of str or None, default=None
+        Feature names; None keeps those with data in at least half of the windows
+        (:func:`~distractd.models.detectors.usable_features`).
+    grid : {"full", "small"}, default="small"
+    n_train : int, default=2000
+        Most labelled training windows.
+    stride_s : float, default=5.0
+        One window per ``stride_s`` seconds of each drive is used.
+    config : PipelineConfig or None, default=None
+        Window settings; the per-stream baseline is switched on.
+    seed : int, default=0
+
+    Returns
+    -------
+    estimator : fitted estimator
+    parts : dict
+        Keyword arguments of :func:`~distractd.models.save_model` besides the estimator; the
+        cohort's labelled rows are kept as ``extras["anchors"]`` for :func:`adapt_detector`.
+    """
+    (spec,) = model_specs([model], grid)
+    config = PipelineConfig.from_dict({**(config or PipelineConfig()).to_dict(),
+                                       "baseline": True})
+    windows = [extract_features(r, config) for r in recordings]
+    names = list(features) if features is not None else usable_features(windows)
+    if not names:
+        raise ConfigError("train: no feature has data in half of the windows")
+    columns = [FEATURE_NAMES.index(name) for name in names]
+    kept = [thin_windows(w.t_end, stride_s) for w in windows]
+    drivers = [str(r.meta.get("driver_id", r.meta.get("recording_id", i)))
+               for i, r in enumerate(recordings)]
+    X = np.vstack([w.X[k][:, columns] for w, k in zip(windows, kept)])
+    y = np.concatenate([w.label[k] for w, k in zip(windows, kept)])
+    groups = np.concatenate([np.full(k.sum(), d) for d, k in zip(drivers, kept)])
+    fit = fit_cohort(spec, X, y, groups, n_train=n_train, seed=seed)
+    known = np.isfinite(X).all(axis=1) & (y != UNLABELLED)
+    scores = fit.decision_function(X[known])
+    summary = {
+        "model": model, "kind": "cohort", "params": _plain(fit.params), "grid": grid,
+        "drivers": sorted(set(drivers)), "n_recordings": len(recordings),
+        "recordings": [str(r.meta.get("recording_id", "")) for r in recordings],
+        "n_windows": int(sum(len(w) for w in windows)), "n_labelled": int(len(fit.y_labelled)),
+        "stride_s": stride_s,
+        "known_truth": {"distracted": int((y[known] == 1).sum()),
+                        "attentive": int((y[known] == 0).sum())},
+        "resubstitution": binary_scores(y[known], (scores > 0).astype(np.int8)),
+    }
+    anchors = ({"groups": fit.groups.tolist()},
+               {"X": fit.X_labelled, "y": fit.y_labelled.astype(np.int8)})
+    return fit.estimator, {"normalizer_mean": fit.mean, "normalizer_scale": fit.scale,
+                           "feature_names": names, "pipeline_config": config.to_dict(),
+                           "extras": {"anchors": anchors}, "summary": summary, "seed": seed}
+
+
+def adapt_detector(detector, recordings, *, n_unlabelled=1000, seed=0):
+    """Adapt a semi-supervised cohort detector to a new driver's unlabelled drives.
+
+    The cohort's labelled rows (``extras["anchors"]``) and up to ``n_unlabelled`` of the new
+    driver's windows, unlabelled, refit the model with its own hyper-parameters: the graph of
+    SS-ELM or LapSVM then follows the new driver's data. No label of the new driver is used.
+
+    Parameters
+    ----------
+    detector : Detector
+        A cohort model (:func:`train_cohort`) of a semi-supervised kind (SS-ELM or LapSVM).
+    recordings : sequence of Recording
+        The new driver's drives (labels, if any, are ignored).
+    n_unlabelled : int, default=1000
+    seed : int, default=0
+
+    Returns
+    -------
+    estimator : fitted estimator
+    parts : dict
+        Keyword arguments of :func:`~distractd.models.save_model` besides the estimator.
+    """
+    if "anchors" not in detector.extras:
+        raise ConfigError(f"adapt: model {detector.model_id} holds no cohort anchors "
+                          f"(train it with distractd train --cohort)")
+    if detector.kind not in ("SSELMClassifier", "LapSVMClassifier"):
+        raise ConfigError(f"adapt: model {detector.model_id} is a {detector.kind}; adaptation "
+                          f"needs a semi-supervised cohort model (--model sselm or lapsvm)")
+    rng = np.random.default_rng(seed)
+    config = PipelineConfig.from_dict(detector.pipeline_config)
+    columns = detector.feature_columns(FEATURE_NAMES)
+    X = np.vstack([extract_features(r, config).X[:, columns] for r in recordings])
+    X = X[np.isfinite(X).all(axis=1)]
+    if len(X) == 0:
+        raise ConfigError(f"adapt: the recordings give no window with the model's features "
+                          f"{detector.feature_names}")
+    unlabelled = detector.normalize(X[rng.permutation(len(X))[:n_unlabelled]])
+    _, arrays = detector.extras["anchors"]
+    estimator = clone(detector.estimator)
+    if "random_state" in estimator.get_params():
+        estimator.set_params(random_state=detector.seed)
+    with threadpool_limits(limits=1, user_api="blas"):
+        estimator.fit(np.vstack([arrays["X"], unlabelled]),
+                      np.r_[arrays["y"], np.full(len(unlabelled), UNLABELLED)])
+    summary = {**detector.summary, "adapted": {
+        "from": detector.model_id, "n_unlabelled": int(len(unlabelled)),
+        "recordings": [str(r.meta.get("recording_id", "")) for r in recordings]}}
+    return estimator, {"normalizer_mean": detector._mean, "normalizer_scale": detector._scale,
+                       "feature_names": detector.feature_names,
+                       "pipeline_config": detector.pipeline_config,
+                       "extras": detector.extras, "summary": summary, "seed": seed}
+
+
+def _plain(params):
+    return {k: v.item() if isinstance(v, np.generic) else v for k, v in params.items()}
