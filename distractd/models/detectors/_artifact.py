@@ -9,8 +9,10 @@ Layout: a zip archive written by :func:`numpy.savez` with
 - ``normalizer/mean``, ``normalizer/scale`` — the z-score applied to raw features;
 - ``extras/<key>/<name>`` — the arrays of each extra (e.g. segmentation prototypes).
 
-``model_id`` is the first 16 hex digits of a SHA-256 over the header (without the id) and every
-array's bytes, so any change of content changes the id and a corrupted file fails its check. It is
+``model_id`` names the model: 16 hex digits of a SHA-256 over the header with its floats rounded
+to 4 significant digits, so the same training gives the same id on any CPU (BLAS kernels change
+fitted arrays in their last bits). ``checksum`` is a SHA-256 over the header and every array's
+bytes: a corrupted or edited file fails it at load. It is
 loaded with ``allow_pickle=False``; nothing is ever unpickled.
 """
 
@@ -124,12 +126,34 @@ class Detector:
         return scores
 
 
-def _content_id(header, arrays):
-    digest = hashlib.sha256(json.dumps(header, sort_keys=True).encode())
+def _model_id(header):
+    """16 hex digits naming what the model is: a hash of the header (kind, hyper-parameters,
+    features, pipeline settings, training summary, seed, array names and shapes) with every float
+    rounded to 4 significant digits — the same on any CPU, whose BLAS kernels change the fitted
+    arrays in their last bits."""
+    stable = {key: value for key, value in header.items() if key not in ("model_id", "checksum")}
+    return hashlib.sha256(json.dumps(_rounded(stable), sort_keys=True).encode()).hexdigest()[:16]
+
+
+def _rounded(value):
+    if isinstance(value, float):
+        return float(f"{value:.4g}")
+    if isinstance(value, dict):
+        return {key: _rounded(item) for key, item in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_rounded(item) for item in value]
+    return value
+
+
+def _checksum(header, arrays):
+    """SHA-256 over the header (without id and checksum) and every array's bytes: any change of
+    content, or corruption, changes it."""
+    stable = {key: value for key, value in header.items() if key not in ("model_id", "checksum")}
+    digest = hashlib.sha256(json.dumps(stable, sort_keys=True).encode())
     for name in sorted(arrays):
         digest.update(name.encode())
         digest.update(np.ascontiguousarray(arrays[name]).tobytes())
-    return digest.hexdigest()[:16]
+    return digest.hexdigest()
 
 
 def _plain_array(name, value):
@@ -200,7 +224,8 @@ def save_model(path, estimator, *, normalizer_mean, normalizer_scale, feature_na
         "arrays": {name: [a.dtype.str, list(a.shape)] for name, a in arrays.items()},
     }
     try:
-        header["model_id"] = _content_id(header, arrays)
+        header["model_id"] = _model_id(header)
+        header["checksum"] = _checksum(header, arrays)
         header_bytes = json.dumps(header, sort_keys=True).encode()
     except TypeError as error:
         raise ModelError(f"save_model: header must be JSON-serialisable: {error}") from error
@@ -227,7 +252,7 @@ def load_model(path):
     ------
     ModelError
         If the file is missing, truncated or corrupt, of another format or version, or its
-        content does not match its ``model_id``.
+        content does not match its ``checksum``.
     """
     try:
         with open(path, "rb") as handle:
@@ -253,11 +278,11 @@ def load_model(path):
     if sorted(listed) != sorted(contents):
         raise ModelError(f"model file {path}: arrays {sorted(contents)} do not match the "
                          f"header's {sorted(listed)}")
-    stored_id = header.pop("model_id", None)
-    if _content_id(header, contents) != stored_id:
-        raise ModelError(f"model file {path}: content does not match model_id {stored_id!r} "
-                         f"(corrupt or edited)")
-    header["model_id"] = stored_id
+    if _checksum(header, contents) != header.get("checksum"):
+        raise ModelError(f"model file {path}: content does not match its checksum (corrupt or "
+                         f"edited)")
+    if not isinstance(header.get("model_id"), str):
+        raise ModelError(f"model file {path}: model_id is missing")
     model_arrays = {name[len("model/"):]: value for name, value in contents.items()
                     if name.startswith("model/")}
     try:
