@@ -214,7 +214,7 @@ class Session:
         """
         alerts = [alert for group in windows.alerts for alert in group]
         decided = self.decision.update(windows.t_end, scores, windows.quality,
-                                       [alert.t for alert in alerts])
+                                       [(alert.t, alert.kind) for alert in alerts])
         events = [alert_event(self.stream, alert.kind, alert.t, alert.glances, alert.away_s)
                   for alert in alerts]
         glances = self.processor.config.glances

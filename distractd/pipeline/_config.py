@@ -99,9 +99,11 @@ class PipelineConfig:
         One window in ``baseline_spacing_s`` seconds enters the baseline.
     baseline_warmup_s : float, default=60.0
         Window end time after the baseline's first entry before features are given, seconds.
-    glance_road_radius_deg : float, default=8.0
-        Radius of the road-centre circle around the learned road centre, degrees (the
-        "percent road centre" area of Victor et al. 2005).
+    glance_road_yaw_deg, glance_road_pitch_deg : float, default=15.0, 8.0
+        Half-width and half-height, degrees, of the forward roadway region around the learned
+        road centre (an ellipse): gaze inside it is on the road (the field relevant for driving
+        of AttenD; the road scene ahead of ISO 15007), and its share of tracked samples is the
+        ``glance_prc`` feature.
     glance_road_warmup_s : float, default=60.0
         Tracked gaze time the road-centre estimate needs before glance classes, the buffer and
         alerts are reported, seconds (openpilot's driver-pose calibration is ready after 60 s).
@@ -168,7 +170,8 @@ class PipelineConfig:
     baseline_memory_s: float = 300.0
     baseline_spacing_s: float = 5.0
     baseline_warmup_s: float = 60.0
-    glance_road_radius_deg: float = 8.0
+    glance_road_yaw_deg: float = 15.0
+    glance_road_pitch_deg: float = 8.0
     glance_road_warmup_s: float = 60.0
     glance_road_forget_s: float = 300.0
     glance_interior_mirror_yaw_deg: float = 20.0
@@ -203,7 +206,8 @@ class PipelineConfig:
         "label_purity": Interval(0.5, 1),
         "glances": bool, "drive_side": Options(("left", "right")), "baseline": bool,
         "baseline_memory_s": _POSITIVE, "baseline_spacing_s": _POSITIVE,
-        "baseline_warmup_s": _NON_NEGATIVE, "glance_road_radius_deg": Interval(0, 45, closed="right"),
+        "baseline_warmup_s": _NON_NEGATIVE, "glance_road_yaw_deg": Interval(0, 45, closed="right"),
+        "glance_road_pitch_deg": Interval(0, 45, closed="right"),
         "glance_road_warmup_s": _NON_NEGATIVE, "glance_road_forget_s": _POSITIVE,
         "glance_interior_mirror_yaw_deg": _ANGLE, "glance_interior_mirror_pitch_deg": _ANGLE,
         "glance_left_mirror_yaw_deg": _ANGLE, "glance_left_mirror_pitch_deg": _ANGLE,
@@ -276,7 +280,7 @@ _P_MAX_JUMP_S = 23
 _P_CLOCK_RESET_S = 24
 _P_SACCADE_NOISE_FACTOR = 25
 _P_GLANCES = 26             # glance channel on (1) or off (0); angles below in radians
-_P_G_ROAD_RADIUS = 27
+_P_G_ROAD_YAW = 27          # half-width of the road ellipse (half-height: _P_G_ROAD_PITCH)
 _P_G_WARMUP_S = 28
 _P_G_FORGET_S = 29
 _P_G_REGIONS = 30           # 4 regions x (yaw, pitch, radius): interior, left, right, instrument
@@ -289,7 +293,8 @@ _P_G_SHARING_S = 47
 _P_G_SHARING_WINDOW_S = 48
 _P_G_SHARING_RESET_S = 49
 _P_G_WINDOW_MIN = 50        # window_s / 60: converts glance counts per window to per minute
-_P_LOW = 51                 # N_FIELDS lower range bounds, then N_FIELDS upper bounds
+_P_G_ROAD_PITCH = 51
+_P_LOW = 52                 # N_FIELDS lower range bounds, then N_FIELDS upper bounds
 _P_HIGH = _P_LOW + len(FIELDS)
 _P_SIZE = _P_HIGH + len(FIELDS)
 
@@ -326,7 +331,8 @@ def _params(config):
     p[_P_CLOCK_RESET_S] = config.clock_reset_s
     p[_P_SACCADE_NOISE_FACTOR] = config.saccade_noise_factor
     p[_P_GLANCES] = float(config.glances)
-    p[_P_G_ROAD_RADIUS] = math.radians(config.glance_road_radius_deg)
+    p[_P_G_ROAD_YAW] = math.radians(config.glance_road_yaw_deg)
+    p[_P_G_ROAD_PITCH] = math.radians(config.glance_road_pitch_deg)
     p[_P_G_WARMUP_S] = config.glance_road_warmup_s
     p[_P_G_FORGET_S] = config.glance_road_forget_s
     regions = (("interior_mirror", "mirror"), ("left_mirror", "mirror"),

@@ -43,8 +43,8 @@ from numba import njit
 
 from ._config import (
     _P_G_BUFFER_DELAY_S, _P_G_BUFFER_S, _P_G_FORGET_S, _P_G_FREE_S, _P_G_LONG_S, _P_G_MIN_DIP_S,
-    _P_G_REGIONS, _P_G_ROAD_RADIUS, _P_G_SHARING_RESET_S, _P_G_SHARING_S, _P_G_SHARING_WINDOW_S,
-    _P_G_WARMUP_S,
+    _P_G_REGIONS, _P_G_ROAD_PITCH, _P_G_ROAD_YAW, _P_G_SHARING_RESET_S, _P_G_SHARING_S,
+    _P_G_SHARING_WINDOW_S, _P_G_WARMUP_S,
 )
 
 __all__ = ["GLANCE_CLASSES", "GLANCE_FEATURES", "ALERT_KINDS", "Alert", "GlanceChannel",
@@ -321,7 +321,9 @@ def _classify(yaw, pitch, params, state):
     yc = state[_G_YAW]
     pc = state[_G_PITCH]
     cos_pitch = state[_G_COS]   # of the centre: distances on the sphere, small-angle form
-    if _inside(yaw, pitch, yc, pc, params[_P_G_ROAD_RADIUS], cos_pitch):
+    dyaw = (yaw - yc) * cos_pitch / params[_P_G_ROAD_YAW]
+    dpitch = (pitch - pc) / params[_P_G_ROAD_PITCH]
+    if dyaw * dyaw + dpitch * dpitch <= 1.0:
         return ON_ROAD
     for r in range(4):
         base = _P_G_REGIONS + 3 * r

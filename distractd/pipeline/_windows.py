@@ -168,9 +168,9 @@ class Windows:
         """The windows selected by ``rows`` (a slice, index array or boolean mask)."""
         return type(self)(*(getattr(self, name)[rows] for name in self._COLUMNS))
 
-    def alert_times(self):
-        """Times (s) of every glance alert the windows carry, in order."""
-        return np.array([alert.t for group in self.alerts for alert in group], dtype=np.float64)
+    def alert_list(self):
+        """``(time_s, kind)`` of every glance alert the windows carry, in order."""
+        return [(alert.t, alert.kind) for group in self.alerts for alert in group]
 
     def write_csv(self, path):
         """Write ``t_start,t_end,quality,label`` and the named features, one row per window."""

@@ -8,11 +8,13 @@ Per window, in time order:
    baseline is still warming up) or whose quality (valid-sample fraction) is below
    ``min_quality`` gets no decision: state -1, published as ``unknown``; the smoother holds;
 2. otherwise the score goes through the :class:`DecisionSmoother` (hysteresis or minimum dwell);
-3. a glance alert (Euro NCAP long distraction or time-sharing, from the glance channel) raised
-   within ``alert_hold_s`` before the window's end makes the state distracted whatever the score:
-   the window detector judges the driver's state over 10 s, the glance channel judges single
-   glances with its own, shorter latency, and the published state is distracted when either says
-   so.
+3. a glance alert of the kinds in ``alert_kinds`` (by default the Euro NCAP long distraction, a
+   single glance away of 3 s or more) raised within ``alert_hold_s`` before the window's end makes
+   the state distracted whatever the score: the window detector judges the driver's state over
+   10 s, the glance channel judges single glances with its own, shorter latency, and the
+   published state is distracted when either says so. Time-sharing alerts are published as events
+   but do not set the state by default: in normal driving with frequent mirror checks they fire
+   several times an hour (docs/evaluation.md), beyond the false-alarm budget of a state.
 """
 
 import numpy as np
@@ -37,6 +39,8 @@ class DecisionRule:
         Windows with a smaller valid-sample fraction get no decision.
     alert_hold_s : float, default=2.0
         How long, in seconds, a glance alert keeps the state distracted.
+    alert_kinds : tuple of str, default=("long_distraction",)
+        The glance alert kinds that set the state.
     **smoothing
         Keyword arguments of :class:`DecisionSmoother` (``mode``, ``on``, ``off``,
         ``min_dwell_s``).
@@ -48,11 +52,13 @@ class DecisionRule:
     [1, -1, 1, 0]
     """
 
-    def __init__(self, min_quality=0.5, alert_hold_s=2.0, **smoothing):
+    def __init__(self, min_quality=0.5, alert_hold_s=2.0, alert_kinds=("long_distraction",),
+                 **smoothing):
         check_params({"min_quality": min_quality, "alert_hold_s": alert_hold_s}, _CONSTRAINTS,
                      owner="decision")
         self.min_quality = float(min_quality)
         self.alert_hold_s = float(alert_hold_s)
+        self.alert_kinds = tuple(alert_kinds)
         self.smoother = DecisionSmoother(**smoothing)
         self.last_alert_s = -np.inf
 
@@ -60,7 +66,7 @@ class DecisionRule:
         """Which windows the detector decides: a finite score and enough quality."""
         return np.isfinite(scores) & (np.asarray(quality, dtype=np.float64) >= self.min_quality)
 
-    def update(self, t_end, scores, quality, alerts_s=()):
+    def update(self, t_end, scores, quality, alerts=()):
         """Consume a block of windows; return their states.
 
         Parameters
@@ -71,8 +77,9 @@ class DecisionRule:
             Detector scores (positive = distracted), NaN where there is none.
         quality : array-like of shape (n_windows,)
             Valid-sample fraction of each window.
-        alerts_s : array-like, default=()
-            Times (s) of glance alerts raised up to the last window's end, increasing.
+        alerts : sequence of (float, str), default=()
+            ``(time_s, kind)`` of the glance alerts raised up to the last window's end, in time
+            order (:meth:`~distractd.pipeline.Windows.alert_list`).
 
         Returns
         -------
@@ -84,7 +91,8 @@ class DecisionRule:
         usable = self.usable(scores, quality)
         states = np.full(len(t_end), UNKNOWN, dtype=np.int8)
         states[usable] = self.smoother.update(t_end[usable], scores[usable])
-        alerts_s = np.asarray(alerts_s, dtype=np.float64)
+        alerts_s = np.array([t for t, kind in alerts if kind in self.alert_kinds],
+                            dtype=np.float64)
         at = np.searchsorted(alerts_s, t_end, side="right") - 1  # latest alert by each window end
         latest = np.full(len(t_end), self.last_alert_s)
         latest[at >= 0] = alerts_s[at[at >= 0]]
@@ -94,6 +102,6 @@ class DecisionRule:
         return states
 
 
-def decide(t_end, scores, quality, alerts_s=(), **rule):
+def decide(t_end, scores, quality, alerts=(), **rule):
     """Batch states of a whole drive: a fresh :class:`DecisionRule` fed once."""
-    return DecisionRule(**rule).update(t_end, scores, quality, alerts_s)
+    return DecisionRule(**rule).update(t_end, scores, quality, alerts)

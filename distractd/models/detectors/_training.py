@@ -272,7 +272,7 @@ def predict_windows(detector, recording, rule):
     windows = extract_features(recording, PipelineConfig.from_dict(detector.pipeline_config))
     scores = detector.window_scores(windows.X, detector.feature_columns(FEATURE_NAMES))
     return windows, scores, rule.update(windows.t_end, scores, windows.quality,
-                                        windows.alert_times())
+                                        windows.alert_list())
 
 
 def _match_window_labels(t_end, label_t_end, labels, path):

@@ -161,7 +161,7 @@ def detection_delays(t, y_true, y_state):
     return delays
 
 
-def false_alarms_per_hour(t, y_true, y_state):
+def false_alarms_per_hour(t, y_true, y_state, grace_s=0.0):
     """Transitions into the distracted state while the truth is attentive, per attentive hour.
 
     Parameters
@@ -172,6 +172,11 @@ def false_alarms_per_hour(t, y_true, y_state):
         Truth: 1 distracted, 0 attentive, -1 unknown.
     y_state : array-like of shape (n_windows,)
         Published state: 1 distracted, 0 attentive, -1 no decision.
+    grace_s : float, default=0.0
+        Transitions less than ``grace_s`` seconds before a distraction episode's first window are
+        not false: a window's truth is its majority label, so it turns distracted only half a
+        window after a task starts, while a glance alert can fire from the task's first seconds
+        (the evaluation passes half the window length).
 
     Returns
     -------
@@ -185,6 +190,11 @@ def false_alarms_per_hour(t, y_true, y_state):
     if not attentive.any() or spacing.size == 0:
         return float("nan")
     onsets = (y_state == 1) & (np.r_[0, y_state[:-1]] != 1)  # from attentive or unknown
+    starts = t[np.flatnonzero(np.diff(np.r_[0, (y_true == 1).astype(np.int8)]) == 1)]
+    if grace_s > 0 and len(starts):
+        at = np.searchsorted(starts, t, side="left")  # the next episode start at or after t
+        next_start = np.r_[starts, np.inf][at]
+        onsets &= next_start - t >= grace_s
     hours = attentive.sum() * float(np.median(spacing)) / SECONDS_PER_HOUR
     return float((onsets & attentive).sum() / hours)
 

@@ -46,7 +46,7 @@ _constraints = {
 
 
 def evaluate_driver(X, y, t, specs, *, n_labelled=60, n_unlabelled=None, n_folds=4, n_repeats=3,
-                    folds="random", purge_s=0.0, n_draws=1, seed=0, quality=None, alerts_s=(),
+                    folds="random", purge_s=0.0, n_draws=1, seed=0, quality=None, alerts=(),
                     decision=None, deployment=True, progress=False):
     """Run the protocol for one driver and every model on the same splits.
 
@@ -67,8 +67,8 @@ def evaluate_driver(X, y, t, specs, *, n_labelled=60, n_unlabelled=None, n_folds
         Seed of the splits, inner folds and hidden layers.
     quality : array-like of shape (n_windows,) or None, default=None
         Valid-sample fraction of each window (None: all 1).
-    alerts_s : array-like, default=()
-        Times of the drive's glance alerts, s.
+    alerts : sequence of (float, str), default=()
+        ``(time_s, kind)`` of the drive's glance alerts.
     decision : dict or None, default=None
         Keyword arguments of :class:`~distractd.models.detectors.DecisionRule`, the daemon's
         decision rule (None: its defaults).
@@ -95,12 +95,12 @@ def evaluate_driver(X, y, t, specs, *, n_labelled=60, n_unlabelled=None, n_folds
         X, y, t, quality = _driver_arrays(X, y, t, quality)
         splits = make_splits(y, n_labelled, n_unlabelled, n_folds, n_repeats, seed, folds, t,
                              purge_s)
-        return _evaluate_driver(X, y, t, quality, np.asarray(alerts_s, dtype=np.float64), specs,
+        return _evaluate_driver(X, y, t, quality, list(alerts), specs,
                                 splits, n_folds, n_repeats, n_draws, seed, dict(decision or {}),
                                 deployment, progress)
 
 
-def _evaluate_driver(X, y, t, quality, alerts_s, specs, splits, n_folds, n_repeats, n_draws, seed,
+def _evaluate_driver(X, y, t, quality, alerts, specs, splits, n_folds, n_repeats, n_draws, seed,
                      decision, deployment, progress):
     results = {spec.name: {"splits": []} for spec in specs}
     scores = {spec.name: np.full((n_repeats, len(y)), np.nan) for spec in specs}
@@ -123,7 +123,7 @@ def _evaluate_driver(X, y, t, quality, alerts_s, specs, splits, n_folds, n_repea
         for spec in specs:
             delays, alarms, coverage = [], [], []
             for repeat_scores in scores[spec.name]:
-                states = decide(t, repeat_scores, quality, alerts_s, **decision)
+                states = decide(t, repeat_scores, quality, alerts, **decision)
                 delays.append(detection_delays(t, y, states).tolist())
                 alarms.append(false_alarms_per_hour(t, y, states))
                 coverage.append(float(np.mean(states != UNKNOWN)))

@@ -153,7 +153,7 @@ def _plot_traces(out_dir, scheme, drivers):
                            for c in record["recording_id"])
             plot_timeline(out_dir / f"timeline_{scheme}_{name}.png", trace["t_end"],
                           trace["scores"], trace["states"], trace["label"],
-                          alerts=[(t, "alert") for t in trace["alerts_s"]],
+                          alerts=trace["alerts"],
                           title=f"{scheme}: {record['recording_id']}, window G-mean "
                                 f"{record['g_mean']:.3f}")
 

@@ -81,8 +81,8 @@ class Drive:
         Valid-sample fraction of each window.
     X : ndarray of shape (n_windows, n_features)
         Features in the evaluated representation; NaN where missing or not ready.
-    alerts_s : ndarray
-        Times of the glance channel's alerts, s.
+    alerts : list of (float, str)
+        ``(time_s, kind)`` of the glance channel's alerts.
     """
 
     driver_id: str
@@ -92,7 +92,7 @@ class Drive:
     label: np.ndarray
     quality: np.ndarray
     X: np.ndarray
-    alerts_s: np.ndarray = field(default_factory=lambda: np.empty(0))
+    alerts: list = field(default_factory=list)
 
 
 def scheme_drives(recordings, config=None, normalisation="running", features=None,
@@ -135,7 +135,7 @@ def scheme_drives(recordings, config=None, normalisation="running", features=Non
         recording_id = str(meta.get("recording_id", meta.get("driver_id", f"rec{i}")))
         drives.append(Drive(str(meta.get("driver_id", recording_id)), recording_id,
                             str(meta.get("protocol", "")), w.t_end, w.label, w.quality,
-                            w.X[:, columns], w.alert_times()))
+                            w.X[:, columns], w.alert_list()))
     return normalise_drives(drives, normalisation), names
 
 
@@ -158,7 +158,7 @@ def normalise_drives(drives, normalisation):
             sd = np.nanstd(drive.X, axis=0)
         sd = np.where(sd > 0, sd, 1.0)
         out.append(Drive(drive.driver_id, drive.recording_id, drive.protocol, drive.t_end,
-                         drive.label, drive.quality, (drive.X - mean) / sd, drive.alerts_s))
+                         drive.label, drive.quality, (drive.X - mean) / sd, drive.alerts))
     return out
 
 
@@ -232,7 +232,7 @@ def evaluate_scheme(drives, scheme, specs, *, recipe="cohort", n_train=2000, n_u
         A tqdm bar over folds × models on standard error.
     traces : bool, default=False
         Keep each cross-drive test record's ``trace`` (``t_end``, ``scores``, ``states``,
-        ``label``, ``alerts_s`` arrays) for timeline plots.
+        ``label`` arrays, ``alerts``) for timeline plots.
 
     Returns
     -------
@@ -265,7 +265,7 @@ def evaluate_scheme(drives, scheme, specs, *, recipe="cohort", n_train=2000, n_u
                 for i, drive_scores in zip(test, scores):
                     drive = drives[i]
                     results[spec.name].setdefault(drive.driver_id, []).append(
-                        _drive_record(drive, drive_scores, decision, traces))
+                        _drive_record(drive, drive_scores, decision, window_s, traces))
                 bar.update()
     bar.close()
     return results
@@ -311,7 +311,7 @@ def _fit_per_driver(spec, X, y, n_labelled, n_unlabelled, rng):
                       n_train=len(labelled), seed=int(rng.integers(2**31)))
 
 
-def _drive_record(drive, scores, decision, traces):
+def _drive_record(drive, scores, decision, window_s, traces):
     """Window metrics and deployment figures of one test drive's scores."""
     scored = np.isfinite(scores) & (drive.label != UNLABELLED)
     record = {"recording_id": drive.recording_id, "protocol": drive.protocol}
@@ -321,13 +321,14 @@ def _drive_record(drive, scores, decision, traces):
         record.update(accuracy=np.nan, sensitivity=np.nan, g_mean=np.nan,
                       specificity=float(np.mean(scores[scored] <= 0)) if scored.any()
                       else np.nan)
-    states = decide(drive.t_end, scores, drive.quality, drive.alerts_s, **decision)
+    states = decide(drive.t_end, scores, drive.quality, drive.alerts, **decision)
     record["coverage"] = float(np.mean(states != -1)) if len(states) else np.nan
     record["delays_s"] = detection_delays(drive.t_end, drive.label, states).tolist()
-    record["false_alarms_per_hour"] = false_alarms_per_hour(drive.t_end, drive.label, states)
+    record["false_alarms_per_hour"] = false_alarms_per_hour(drive.t_end, drive.label, states,
+                                                            grace_s=window_s / 2)
     if traces:
         record["trace"] = {"t_end": drive.t_end, "scores": scores, "states": states,
-                           "label": drive.label, "alerts_s": drive.alerts_s}
+                           "label": drive.label, "alerts": drive.alerts}
     return record
 
 
@@ -341,7 +342,7 @@ def _within_drives(drives, scheme, specs, n_labelled, n_draws, window_s, decisio
         out = evaluate_driver(drive.X, drive.label, drive.t_end, specs, n_labelled=n_labelled,
                               folds=folds, purge_s=window_s if folds == "blocked" else 0.0,
                               n_draws=n_draws, seed=seed + 1000 * i, quality=drive.quality,
-                              alerts_s=drive.alerts_s, decision=decision)
+                              alerts=drive.alerts, decision=decision)
         for spec in specs:
             splits = out[spec.name]["splits"]
             record = {"recording_id": drive.recording_id, "protocol": drive.protocol}

@@ -26,10 +26,14 @@ def test_usable_windows_follow_the_smoother_exactly():
 
 def test_a_glance_alert_makes_the_state_distracted_for_the_hold_time():
     t = 0.5 * np.arange(1, 21)
-    states = decide(t, -np.ones(20), np.ones(20), alerts_s=[3.2], alert_hold_s=2.0)
-    assert t[states == 1].tolist() == [3.5, 4.0, 4.5, 5.0]
+    alerts = [(3.2, "long_distraction"), (7.0, "time_sharing")]
+    states = decide(t, -np.ones(20), np.ones(20), alerts, alert_hold_s=2.0)
+    assert t[states == 1].tolist() == [3.5, 4.0, 4.5, 5.0]  # time-sharing: an event, no state
+    states = decide(t, -np.ones(20), np.ones(20), alerts,
+                    alert_kinds=("long_distraction", "time_sharing"))
+    assert t[states == 1].tolist() == [3.5, 4.0, 4.5, 5.0, 7.0, 7.5, 8.0, 8.5, 9.0]
     # alerts also decide windows the detector cannot (a gaze-only stream's missing features)
-    states = decide(t, np.full(20, np.nan), np.ones(20), alerts_s=[3.2])
+    states = decide(t, np.full(20, np.nan), np.ones(20), alerts)
     assert set(states[(t >= 3.5) & (t <= 5.0)]) == {1} and set(states[t < 3.5]) == {-1}
 
 
@@ -41,13 +45,14 @@ def test_stream_equals_batch_over_random_splits(seed):
     scores = np.where(rng.random(n) < 0.1, np.nan, rng.normal(size=n))
     quality = rng.uniform(0.3, 1.0, n)
     alerts = np.sort(rng.uniform(0, t[-1], 6))
+    pairs = [(a, "long_distraction") for a in alerts]
     options = {"min_quality": 0.5, "mode": "dwell", "on": 0.2, "min_dwell_s": 1.5}
-    batch = decide(t, scores, quality, alerts, **options)
+    batch = decide(t, scores, quality, pairs, **options)
     rule = DecisionRule(**options)
     cuts = np.r_[0, np.sort(rng.choice(np.arange(1, n), 15, replace=False)), n]
     parts = []
     for lo, hi in zip(cuts[:-1], cuts[1:]):
-        due = alerts[(alerts <= t[hi - 1]) & (alerts > (t[lo - 1] if lo else -np.inf))]
+        due = [(a, kind) for a, kind in pairs if (t[lo - 1] if lo else -np.inf) < a <= t[hi - 1]]
         parts.append(rule.update(t[lo:hi], scores[lo:hi], quality[lo:hi], due))
     np.testing.assert_array_equal(np.concatenate(parts), batch)
 
