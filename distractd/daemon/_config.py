@@ -43,11 +43,11 @@ DEFAULTS = {
         "min_quality": 0.5,
         "segmentation": True,
     },
-    "smoothing": {
-        "mode": "hysteresis",
-        "on": 0.1,
-        "off": -0.1,
-        "min_dwell_s": 0.0,
+    "smoothing": {  # the decision rule's defaults (DecisionRule), a test checks they agree
+        "mode": "dwell",
+        "on": 0.5,
+        "off": 0.5,
+        "min_dwell_s": 3.0,
     },
     "metrics": {
         "enabled": True,

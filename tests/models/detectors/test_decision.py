@@ -11,7 +11,7 @@ def test_low_quality_and_missing_scores_get_no_decision_and_hold_the_smoother():
     t = np.arange(1.0, 7.0)
     scores = np.array([1.0, np.nan, 1.0, -1.0, -1.0, 1.0])
     quality = np.array([1.0, 1.0, 0.3, 0.3, 1.0, 1.0])
-    states = decide(t, scores, quality, min_quality=0.5)
+    states = decide(t, scores, quality, min_quality=0.5, mode="hysteresis", on=0.0, off=0.0)
     assert states.tolist() == [1, -1, -1, -1, 0, 1]
 
 
@@ -27,9 +27,9 @@ def test_usable_windows_follow_the_smoother_exactly():
 def test_a_glance_alert_makes_the_state_distracted_for_the_hold_time():
     t = 0.5 * np.arange(1, 21)
     alerts = [(3.2, "long_distraction"), (7.0, "time_sharing")]
-    states = decide(t, -np.ones(20), np.ones(20), alerts, alert_hold_s=2.0)
+    states = decide(t, -np.ones(20), np.ones(20), alerts, alert_hold_s=2.0, mode="hysteresis")
     assert t[states == 1].tolist() == [3.5, 4.0, 4.5, 5.0]  # time-sharing: an event, no state
-    states = decide(t, -np.ones(20), np.ones(20), alerts,
+    states = decide(t, -np.ones(20), np.ones(20), alerts, mode="hysteresis",
                     alert_kinds=("long_distraction", "time_sharing"))
     assert t[states == 1].tolist() == [3.5, 4.0, 4.5, 5.0, 7.0, 7.5, 8.0, 8.5, 9.0]
     # alerts also decide windows the detector cannot (a gaze-only stream's missing features)
@@ -61,4 +61,14 @@ def test_bad_settings_name_the_field():
     with pytest.raises(ConfigError, match="decision.min_quality"):
         DecisionRule(min_quality=1.5)
     with pytest.raises(ConfigError, match="smoothing.off"):
-        DecisionRule(on=0.0, off=0.5)
+        DecisionRule(mode="hysteresis", on=0.0, off=0.5)
+
+
+def test_the_daemons_defaults_are_the_rules():
+    import inspect
+
+    from distractd.daemon import DEFAULTS, decision_options
+
+    defaults = {name: p.default for name, p in inspect.signature(DecisionRule).parameters.items()
+                if name in ("min_quality", "mode", "on", "off", "min_dwell_s")}
+    assert decision_options(DEFAULTS) == defaults
