@@ -5,7 +5,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: demo test bench clean
+.PHONY: demo test bench clean default-model
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -18,6 +18,19 @@ demo: $(STAMP)
 
 test: $(STAMP)
 	$(BIN)/python -m pytest -q distractd tests
+
+# The shipped model, rebuilt by the public commands: a cohort SS-ELM over 8 simulated drivers
+# (cohort seed 2026), each driving the cognitive, the visual-manual and a no-task protocol once.
+# The demo replays a driver of another cohort, one the model never saw.
+MODEL_DATA := build/default-model
+default-model: $(STAMP)
+	rm -rf $(MODEL_DATA) && mkdir -p $(MODEL_DATA)
+	for protocol in cognitive visual-manual none; do \
+	  $(BIN)/distractd simulate --cohort 8 --seed 2026 --protocol $$protocol \
+	    --out $(MODEL_DATA)/$$protocol.npz || exit 1; \
+	done
+	$(BIN)/distractd train --cohort $(MODEL_DATA) --model sselm --drive-side right --seed 0 \
+	  --out distractd/data/default_model.npz
 
 clean:
 	rm -rf $(VENV)

@@ -159,18 +159,22 @@ def _pupil_emulator(args):
 
 def _add_demo(subparsers):
     parser = _command(subparsers, "demo", _demo,
-                      "Start the daemon on the shipped model, replay a simulated drive, show states.")
-    parser.add_argument("--duration", type=float, default=240.0, metavar="SECONDS",
+                      "Start the daemon on the shipped model, replay a simulated driver it never "
+                      "saw, show states beside the truth, delays, false alarms and alerts.")
+    parser.add_argument("--duration", type=float, default=600.0, metavar="SECONDS",
                         help="simulated drive length (default: %(default)s)")
     parser.add_argument("--speed", type=float, default=20.0,
                         help="replay time scale (default: %(default)s)")
     parser.add_argument("--seed", type=int, default=7, help="simulator seed (default: %(default)s)")
+    parser.add_argument("--protocol", choices=("cognitive", "visual-manual", "none"),
+                        default="visual-manual", help="simulated protocol (default: %(default)s)")
 
 
 def _demo(args):
     from .simulators import demo
 
-    return demo(duration_s=args.duration, speed=args.speed, seed=args.seed)
+    return demo(duration_s=args.duration, speed=args.speed, seed=args.seed,
+                protocol=args.protocol)
 
 
 def _add_pipeline_config(parser):
