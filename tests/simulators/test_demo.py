@@ -4,25 +4,30 @@ import io
 
 from distractd.daemon import default_model_path
 from distractd.models import load_model
-from distractd.pipeline import Recording, extract_features
+from distractd.pipeline import PipelineConfig, Recording, extract_features
 from distractd.simulators import demo, simulate_drive
 
 
-def test_shipped_default_model_loads_with_segment_prototypes():
+def test_shipped_default_model_is_a_cohort_model_the_demo_driver_never_met():
     detector = load_model(default_model_path())
-    assert detector.kind == "SSELMClassifier"
-    assert "segmenter" in detector.extras
-    assert detector.summary["n_labelled"] == 60
+    assert detector.kind == "SSELMClassifier" and detector.summary["kind"] == "cohort"
+    assert "segmenter" in detector.extras and "anchors" in detector.extras
+    assert PipelineConfig.from_dict(detector.pipeline_config).baseline
+    assert len(detector.summary["drivers"]) == 8
+    assert simulate_drive(7, duration_s=1.0).meta["driver_id"] not in detector.summary["drivers"]
 
 
 def test_demo_runs_end_to_end_and_stops_cleanly():
     out = io.StringIO()
-    assert demo(duration_s=40.0, speed=40.0, seed=7, out=out) == 0
+    assert demo(duration_s=90.0, speed=40.0, seed=7, out=out) == 0
     text = out.getvalue()
     assert "daemon ready" in text and "metrics at http://127.0.0.1:" in text
+    assert "a driver the default model never saw" in text
     assert "distractd_windows_classified_total" in text
+    assert "detection delay per distraction episode" in text and "false alarm(s)" in text
     assert "daemon stopped with exit status 0" in text
     received = int(text.split(" states received")[0].rsplit(" ", 1)[1])
-    drive = simulate_drive(7)  # the demo replays the start of the model's training drive
-    first = drive.t < drive.t[0] + 40.0
-    assert received == len(extract_features(Recording(drive.samples[first], drive.labels[first])))
+    drive = simulate_drive(7, drive=1, protocol="visual-manual")
+    first = drive.t < drive.t[0] + 90.0
+    windows = extract_features(Recording(drive.samples[first], drive.labels[first]))
+    assert received == len(windows)

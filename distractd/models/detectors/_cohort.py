@@ -25,6 +25,7 @@ from threadpoolctl import threadpool_limits
 from ..._errors import ConfigError
 from ..._validation import Interval, check_params
 from ...pipeline import FEATURE_NAMES, PipelineConfig, extract_features
+from ..segmentation import fit_segment_prototypes
 from ._scores import binary_scores
 from ._selection import UNLABELLED, select_params
 from ._specs import model_specs
@@ -163,7 +164,7 @@ def fit_cohort(spec, X, y, groups, *, X_unlabelled=None, n_train=2000, n_folds=3
 
 
 def train_cohort(recordings, model="svm", *, features=None, grid="small", n_train=2000,
-                 stride_s=5.0, config=None, seed=0):
+                 stride_s=5.0, config=None, seed=0, segment_frames=400):
     """Train one driver-independent detector on many drivers' labelled recordings.
 
     Parameters
@@ -184,6 +185,9 @@ def train_cohort(recordings, model="svm", *, features=None, grid="small", n_trai
     config : PipelineConfig or None, default=None
         Window settings; the per-stream baseline is switched on.
     seed : int, default=0
+    segment_frames : int, default=400
+        Windows of the first recording (after its baseline warm-up) segmented by ACA for the
+        online segmenter's prototypes (``extras["segmenter"]``); 0 stores no segmenter.
 
     Returns
     -------
@@ -219,11 +223,18 @@ def train_cohort(recordings, model="svm", *, features=None, grid="small", n_trai
                         "attentive": int((y[known] == 0).sum())},
         "resubstitution": binary_scores(y[known], (scores > 0).astype(np.int8)),
     }
-    anchors = ({"groups": fit.groups.tolist()},
-               {"X": fit.X_labelled, "y": fit.y_labelled.astype(np.int8)})
+    extras = {"anchors": ({"groups": fit.groups.tolist()},
+                          {"X": fit.X_labelled, "y": fit.y_labelled.astype(np.int8)})}
+    if segment_frames:
+        first = windows[0].X[:, columns]
+        ready = np.isfinite(first).all(axis=1)
+        frames = (first[ready][:segment_frames] - fit.mean) / fit.scale
+        prototypes = fit_segment_prototypes(frames, windows[0].label[ready][:segment_frames],
+                                            hop_s=config.hop_s, random_state=seed)
+        extras["segmenter"] = prototypes.to_artifact()
     return fit.estimator, {"normalizer_mean": fit.mean, "normalizer_scale": fit.scale,
                            "feature_names": names, "pipeline_config": config.to_dict(),
-                           "extras": {"anchors": anchors}, "summary": summary, "seed": seed}
+                           "extras": extras, "summary": summary, "seed": seed}
 
 
 def adapt_detector(detector, recordings, *, n_unlabelled=1000, seed=0):

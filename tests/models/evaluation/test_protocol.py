@@ -142,7 +142,8 @@ def test_split_metrics_equal_a_hand_run_of_the_same_split():
 
 def test_separable_driver_scores_perfectly_with_no_delay_and_no_false_alarm():
     X, y, t = _driver(6, shift=12.0)
-    result = evaluate_driver(X, y, t, [SVM, RIDGE], n_labelled=40, seed=0)
+    result = evaluate_driver(X, y, t, [SVM, RIDGE], n_labelled=40, seed=0,
+                             decision={"mode": "hysteresis", "on": 0.0, "off": 0.0})
     for name in ("svm", "ridge"):
         assert all(s["g_mean"] == 1.0 for s in result[name]["splits"])
         assert result[name]["false_alarms_per_hour"] == [0.0, 0.0, 0.0]
