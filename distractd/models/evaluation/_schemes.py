@@ -13,6 +13,8 @@ A deployed detector meets driving it has never seen, so every quality figure nam
 - ``source`` — the source's stratified random folds over 95 %-overlapping windows. Near-duplicates
   of every test window are in training; it reproduces the published table and nothing more.
 
+``blocked`` and ``source`` run per drive and skip drives without both classes (no-task drives).
+
 Two training recipes:
 
 - ``per-driver`` (the source's detector): ``n_labelled`` labelled windows drawn from the training
@@ -337,6 +339,10 @@ def _within_drives(drives, scheme, specs, n_labelled, n_draws, window_s, decisio
     """``source`` and ``blocked``: the source's per-drive protocol, drive by drive."""
     results = {spec.name: {} for spec in specs}
     folds = "random" if scheme == "source" else "blocked"
+    # a drive without a task (or too short) cannot be split into folds holding both classes
+    drives = [d for d in drives if np.bincount(d.label[d.label >= 0], minlength=2).min() >= 8]
+    if not drives:
+        raise ConfigError(f"the {scheme} scheme needs drives with windows of both classes")
     for i, drive in enumerate(tqdm(drives, disable=not progress, leave=False,
                                    desc=f"{scheme} drives")):
         out = evaluate_driver(drive.X, drive.label, drive.t_end, specs, n_labelled=n_labelled,
