@@ -58,6 +58,9 @@ class Detector:
     seed : int or None
     estimator : estimator
         The fitted estimator, working on normalised features.
+    score_scale : float
+        Published scores (:meth:`window_scores`) are decision values over this (the
+        training score spread over the labelled rows, ``summary["score_scale"]``).
     """
 
     def __init__(self, estimator, mean, scale, header, extras):
@@ -68,6 +71,7 @@ class Detector:
         self.pipeline_config = header["pipeline_config"]
         self.summary = header["summary"]
         self.seed = header["seed"]
+        self.score_scale = float(self.summary.get("score_scale", 1.0))
         self.extras = extras
         self._mean = mean
         self._scale = scale
@@ -116,13 +120,14 @@ class Detector:
         return np.array([names.index(n) for n in self.feature_names], dtype=np.intp)
 
     def window_scores(self, X_windows, columns):
-        """Scores of full window feature rows, the model's features in ``columns``
-        (:meth:`feature_columns`); NaN where one of them is missing (no decision)."""
+        """Published scores of full window feature rows, the model's features in ``columns``
+        (:meth:`feature_columns`): decision values over :attr:`score_scale`, so one decision
+        threshold means the same for every model kind; NaN where a feature is missing."""
         X = np.asarray(X_windows, dtype=np.float64)[:, columns]
         scores = np.full(len(X), np.nan)
         finite = np.isfinite(X).all(axis=1)
         if finite.any():
-            scores[finite] = self.decision_function(X[finite])
+            scores[finite] = self.decision_function(X[finite]) / self.score_scale
         return scores
 
 

@@ -58,6 +58,10 @@ class CohortFit:
         The driver of each labelled row.
     n_unlabelled : int
         Unlabelled rows in the fit (semi-supervised models).
+    score_scale : float
+        Standard deviation of the decision values over the labelled rows: scores are published
+        in these units, so that one decision threshold means the same for every model kind
+        (an SVM's margins and an SS-ELM's regression outputs differ in scale several-fold).
     """
 
     def __init__(self, estimator, mean, scale, params, X_labelled, y_labelled, groups,
@@ -70,10 +74,12 @@ class CohortFit:
         self.y_labelled = y_labelled
         self.groups = groups
         self.n_unlabelled = n_unlabelled
+        spread = float(np.std(estimator.decision_function(X_labelled)))
+        self.score_scale = spread if spread > 0 else 1.0
 
     def decision_function(self, X):
-        """Scores of raw feature rows (NaN-free)."""
-        return self.estimator.decision_function((X - self.mean) / self.scale)
+        """Scores of raw feature rows (NaN-free), in units of :attr:`score_scale`."""
+        return self.estimator.decision_function((X - self.mean) / self.scale) / self.score_scale
 
 
 def thin_windows(t_end, stride_s):
@@ -218,7 +224,7 @@ def train_cohort(recordings, model="svm", *, features=None, grid="small", n_trai
         "drivers": sorted(set(drivers)), "n_recordings": len(recordings),
         "recordings": [str(r.meta.get("recording_id", "")) for r in recordings],
         "n_windows": int(sum(len(w) for w in windows)), "n_labelled": int(len(fit.y_labelled)),
-        "stride_s": stride_s,
+        "stride_s": stride_s, "score_scale": fit.score_scale,
         "known_truth": {"distracted": int((y[known] == 1).sum()),
                         "attentive": int((y[known] == 0).sum())},
         "resubstitution": binary_scores(y[known], (scores > 0).astype(np.int8)),

@@ -200,6 +200,7 @@ def train_detector(windows, model="sselm", *, n_labelled=60, grid="full", seed=0
     else:
         estimator.fit(Z[labelled], y[labelled])
     scores = estimator.decision_function(Z[known])
+    spread = float(np.std(estimator.decision_function(Z[labelled])))
     summary = {
         "model": model, "params": {k: _plain(v) for k, v in params.items()}, "grid": grid,
         "n_windows": int(len(y)), "n_labelled": int(n_labelled),
@@ -207,6 +208,7 @@ def train_detector(windows, model="sselm", *, n_labelled=60, grid="full", seed=0
         "known_truth": {"distracted": int(counts[1]), "attentive": int(counts[0])},
         "left_out_non_finite": int((~finite).sum()),
         "resubstitution": binary_scores(y[known], (scores > 0).astype(np.int8)),
+        "score_scale": spread if spread > 0 else 1.0,
     }
     extras = {}
     if segment_frames:

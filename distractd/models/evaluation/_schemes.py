@@ -33,6 +33,7 @@ missed episodes, false alarms per hour of attentive driving, and the fraction of
 Drives are averaged per driver, then mean ± sd over drivers; paired tests are across drivers.
 """
 
+import warnings
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -155,7 +156,8 @@ def normalise_drives(drives, normalisation):
         return list(drives)
     out = []
     for drive in drives:
-        with np.errstate(invalid="ignore", divide="ignore"):
+        with warnings.catch_warnings():  # a feature without data in a drive stays NaN
+            warnings.simplefilter("ignore", RuntimeWarning)
             mean = np.nanmean(drive.X, axis=0)
             sd = np.nanstd(drive.X, axis=0)
         sd = np.where(sd > 0, sd, 1.0)

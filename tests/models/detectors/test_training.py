@@ -42,7 +42,10 @@ def test_trained_artifact_reproduces_the_estimator(drive, windows, tmp_path):
                                estimator.decision_function(Z), rtol=1e-12, atol=1e-12)
     _, scores, states = predict_windows(
         detector, drive, DecisionRule(min_quality=0.0, mode="hysteresis", on=0.0, off=0.0))
-    np.testing.assert_allclose(scores[finite], estimator.decision_function(Z), atol=1e-12)
+    np.testing.assert_allclose(scores[finite] * detector.score_scale,
+                               estimator.decision_function(Z), atol=1e-12)
+    assert detector.score_scale == pytest.approx(np.std(estimator.decision_function(
+        (windows.X[finite] - parts["normalizer_mean"]) / parts["normalizer_scale"])), rel=0.5)
     np.testing.assert_array_equal(states[finite], (scores[finite] > 0).astype(np.int8))
 
 
