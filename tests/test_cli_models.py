@@ -9,7 +9,7 @@ import pytest
 from distractd.cli import main
 from distractd.models import load_model
 from distractd.models.detectors import DecisionRule, predict_windows
-from distractd.pipeline import read_recording, write_recording
+from distractd.pipeline import PipelineConfig, read_recording, write_recording
 from distractd.simulators import simulate_drive
 
 
@@ -117,3 +117,45 @@ def test_evaluate_blocked_per_driver_recipe_on_raw_features(tmp_path):
     for scheme in ("blocked", "new-drive"):
         assert len(results["schemes"][scheme]["models"]["elm"]["per_driver"]["g_mean"]) == 2
     assert not results["sweeps"]
+
+
+def test_cohort_train_adapt_predict_on_a_new_driver(tmp_path, capsys):
+    fleet = tmp_path / "fleet"
+    assert main(["simulate", "--cohort", "3", "--drives", "1", "--protocol", "visual-manual",
+                 "--duration", "420", "--seed", "31", "--out", str(fleet / "d.npz")]) == 0
+    model = tmp_path / "cohort.npz"
+    assert main(["train", "--cohort", str(fleet), "--model", "sselm", "--train", "400",
+                 "--drive-side", "right", "--segment-windows", "0", "--out", str(model)]) == 0
+    assert "from 3 drives of 3 drivers" in capsys.readouterr().out
+    detector = load_model(model)
+    assert detector.summary["kind"] == "cohort" and len(detector.summary["drivers"]) == 3
+    assert "anchors" in detector.extras and detector.score_scale > 0
+    assert PipelineConfig.from_dict(detector.pipeline_config).baseline
+    new = tmp_path / "new.npz"
+    assert main(["simulate", "--seed", "77", "--protocol", "visual-manual", "--duration", "600",
+                 "--out", str(new)]) == 0
+    adapted = tmp_path / "adapted.npz"
+    assert main(["adapt", str(model), str(new), "--unlabelled", "300", "--out",
+                 str(adapted)]) == 0
+    adapted_detector = load_model(adapted)
+    assert adapted_detector.summary["adapted"]["from"] == detector.model_id
+    assert adapted_detector.summary["adapted"]["n_unlabelled"] == 300
+    assert adapted_detector.model_id != detector.model_id
+    out = tmp_path / "pred.csv"
+    assert main(["predict", str(adapted), str(new), "--out", str(out)]) == 0
+    with open(out, newline="") as file:
+        rows = list(csv.DictReader(file))
+    states = [row["state"] for row in rows]
+    assert states[:100] == [""] * 100  # the running baseline warms up for 60 s
+    windows, scores, _ = predict_windows(adapted_detector, read_recording(new), DecisionRule())
+    assert [row["score"] == "" for row in rows] == np.isnan(scores).tolist()
+    known = np.isfinite(scores) & (windows.label >= 0)
+    assert (windows.label[known] == 1).sum() > 50  # the drive has a task after the warm-up
+    # texting raises the adapted model's score on a driver it never saw
+    assert scores[known & (windows.label == 1)].mean() > scores[known & (windows.label == 0)].mean()
+    # an SVM cohort model cannot be adapted, and says why
+    svm = tmp_path / "svm.npz"
+    assert main(["train", "--cohort", str(fleet), "--model", "svm", "--train", "300",
+                 "--segment-windows", "0", "--out", str(svm)]) == 0
+    assert main(["adapt", str(svm), str(new), "--out", str(tmp_path / "x.npz")]) == 1
+    assert "needs a semi-supervised cohort model" in capsys.readouterr().err

@@ -68,3 +68,21 @@ def test_bad_files_name_the_problem(tmp_path, text, message):
     with pytest.raises(RecordingError) as info:
         read_taamneh(path)
     assert message in str(info.value) and str(path) in str(info.value)
+
+
+def test_read_recordings_of_files_and_folders(tmp_path, subject):
+    from distractd import RecordingError
+    from distractd.pipeline.formats import Recording, empty_block, read_recordings, write_recording
+
+    block = empty_block(3)
+    block[:, 0] = [0.0, 0.5, 1.0]
+    write_recording(Recording(block), tmp_path / "plain.npz")
+    (plain,) = read_recordings(tmp_path / "plain.npz")
+    assert plain.meta["recording_id"] == plain.meta["driver_id"] == "plain"
+    assert [r.meta["recording_id"] for r in read_recordings(subject)][:2] == ["T001-d2", "T001-d3"]
+    assert len(read_recordings(tmp_path)) == 1
+    with pytest.raises(RecordingError, match="no such file or folder"):
+        read_recordings(tmp_path / "missing")
+    (tmp_path / "empty").mkdir()
+    with pytest.raises(RecordingError, match="no recording"):
+        read_recordings(tmp_path / "empty")
