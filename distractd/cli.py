@@ -538,6 +538,8 @@ def _add_predict(subparsers):
     parser.add_argument("model", metavar="MODEL", help="model file written by train")
     parser.add_argument("input", metavar="IN", help="recording to score (.csv or binary)")
     parser.add_argument("--out", required=True, metavar="CSV", help="CSV to write")
+    parser.add_argument("--plot", metavar="PNG",
+                        help="also draw the drive's timeline: score, state, truth, glance alerts")
     _add_decision(parser)
 
 
@@ -557,6 +559,11 @@ def _predict(args):
         for t_end, score, state in zip(windows.t_end.tolist(), scores.tolist(), states.tolist()):
             writer.writerow([repr(t_end), "" if score != score else repr(score),
                              "" if state < 0 else state])  # empty: the daemon's "unknown"
+    if args.plot:
+        from .models.evaluation import plot_timeline
+
+        plot_timeline(args.plot, windows.t_end, scores, states, windows.label,
+                      alerts=windows.alert_list(), title=f"{args.input}: model {detector.model_id}")
     return 0
 
 

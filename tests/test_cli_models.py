@@ -142,7 +142,9 @@ def test_cohort_train_adapt_predict_on_a_new_driver(tmp_path, capsys):
     assert adapted_detector.summary["adapted"]["n_unlabelled"] == 300
     assert adapted_detector.model_id != detector.model_id
     out = tmp_path / "pred.csv"
-    assert main(["predict", str(adapted), str(new), "--out", str(out)]) == 0
+    assert main(["predict", str(adapted), str(new), "--out", str(out),
+                 "--plot", str(tmp_path / "timeline.png")]) == 0
+    assert (tmp_path / "timeline.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     with open(out, newline="") as file:
         rows = list(csv.DictReader(file))
     states = [row["state"] for row in rows]
