@@ -704,10 +704,12 @@ def _evaluate(args):
 
 
 def _default_schemes(recordings):
-    """The schemes the recordings support: new-driver, new-drive, then the source's."""
+    """The schemes the recordings support: new-driver (2+ drivers), new-drive (a driver with 2+
+    drives that each hold a distraction), then the source's."""
     drivers = [r.meta.get("driver_id") for r in recordings]
     schemes = ["new-driver"] if len(set(drivers)) >= 2 else []
-    if any(drivers.count(d) >= 2 for d in set(drivers)):
+    tasked = [r.meta.get("driver_id") for r in recordings if (r.labels == 1).any()]
+    if any(tasked.count(d) >= 2 for d in set(tasked)):
         schemes.append("new-drive")
     return schemes + ["source"]
 

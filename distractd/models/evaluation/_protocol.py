@@ -260,6 +260,8 @@ def _driver_arrays(X, y, t, quality):
     if X.ndim != 2 or len(X) != len(y) or len(t) != len(y) or len(quality) != len(y):
         raise SchemaError(f"X, y, t and quality must describe the same windows, got shapes "
                           f"{X.shape}, {y.shape}, {t.shape} and {quality.shape}")
+    if X.shape[1] == 0:
+        raise SchemaError("X has no feature column")
     finite = np.isfinite(X).all(axis=1)
     if not finite.any():
         column = int(np.argmax(~np.isfinite(X).any(axis=0)))

@@ -13,7 +13,8 @@ A deployed detector meets driving it has never seen, so every quality figure nam
 - ``source`` — the source's stratified random folds over 95 %-overlapping windows. Near-duplicates
   of every test window are in training; it reproduces the published table and nothing more.
 
-``blocked`` and ``source`` run per drive and skip drives without both classes (no-task drives).
+``blocked`` and ``source`` run per drive, on the features with data in half of that drive's
+windows, and skip drives without both classes (no-task drives) or without such a feature.
 
 Two training recipes:
 
@@ -347,7 +348,11 @@ def _within_drives(drives, scheme, specs, n_labelled, n_draws, window_s, decisio
         raise ConfigError(f"the {scheme} scheme needs drives with windows of both classes")
     for i, drive in enumerate(tqdm(drives, disable=not progress, leave=False,
                                    desc=f"{scheme} drives")):
-        out = evaluate_driver(drive.X, drive.label, drive.t_end, specs, n_labelled=n_labelled,
+        present = np.isfinite(drive.X).mean(axis=0) >= 0.5  # features this drive has data for
+        if not present.any():
+            continue  # nothing to learn from: every feature is missing in most windows
+        out = evaluate_driver(drive.X[:, present], drive.label, drive.t_end, specs,
+                              n_labelled=n_labelled,
                               folds=folds, purge_s=window_s if folds == "blocked" else 0.0,
                               n_draws=n_draws, seed=seed + 1000 * i, quality=drive.quality,
                               alerts=drive.alerts, decision=decision)
