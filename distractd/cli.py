@@ -2,7 +2,9 @@
 
 Each subcommand is a pair: ``_add_<name>(subparsers)`` declares its arguments and sets
 ``func`` to ``_<name>(args) -> int``. A :class:`~distractd.DistractdError` is printed as one line on
-standard error and gives exit status 1.
+standard error and gives exit status 1. The module is long only because there are fifteen
+subcommands and their help texts (about two thirds of the lines are argument declarations); the
+work of each is one call into a wing.
 """
 
 import argparse

@@ -1,12 +1,15 @@
 """The daemon's loop: one thread owns every socket, polls input, classifies, publishes.
 
 Per iteration: wait on the input sockets (at most ``service.poll_interval_s``), drain up to
-``service.max_batch_messages`` messages, decode each (:mod:`distractd.pipeline.formats`) into its stream's inbox, feed
-each inbox whose samples can complete a window to its session as one block (:class:`_Inbox`),
+``service.max_batch_messages`` messages, decode each (:mod:`distractd.pipeline.formats`) into its
+stream's inbox, feed each inbox whose samples can complete a window to its session as one block (:class:`_Inbox`),
 classify the windows completed by *all* sessions in one batched ``decision_function`` call, publish
 state and event messages, then do the periodic work (republish latest states, expire idle
 sessions, systemd STATUS and WATCHDOG, metric snapshots). Signals only set flags: SIGHUP reloads
 configuration and model between iterations, SIGTERM/SIGINT drain the input queue and stop.
+The module is over 450 lines because the loop, the inbox batching that feeds it and the reload
+share the service's state in one thread; sockets, sessions, metrics and configuration have their
+own modules.
 """
 
 import logging

@@ -33,6 +33,10 @@ their sources; in short:
   within the last ``glance_sharing_window_s`` (glances since the last reset) reaches
   ``glance_sharing_s``, once until the driver has looked at the road continuously for
   ``glance_sharing_reset_s``. Both are checked on samples away only, so track loss never raises one.
+
+The module is over 450 lines because the compiled per-sample step, its helpers (road-centre
+mode, classification, glance closing, time-sharing) and their state layout must live together:
+numba kernels inline each other and share the state's index constants.
 """
 
 import math

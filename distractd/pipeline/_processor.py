@@ -4,6 +4,9 @@
 it is fed, in one compiled pass per block, and returns the windows the block completed.
 :func:`extract_features` and :func:`detect_events` feed a whole recording to a fresh processor: the
 batch results are the streaming results, whatever the block sizes (DESIGN §4.4).
+
+The module is over 450 lines because the compiled driver loop (:func:`_run`) calls every stage's
+kernel in one pass and the two batch drivers (features, events) share it.
 """
 
 import csv
