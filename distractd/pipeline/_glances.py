@@ -14,7 +14,8 @@ their sources; in short:
   ``glance_road_warmup_s`` of tracked gaze was seen; until then the public class is ``unknown``,
   the buffer and glance duration are NaN and no alert is raised (the classes run internally from
   the first sample on, so the window features are defined during the warm-up).
-- **Classes**: ``on_road`` inside the road-centre circle, ``mirror`` / ``instrument`` inside their
+- **Classes**: ``on_road`` inside the forward roadway ellipse around the road centre
+  (``glance_road_yaw_deg`` × ``glance_road_pitch_deg``), ``mirror`` / ``instrument`` inside their
   circles placed relative to the road centre, ``off_road`` elsewhere, ``lost`` when the eyes are
   not tracked (NaN gaze or low confidence).
 - **Glances (ISO 15007-1)**: a glance away lasts from the start of the transition away from the road
@@ -64,8 +65,9 @@ GLANCE_FEATURES = (
 )
 """The window's glance features, appended to the 25 of S0 §5.3.5:
 
-- ``glance_prc``: percent road centre as a fraction (0..1): tracked samples inside the road-centre
-  circle over tracked samples (Victor et al. 2005); NaN when no sample was tracked;
+- ``glance_prc``: percent road as a fraction (0..1): tracked samples on the road (inside the
+  forward roadway ellipse) over tracked samples, after Victor et al. 2005's percent road centre
+  (whose 8° circle is narrower); NaN when no sample was tracked;
 - ``glance_off_road_fraction``: time classified off road, mirror or instrument over the window's
   observed time (lost samples count in the denominator only);
 - ``glance_longest_away_s``: longest glance away seen in the window, seconds (a glance that began
