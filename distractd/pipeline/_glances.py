@@ -47,7 +47,8 @@ import numpy as np
 from numba import njit
 
 from ._config import (
-    _P_G_BUFFER_DELAY_S, _P_G_BUFFER_S, _P_G_FORGET_S, _P_G_FREE_S, _P_G_LONG_S, _P_G_MIN_DIP_S,
+    _P_G_BUFFER_DELAY_S, _P_G_BUFFER_S, _P_G_FORGET_S, _P_G_FREE_S, _P_G_LONG_S,
+    _P_G_LOST_CARRY_S, _P_G_MIN_DIP_S,
     _P_G_REGIONS, _P_G_ROAD_PITCH, _P_G_ROAD_YAW, _P_G_SHARING_RESET_S, _P_G_SHARING_S,
     _P_G_SHARING_WINDOW_S, _P_G_WARMUP_S,
 )
@@ -422,11 +423,15 @@ def _glance_step(x, has_gaze, t, dt, gap, lost, params, state, hist, ring, out, 
             cls = _classify(yaw, pitch, params, state)
     ready = state[_G_READY] == 1.0
     away = cls == OFF_ROAD or cls == MIRROR or cls == INSTRUMENT
+    # eyes lost while looking away from the road, not at a mirror or the cluster (a phone in the
+    # lap): the glance goes on for a while
+    carry = (cls == LOST and state[_G_IN] == 1.0 and state[_G_TARGET] == OFF_ROAD
+             and t - state[_G_LAST_AWAY] <= params[_P_G_LOST_CARRY_S])
     prev = state[_G_PREV_CLS]
     t_prev = t - dt
 
     # ISO 15007 glances away
-    if state[_G_IN] == 1.0:
+    if state[_G_IN] == 1.0 and not carry:
         if away:
             if state[_G_DIP_T] == state[_G_DIP_T]:
                 if t - state[_G_DIP_T] >= min_dip:   # the dip was long enough: a new glance
@@ -450,8 +455,9 @@ def _glance_step(x, has_gaze, t, dt, gap, lost, params, state, hist, ring, out, 
         state[_G_DIP_T] = np.nan
         state[_G_COUNTED] = 0.0
         state[_G_LONG_DONE] = 0.0
-    if away:
-        state[_G_LAST_AWAY] = t
+    if away or carry:
+        if away:
+            state[_G_LAST_AWAY] = t
         duration = t - state[_G_START]
         out[_GO_DURATION] = duration
         if state[_G_COUNTED] == 0.0 and duration >= min_dip:

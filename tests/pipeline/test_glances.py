@@ -167,6 +167,21 @@ def test_blink_inside_a_glance_does_not_split_it():
     assert windows.X[i, RATE] == pytest.approx(12.0)
 
 
+def test_lost_eyes_can_carry_a_glance_away_to_its_long_distraction_alert():
+    # 1.2 s at a display, 1.0 s of lost eyes, 1.3 s at the display again: with carry the
+    # driver is away 3.5 s and the long-distraction alert fires 3 s after the glance began
+    block, starts = trace([(1.2, DISPLAY), (1.0, None), (1.3, DISPLAY), (5.0, (0.0, 0.0))])
+    plain = detect_glances(Recording(block))
+    assert not [a for a in plain.alerts if a.kind == "long_distraction"]
+    carried = detect_glances(Recording(block), PipelineConfig(glance_lost_carry_s=1.5))
+    (alert,) = [a for a in carried.alerts if a.kind == "long_distraction"]
+    assert alert.t - alert.glances[0][0] == pytest.approx(3.0, abs=1.5 / 60)
+    # a loss after a mirror glance is not carried (the eyes were on a driving task)
+    block, starts = trace([(1.2, MIRROR), (1.0, None), (1.3, MIRROR), (5.0, (0.0, 0.0))])
+    carried = detect_glances(Recording(block), PipelineConfig(glance_lost_carry_s=1.5))
+    assert not [a for a in carried.alerts if a.kind == "long_distraction"]
+
+
 def test_window_features_and_state_on_a_gaze_only_stream():
     block, starts = trace([(2.5, DISPLAY), (7.5, (0.0, 0.0))] * 3)
     windows = extract_features(Recording(block))
