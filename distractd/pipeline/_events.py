@@ -32,6 +32,7 @@ from ._config import (
     _P_SACCADE_MAX_S, _P_SACCADE_MIN_AMPLITUDE, _P_SACCADE_NOISE_FACTOR, _P_SACCADE_MIN_RATE_HZ, _P_SACCADE_MIN_S,
     _P_SACCADE_VELOCITY, _P_USE_FLAGS,
 )
+from ._glances import _cyclopean
 from ._windows import (
     _H_PENDING_BLINK, _H_PENDING_BLINK_COUNT, _H_PENDING_SACCADE, _H_T_COUNT, _H_T_SUM, BLINK,
     SACCADE, _settle, _slot,
@@ -252,21 +253,6 @@ def _threshold(velocity, dt, params, state):
         state[_E_NOISE_S2] = keep * state[_E_NOISE_S2] + velocity * velocity
     state[_E_THRESHOLD] = threshold
     return threshold
-
-
-@njit(cache=True, inline="always")
-def _cyclopean(x):
-    yaw = 0.0
-    pitch = 0.0
-    n = 0
-    for eye in range(2):
-        if not (np.isnan(x[7 + 2 * eye]) or np.isnan(x[8 + 2 * eye])):
-            yaw += x[7 + 2 * eye]
-            pitch += x[8 + 2 * eye]
-            n += 1
-    if n == 0:
-        return np.nan, np.nan
-    return yaw / n, pitch / n
 
 
 @njit(cache=True, inline="always")

@@ -317,6 +317,22 @@ def _learn(t, yaw, pitch, state, hist):
 
 
 @njit(cache=True, inline="always")
+def _cyclopean(x):
+    """Mean yaw and pitch of the eyes with a gaze value in sample ``x``; NaN when neither has."""
+    yaw = 0.0
+    pitch = 0.0
+    n = 0
+    for eye in range(2):
+        if not (np.isnan(x[7 + 2 * eye]) or np.isnan(x[8 + 2 * eye])):
+            yaw += x[7 + 2 * eye]
+            pitch += x[8 + 2 * eye]
+            n += 1
+    if n == 0:
+        return np.nan, np.nan
+    return yaw / n, pitch / n
+
+
+@njit(cache=True, inline="always")
 def _inside(yaw, pitch, yaw0, pitch0, radius, cos_pitch):
     dyaw = (yaw - yaw0) * cos_pitch
     dpitch = pitch - pitch0
@@ -400,19 +416,9 @@ def _glance_step(x, has_gaze, t, dt, gap, lost, params, state, hist, ring, out, 
         buffer = state[_G_BUFFER]
         _clear_machine(state)
         state[_G_BUFFER] = buffer
-    # cyclopean gaze (validation has blanked it when lost)
-    yaw = 0.0
-    pitch = 0.0
-    n = 0
-    for eye in range(2):
-        if not (np.isnan(x[7 + 2 * eye]) or np.isnan(x[8 + 2 * eye])):
-            yaw += x[7 + 2 * eye]
-            pitch += x[8 + 2 * eye]
-            n += 1
+    yaw, pitch = _cyclopean(x)  # validation has blanked the gaze when lost
     cls = LOST
-    if not lost and n > 0:
-        yaw /= n
-        pitch /= n
+    if not lost and yaw == yaw:
         cls = UNKNOWN
         if _learn(t, yaw, pitch, state, hist):
             state[_G_SEEN_S] += step

@@ -138,6 +138,10 @@ def demo(duration_s=600.0, speed=20.0, seed=7, protocol="visual-manual", out=Non
     return status
 
 
+_LABELS = {name: label for label, name in enumerate(STATES[:2])}
+"""Label of a published state name (``unknown`` is -1)."""
+
+
 class _Watcher(threading.Thread):
     """Subscribe to the daemon's output and print states against the ground truth."""
 
@@ -202,17 +206,13 @@ class _Watcher(threading.Thread):
                    if s != "unknown" and truth != "unknown"]
         agree = sum(s == truth for s, truth in decided)
         t = np.array([t for t, _, _ in self.seen])
-        label = np.array([STATES.index(truth) if truth != "unknown" else -1
-                          for _, _, truth in self.seen])
-        label[label == 2] = -1
-        state = np.array([STATES.index(s) for _, s, _ in self.seen])
-        state[state == 2] = -1
+        label = np.array([_LABELS.get(truth, -1) for _, _, truth in self.seen])
+        state = np.array([_LABELS.get(s, -1) for _, s, _ in self.seen])
         delays = detection_delays(t, label, state) if len(t) else np.empty(0)
         alarms = false_alarms_per_hour(t, label, state, grace_s=5.0) if len(t) else np.nan
-        n_false = int(round(alarms * np.sum(label == 0) * 0.5 / 3600)) if alarms == alarms else 0
         shown = ", ".join("missed" if d != d else f"{d:.1f} s" for d in delays) or "none"
         return (f"{len(self.seen)} states received, {len(decided)} decided; "
                 f"{agree} ({100 * agree / max(len(decided), 1):.1f} %) agree with the ground "
-                f"truth; detection delay per distraction episode: {shown}; {n_false} false "
-                f"alarm(s) in {np.sum(label == 0) * 0.5 / 60:.1f} min of attentive driving; "
+                f"truth; detection delay per distraction episode: {shown}; false alarm(s) per "
+                f"hour of attentive driving: {alarms:.1f}; "
                 f"{len(self.alerts)} glance alert(s)")

@@ -21,7 +21,8 @@ from ._specs import MODELS, ModelSpec, model_specs
 from ._sselm import SSELMClassifier
 from ._svm import SVMClassifier
 from ._training import (
-    predict_windows, read_labels, train_detector, train_model, training_windows, usable_features,
+    chosen_features, predict_windows, read_labels, train_detector, train_model, training_windows,
+    usable_features,
 )
 from ._tsvm import TSVMClassifier
 
@@ -33,7 +34,7 @@ __all__ = [
     "UNLABELLED", "MODELS", "ModelSpec", "model_specs", "select_params", "grid_search",
     "svm_grid_search", "sselm_grid_search", "lapsvm_grid_search",
     "training_windows", "train_detector", "train_model", "predict_windows", "read_labels",
-    "usable_features",
+    "usable_features", "chosen_features",
     "Detector", "save_model", "load_model", "DecisionSmoother", "smooth_decisions",
     "DecisionRule", "decide", "UNKNOWN", "CohortFit", "fit_cohort", "thin_windows",
     "stratified_subset", "train_cohort", "adapt_detector",

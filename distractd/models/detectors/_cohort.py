@@ -29,7 +29,7 @@ from ..segmentation import fit_segment_prototypes
 from ._scores import binary_scores
 from ._selection import UNLABELLED, select_params
 from ._specs import model_specs
-from ._training import usable_features
+from ._training import chosen_features
 
 __all__ = ["fit_cohort", "thin_windows", "stratified_subset", "CohortFit", "train_cohort",
            "adapt_detector"]
@@ -132,8 +132,7 @@ def fit_cohort(spec, X, y, groups, *, X_unlabelled=None, n_train=2000, n_folds=3
     -------
     CohortFit
     """
-    check_params({"n_train": n_train, "n_folds": n_folds, "stride_s": 0.0}, _CONSTRAINTS,
-                 owner="cohort")
+    check_params({"n_train": n_train, "n_folds": n_folds}, _CONSTRAINTS, owner="cohort")
     X = np.asarray(X, dtype=np.float64)
     y = np.asarray(y)
     groups = np.asarray(groups)
@@ -202,13 +201,12 @@ def train_cohort(recordings, model="svm", *, features=None, grid="small", n_trai
         Keyword arguments of :func:`~distractd.models.save_model` besides the estimator; the
         cohort's labelled rows are kept as ``extras["anchors"]`` for :func:`adapt_detector`.
     """
+    check_params({"n_train": n_train, "stride_s": stride_s}, _CONSTRAINTS, owner="cohort")
     (spec,) = model_specs([model], grid)
     config = PipelineConfig.from_dict({**(config or PipelineConfig()).to_dict(),
                                        "baseline": True})
     windows = [extract_features(r, config) for r in recordings]
-    names = list(features) if features is not None else usable_features(windows)
-    if not names:
-        raise ConfigError("train: no feature has data in half of the windows")
+    names = chosen_features(windows, features)
     columns = [FEATURE_NAMES.index(name) for name in names]
     kept = [thin_windows(w.t_end, stride_s) for w in windows]
     drivers = [str(r.meta.get("driver_id", r.meta.get("recording_id", i)))

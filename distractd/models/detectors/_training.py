@@ -33,7 +33,7 @@ from ._selection import UNLABELLED, select_params
 from ._specs import model_specs
 
 __all__ = ["training_windows", "train_detector", "train_model", "predict_windows", "read_labels",
-           "usable_features"]
+           "usable_features", "chosen_features"]
 
 _constraints = {
     "n_labelled": Interval(8, None, integer=True),
@@ -173,7 +173,7 @@ def train_detector(windows, model="sselm", *, n_labelled=60, grid="full", seed=0
                  owner="train")
     config = config or PipelineConfig()
     (spec,) = model_specs([model], grid)
-    names = _chosen_features(windows, features)
+    names = chosen_features(windows, features)
     X_all = windows.X[:, [FEATURE_NAMES.index(name) for name in names]]
     finite = np.isfinite(X_all).all(axis=1)
     X, y = X_all[finite], windows.label[finite]
@@ -221,22 +221,39 @@ def train_detector(windows, model="sselm", *, n_labelled=60, grid="full", seed=0
                        "extras": extras, "summary": summary, "seed": seed}
 
 
-def _chosen_features(windows, features):
-    """The feature names to train on, checked against the data."""
+def chosen_features(windows, features=None):
+    """The feature names to train on: ``features`` checked against the data, or by default those
+    with data in at least half of the windows (:func:`usable_features`).
+
+    Parameters
+    ----------
+    windows : Windows or sequence of Windows
+    features : sequence of str or None, default=None
+
+    Returns
+    -------
+    list of str
+
+    Raises
+    ------
+    ConfigError
+        An unknown feature name, a feature the recordings have no data for (they lack the fields
+        it needs), or no feature with data at all.
+    """
     if features is None:
         names = usable_features(windows)
         if not names:
-            raise ConfigError("train: no feature has data in half of the windows (are the "
+            raise ConfigError("no feature has data in half of the windows (are the "
                               "recordings empty or all track loss?)")
         return names
     unknown = [name for name in features if name not in FEATURE_NAMES]
     if unknown:
-        raise ConfigError(f"train.features {unknown} are not window features; known: "
+        raise ConfigError(f"features {unknown} are not window features; known: "
                           f"{list(FEATURE_NAMES)}")
     present = set(usable_features(windows))
     absent = [name for name in features if name not in present]
     if absent:
-        raise ConfigError(f"train.features {absent} have no data in most windows: the "
+        raise ConfigError(f"features {absent} have no data in most windows: the "
                           f"recordings lack the fields they need")
     return list(features)
 

@@ -45,8 +45,8 @@ from ..._errors import ConfigError
 from ..._validation import Interval, Options, check_params
 from ...pipeline import FEATURE_NAMES, PipelineConfig, extract_features
 from ..detectors import (
-    UNLABELLED, binary_scores, decide, fit_cohort, stratified_subset, thin_windows,
-    usable_features,
+    UNLABELLED, binary_scores, chosen_features, decide, fit_cohort, stratified_subset,
+    thin_windows,
 )
 from ._metrics import detection_delays, false_alarms_per_hour
 from ._protocol import evaluate_driver
@@ -131,7 +131,7 @@ def scheme_drives(recordings, config=None, normalisation="running", features=Non
                                        "baseline": normalisation == "running"})
     windows = [extract_features(r, config) for r in tqdm(recordings, disable=not progress,
                                                           leave=False, desc="features")]
-    names = list(features) if features is not None else usable_features(windows)
+    names = chosen_features(windows, features)
     columns = [FEATURE_NAMES.index(name) for name in names]
     drives = []
     for i, (recording, w) in enumerate(zip(recordings, windows)):
