@@ -4,7 +4,8 @@ import pytest
 from distractd._errors import ConfigError, SchemaError
 from distractd.models import load_model
 from distractd.models.detectors import (
-    DecisionRule, predict_windows, read_labels, train_detector, train_model, training_windows,
+    DecisionRule, chosen_features, predict_windows, read_labels, train_detector, train_model,
+    training_windows, usable_features,
 )
 from distractd.pipeline import (
     FEATURE_NAMES, PipelineConfig, extract_features, label_intervals, write_intervals,
@@ -86,3 +87,16 @@ def test_label_files_and_sizes_are_checked(drive, windows, tmp_path):
         training_windows([drive], labels=[bad, bad])
     with pytest.raises(ConfigError, match="train.n_labelled must be below"):
         train_detector(windows, "elm", n_labelled=len(windows), grid="small")
+
+
+def test_chosen_features_follow_the_data_and_name_what_is_wrong(windows):
+    assert chosen_features(windows) == usable_features(windows) == list(FEATURE_NAMES)
+    assert chosen_features(windows, ["mean_gaze_r_yaw"]) == ["mean_gaze_r_yaw"]
+    with pytest.raises(ConfigError, match=r"features \['mean_nothing'\] are not window features"):
+        chosen_features(windows, ["mean_nothing"])
+    gaze_only = windows[:]
+    gaze_only.X = windows.X.copy()
+    gaze_only.X[:, FEATURE_NAMES.index("mean_head_x")] = np.nan
+    assert "mean_head_x" not in chosen_features(gaze_only)
+    with pytest.raises(ConfigError, match=r"\['mean_head_x'\] have no data in most windows"):
+        chosen_features(gaze_only, ["mean_head_x"])
