@@ -4,7 +4,7 @@ Pure encode/decode, no sockets: the daemon and the simulators both speak through
 never import each other (DESIGN §1).
 """
 
-from ._files import read_recordings
+from ._files import read_recordings, recording_files
 from ._pupil import PupilAdapter, gaze_angles, gaze_normal, pupil_datums
 from ._recording import (
     Recording, describe, label_intervals, labels_from_intervals, read_csv, read_intervals,
@@ -31,4 +31,5 @@ __all__ = [
     "glance_state", "alert_event", "encode_state", "encode_event", "decode_output",
     "PupilAdapter", "gaze_angles", "gaze_normal", "pupil_datums",
     "read_taamneh", "is_taamneh", "DRIVES", "DEG_PER_PX", "CENTER_PX", "read_recordings",
+    "recording_files",
 ]

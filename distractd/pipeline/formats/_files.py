@@ -1,8 +1,9 @@
 """Every recording in a file or a folder, whatever its form.
 
-``read_recordings(path)`` reads a distractd recording (binary or CSV: one recording), a subject
-file of Taamneh et al. 2017 (one recording per drive), or a folder of either (its ``.npz``,
-``.rec`` and ``.csv`` files, in name order). A recording without a ``recording_id`` in its
+``read_recordings(path)`` reads a distractd recording (binary, CSV or Parquet: one recording), a
+subject file of Taamneh et al. 2017 (one recording per drive), or a folder of either (its ``.npz``,
+``.rec``, ``.csv`` and ``.parquet`` files, in name order; :func:`recording_files` lists them, so
+that batch work can read each file where it lives). A recording without a ``recording_id`` in its
 metadata gets the file's stem, and one without a ``driver_id`` gets the same: each plain file is
 then its own driver.
 """
@@ -13,9 +14,9 @@ from ..._errors import RecordingError
 from ._recording import read_recording
 from ._taamneh import is_taamneh, read_taamneh
 
-__all__ = ["read_recordings"]
+__all__ = ["read_recordings", "recording_files"]
 
-_SUFFIXES = (".npz", ".rec", ".csv")
+_SUFFIXES = (".npz", ".rec", ".csv", ".parquet")
 
 
 def read_recordings(path, taamneh_drives=(2, 3, 4, 5, 6, 7, 8)):
@@ -38,10 +39,7 @@ def read_recordings(path, taamneh_drives=(2, 3, 4, 5, 6, 7, 8)):
     """
     path = Path(path)
     if path.is_dir():
-        files = sorted(p for p in path.iterdir() if p.suffix.lower() in _SUFFIXES and p.is_file())
-        if not files:
-            raise RecordingError(f"{path}: no recording ({', '.join(_SUFFIXES)}) in the folder")
-        return [r for file in files for r in read_recordings(file, taamneh_drives)]
+        return [r for file in recording_files(path) for r in read_recordings(file, taamneh_drives)]
     if not path.exists():
         raise RecordingError(f"{path}: no such file or folder")
     if path.suffix.lower() == ".csv" and is_taamneh(path):
@@ -50,3 +48,23 @@ def read_recordings(path, taamneh_drives=(2, 3, 4, 5, 6, 7, 8)):
     recording.meta.setdefault("recording_id", path.stem)
     recording.meta.setdefault("driver_id", recording.meta["recording_id"])
     return [recording]
+
+
+def recording_files(path):
+    """The files :func:`read_recordings` reads for ``path``: a folder's recordings in name order,
+    or the file itself.
+
+    Raises
+    ------
+    RecordingError
+        A missing path or a folder without a recording.
+    """
+    path = Path(path)
+    if not path.exists():
+        raise RecordingError(f"{path}: no such file or folder")
+    if not path.is_dir():
+        return [path]
+    files = sorted(p for p in path.iterdir() if p.suffix.lower() in _SUFFIXES and p.is_file())
+    if not files:
+        raise RecordingError(f"{path}: no recording ({', '.join(_SUFFIXES)}) in the folder")
+    return files

@@ -1,14 +1,17 @@
 """Recordings: samples with their original timing, per-sample labels and metadata, on disk.
 
-Two file forms:
+Three file forms, chosen by the file's extension wherever a recording is read or written:
 
-- **binary** (any extension but ``.csv``): a numpy ``.npz`` archive holding ``samples`` (the
+- **binary** (any extension but ``.csv`` and ``.parquet``): a numpy ``.npz`` archive holding ``samples`` (the
   block, float64, every sample as recorded, duplicates and jitter included), ``labels`` (int8 per
   sample: 1 distracted, 0 attentive, -1 unknown), ``fields`` (the column names) and ``header`` (UTF-8
   JSON: format name and version, metadata). It is lossless and read with ``allow_pickle=False``.
 - **CSV**: a header row of canonical field names (any subset, any order, ``t`` required) and an
   optional ``label`` column (``1``, ``0`` or empty for unknown); empty cells are missing values.
   Metadata does not survive CSV.
+- **Parquet** (``.parquet``): one row per sample, one column per field, the labels and the binary
+  form's header in the schema metadata; lossless, and readable by the tools fleet data lives in
+  (:mod:`._parquet`). A Parquet file from another tool is read like a CSV.
 
 Labels convert to and from intervals ``(start_s, end_s, label)``, half-open ``[start, end)``.
 """
@@ -23,6 +26,7 @@ from pathlib import Path
 import numpy as np
 
 from ..._errors import RecordingError, SchemaError
+from ._parquet import read_columns, write_columns
 from ._schema import FIELD_INDEX, FIELDS, N_FIELDS, block_from_columns
 
 __all__ = [
@@ -100,10 +104,13 @@ class Recording:
 
 
 def read_recording(path):
-    """Read a recording; ``.csv`` files as CSV, anything else as the binary format."""
+    """Read a recording: ``.csv`` as CSV, ``.parquet`` as Parquet, anything else as binary."""
     path = Path(path)
-    if path.suffix.lower() == ".csv":
+    suffix = path.suffix.lower()
+    if suffix == ".csv":
         return read_csv(path)
+    if suffix == ".parquet":
+        return _read_parquet(path)
     try:
         with np.load(path, allow_pickle=False) as archive:
             missing = {"samples", "labels", "fields", "header"} - set(archive.files)
@@ -115,6 +122,27 @@ def read_recording(path):
         if isinstance(exc, RecordingError):
             raise
         raise RecordingError(f"{path}: unreadable recording ({exc})") from exc
+    return _with_header(path, header, [str(f) for f in fields], samples, labels)
+
+
+def _read_parquet(path):
+    fields, data, labels, header = read_columns(path)
+    if header is not None:
+        return _with_header(path, header, fields, data, labels)
+    try:  # written by another tool: checked like a CSV
+        block = block_from_columns(fields, data)
+    except SchemaError as exc:
+        raise SchemaError(f"{path}: {exc}") from None
+    problem = _time_problem(block[:, 0])
+    if problem:
+        raise SchemaError(f"{path}: row {problem[0]}: {problem[1]}")
+    return Recording(block, labels, {"source": str(path)})
+
+
+def _with_header(path, header, fields, samples, labels):
+    """The recording of a file with a distractd header, after checking its format and version."""
+    if not isinstance(header, dict):
+        raise RecordingError(f"{path}: header must be a JSON object, got {type(header).__name__}")
     if header.get("format") != FORMAT_NAME:
         raise RecordingError(f"{path}: header.format must be {FORMAT_NAME!r}, "
                              f"got {header.get('format')!r}")
@@ -122,20 +150,24 @@ def read_recording(path):
         raise RecordingError(f"{path}: header.version {header.get('version')!r} is not supported "
                              f"(this distractd reads version {FORMAT_VERSION})")
     try:
-        block = block_from_columns([str(f) for f in fields], samples)
+        block = block_from_columns(fields, samples)
     except SchemaError as exc:
         raise RecordingError(f"{path}: {exc}") from exc
     return Recording(block, labels, header.get("meta", {}))
 
 
 def write_recording(recording, path):
-    """Write a recording; ``.csv`` paths as CSV, anything else as the binary format."""
+    """Write a recording: ``.csv`` paths as CSV, ``.parquet`` as Parquet, anything else binary."""
     path = Path(path)
-    if path.suffix.lower() == ".csv":
+    suffix = path.suffix.lower()
+    if suffix == ".csv":
         write_csv(recording, path)
         return
-    header = json.dumps({"format": FORMAT_NAME, "version": FORMAT_VERSION,
-                         "meta": recording.meta}).encode("utf-8")
+    document = {"format": FORMAT_NAME, "version": FORMAT_VERSION, "meta": recording.meta}
+    if suffix == ".parquet":
+        write_columns(path, FIELDS, recording.samples, recording.labels, document)
+        return
+    header = json.dumps(document).encode("utf-8")
     with open(path, "wb") as file:  # a file object stops numpy appending ".npz"
         np.savez_compressed(file, samples=recording.samples, labels=recording.labels,
                             fields=np.array(FIELDS), header=np.frombuffer(header, dtype=np.uint8))
@@ -168,15 +200,22 @@ def read_csv(path):
         block = block_from_columns(fields, data)
     except SchemaError as exc:
         raise SchemaError(f"{path}: {exc}") from None
-    t = block[:, 0]
+    problem = _time_problem(block[:, 0])
+    if problem:
+        raise SchemaError(f"{path}:{problem[0] + 2}: {problem[1]}")
+    return Recording(block, np.array(labels, dtype=np.int8), {"source": str(path)})
+
+
+def _time_problem(t):
+    """``(row, complaint)`` of the first empty or decreasing timestamp of a file without a
+    distractd header (CSV, Parquet from another tool), or None."""
     if np.isnan(t).any():
-        raise SchemaError(f"{path}:{int(np.argmax(np.isnan(t))) + 2}: t must not be empty")
+        return int(np.argmax(np.isnan(t))), "t must not be empty"
     backwards = np.flatnonzero(np.diff(t) < 0)
     if backwards.size:
         row = int(backwards[0]) + 1
-        raise SchemaError(f"{path}:{row + 2}: t must not decrease, got {float(t[row])!r} after "
-                          f"{float(t[row - 1])!r}")
-    return Recording(block, np.array(labels, dtype=np.int8), {"source": str(path)})
+        return row, f"t must not decrease, got {float(t[row])!r} after {float(t[row - 1])!r}"
+    return None
 
 
 def write_csv(recording, path):
