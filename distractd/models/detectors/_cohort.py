@@ -23,6 +23,7 @@ from sklearn.base import clone
 from threadpoolctl import threadpool_limits
 
 from ..._errors import ConfigError
+from ..._parallel import recording_windows
 from ..._validation import Interval, check_params
 from ...pipeline import FEATURE_NAMES, PipelineConfig, extract_features
 from ..segmentation import fit_segment_prototypes
@@ -158,7 +159,7 @@ def fit_cohort(spec, X, y, groups, *, X_unlabelled=None, n_train=2000, n_folds=3
             params = select_params(spec, XL, yL, XU, n_folds=n_folds, n_repeats=1,
                                    random_state=int(rng.integers(2**31)),
                                    groups=gL if grouped else None)
-        estimator = spec.estimator.set_params(**params)
+        estimator = clone(spec.estimator).set_params(**params)  # the spec stays unfitted
         if spec.randomised:
             estimator.set_params(random_state=int(rng.integers(2**31)))
         if spec.semi_supervised:
@@ -169,14 +170,15 @@ def fit_cohort(spec, X, y, groups, *, X_unlabelled=None, n_train=2000, n_folds=3
 
 
 def train_cohort(recordings, model="svm", *, features=None, grid="small", n_train=2000,
-                 stride_s=5.0, config=None, seed=0, segment_frames=400):
+                 stride_s=5.0, config=None, seed=0, segment_frames=400, runner=None):
     """Train one driver-independent detector on many drivers' labelled recordings.
 
     Parameters
     ----------
-    recordings : sequence of Recording
-        Labelled drives; ``meta["driver_id"]`` groups them by driver (each recording its own
-        driver when absent).
+    recordings : sequence of Recording, str or Path
+        Labelled drives, or paths of them as :func:`~distractd.pipeline.read_recordings` takes
+        them (read where they live when ``runner`` is a cluster); ``meta["driver_id"]`` groups
+        them by driver (each recording its own driver when absent).
     model : str, default="svm"
         Model id (:func:`~distractd.models.detectors.model_specs`).
     features : sequence of str or None, default=None
@@ -193,6 +195,9 @@ def train_cohort(recordings, model="svm", *, features=None, grid="small", n_trai
     segment_frames : int, default=400
         Windows of the first recording (after its baseline warm-up) segmented by ACA for the
         online segmenter's prototypes (``extras["segmenter"]``); 0 stores no segmenter.
+    runner : Runner or None, default=None
+        Where the recordings' features are computed (:func:`~distractd._parallel.batch_runner`;
+        None: here). The model does not depend on it.
 
     Returns
     -------
@@ -205,12 +210,14 @@ def train_cohort(recordings, model="svm", *, features=None, grid="small", n_trai
     (spec,) = model_specs([model], grid)
     config = PipelineConfig.from_dict({**(config or PipelineConfig()).to_dict(),
                                        "baseline": True})
-    windows = [extract_features(r, config) for r in recordings]
+    featured = recording_windows(recordings, config, runner)
+    metas = [meta for meta, _ in featured]
+    windows = [w for _, w in featured]
     names = chosen_features(windows, features)
     columns = [FEATURE_NAMES.index(name) for name in names]
     kept = [thin_windows(w.t_end, stride_s) for w in windows]
-    drivers = [str(r.meta.get("driver_id", r.meta.get("recording_id", i)))
-               for i, r in enumerate(recordings)]
+    drivers = [str(meta.get("driver_id", meta.get("recording_id", i)))
+               for i, meta in enumerate(metas)]
     X = np.vstack([w.X[k][:, columns] for w, k in zip(windows, kept)])
     y = np.concatenate([w.label[k] for w, k in zip(windows, kept)])
     groups = np.concatenate([np.full(k.sum(), d) for d, k in zip(drivers, kept)])
@@ -219,8 +226,8 @@ def train_cohort(recordings, model="svm", *, features=None, grid="small", n_trai
     scores = fit.decision_function(X[known])
     summary = {
         "model": model, "kind": "cohort", "params": _plain(fit.params), "grid": grid,
-        "drivers": sorted(set(drivers)), "n_recordings": len(recordings),
-        "recordings": [str(r.meta.get("recording_id", "")) for r in recordings],
+        "drivers": sorted(set(drivers)), "n_recordings": len(metas),
+        "recordings": [str(meta.get("recording_id", "")) for meta in metas],
         "n_windows": int(sum(len(w) for w in windows)), "n_labelled": int(len(fit.y_labelled)),
         "stride_s": stride_s, "score_scale": fit.score_scale,
         "known_truth": {"distracted": int((y[known] == 1).sum()),
