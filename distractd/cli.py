@@ -1,100 +1,174 @@
 """The ``distractd`` command: parses arguments, then calls one function of a wing.
 
-Each subcommand is a pair: ``_add_<name>(subparsers)`` declares its arguments and sets
-``func`` to ``_<name>(args) -> int``. A :class:`~distractd.DistractdError` is printed as one line on
-standard error and gives exit status 1. The module is long only because there are fifteen
-subcommands and their help texts (about two thirds of the lines are argument declarations); the
-work of each is one call into a wing.
+Each subcommand is an entry of :data:`_COMMANDS`: its help, ``_declare_<name>(parser)`` declaring
+its arguments, and ``_<name>(args) -> int`` running it. Only the chosen command's arguments are
+declared, so ``distractd --help`` and ``--version`` import no wing (start-up stays a few tens of
+milliseconds); a declaration may import its wing's constants (``choices``), a command the wing.
+
+Output: a command with something to say hands a JSON-ready summary and its text form to
+:func:`_report`; ``--json`` prints the summary as JSON, ``--quiet`` prints nothing (warnings and
+errors still reach standard error). Errors are one line on standard error: a bad argument or an
+output path that cannot be written (checked while parsing, before any long work) gives status 2;
+a :class:`~distractd.DistractdError` (the wing names the file, field and value) or an operating
+system error gives status 1. The module is long only because there are fifteen subcommands and
+their help texts (about two thirds of the lines are argument declarations); the work of each is
+one call into a wing.
 """
 
 import argparse
 import json
+import os
 import sys
+from pathlib import Path
 
 from . import __version__
-from ._errors import DistractdError
+from ._errors import ConfigError, DistractdError, RecordingError
 
 
 def main(argv=None):
     """Run the command line; return the exit status."""
-    parser = argparse.ArgumentParser(
-        prog="distractd", description="Real-time driver-distraction detection.")
+    argv = sys.argv[1:] if argv is None else [str(arg) for arg in argv]
+    parser = _Parser(prog="distractd", description="Real-time driver-distraction detection.")
     parser.add_argument("--version", action="version", version=f"distractd {__version__}")
-    subparsers = parser.add_subparsers(title="commands", metavar="COMMAND", required=True)
-    for add in _COMMANDS:
-        add(subparsers)
+    subparsers = parser.add_subparsers(title="commands", metavar="COMMAND", required=True,
+                                       parser_class=_Parser)
+    chosen = next((arg for arg in argv if not arg.startswith("-")), None)
+    for name, (help, declare, run) in _COMMANDS.items():
+        command = subparsers.add_parser(name, help=help, description=help)
+        command.set_defaults(run=run, command=name)
+        if name == chosen:
+            declare(command)
     args = parser.parse_args(argv)
     try:
-        return args.func(args)
+        return args.run(args)
     except DistractdError as exc:
-        print(f"distractd {args.command}: error: {exc}", file=sys.stderr)
-        return 1
+        _say(args, "error", exc)
+    except OSError as exc:  # the environment's refusal (disk full, permission), not a bug
+        _say(args, "error", f"{exc.filename}: {exc.strerror}" if exc.filename else exc)
     except KeyboardInterrupt:
         return 130
+    return 1
 
 
-def _command(subparsers, name, func, help):
-    parser = subparsers.add_parser(name, help=help, description=help)
-    parser.set_defaults(func=func, command=name)
-    return parser
+class _Parser(argparse.ArgumentParser):
+    """An argument parser whose usage errors are one line naming the command."""
+
+    def error(self, message):
+        self.exit(2, f"{self.prog}: error: {message} (see {self.prog} --help)\n")
 
 
-def _print_json(summary):
-    print(json.dumps(summary, indent=2, sort_keys=False))
+def _say(args, level, message):
+    print(f"distractd {args.command}: {level}: {message}", file=sys.stderr)
 
 
-def _add_info(subparsers):
-    parser = _command(subparsers, "info", _info, "Summarise a recording (binary or CSV).")
+def _report(args, summary, text):
+    """Print a command's outcome: ``text``, or ``summary`` as JSON with --json, or nothing with
+    --quiet."""
+    if args.quiet:
+        return
+    print(json.dumps(summary, indent=2) if args.json else text, flush=True)
+
+
+def _add_output_options(parser, json=True):
+    if json:
+        parser.add_argument("--json", action="store_true", help="print the summary as JSON")
+    parser.add_argument("--quiet", "-q", action="store_true",
+                        help="print nothing but warnings and errors")
+
+
+def _output_file(text):
+    """An output file whose folder exists and is writable (an argparse type: checked before the
+    work starts)."""
+    path = Path(text)
+    if path.is_dir():
+        raise argparse.ArgumentTypeError(f"{text} is a folder, expected a file to write")
+    _check_folder(path.absolute().parent)
+    return text
+
+
+def _output_folder(text):
+    """An output folder, made when missing: its nearest existing ancestor is a writable folder."""
+    path = Path(text).absolute()
+    if path.exists() and not path.is_dir():
+        raise argparse.ArgumentTypeError(f"{text} exists and is not a folder")
+    _check_folder(next(p for p in (path, *path.parents) if p.exists()))
+    return text
+
+
+def _output_file_made_folder(text):
+    """An output file whose folder is made when missing."""
+    if Path(text).is_dir():
+        raise argparse.ArgumentTypeError(f"{text} is a folder, expected a file to write")
+    _output_folder(str(Path(text).absolute().parent))
+    return text
+
+
+def _check_folder(folder):
+    if not folder.is_dir():
+        raise argparse.ArgumentTypeError(f"folder {folder} does not exist")
+    if not os.access(folder, os.W_OK | os.X_OK):
+        raise argparse.ArgumentTypeError(f"folder {folder} is not writable")
+
+
+def _need_windows(path, recording, windows, window_s):
+    """Zero windows is an error: a header-only file would pass silently for a result."""
+    if len(windows) == 0:
+        raise RecordingError(f"{path}: no complete window: the recording spans "
+                             f"{recording.duration_s:.1f} s, a window {window_s:g} s")
+
+
+def _declare_info(parser):
     parser.add_argument("path", help="recording file")
-    parser.add_argument("--json", action="store_true", help="print the summary as JSON")
+    _add_output_options(parser)
 
 
 def _info(args):
     from .pipeline import describe, read_recording
 
     summary = describe(read_recording(args.path))
-    if args.json:
-        _print_json(summary)
-        return 0
     imperfections = summary["imperfections"]
     rate = summary["rate_hz"]
-    print(f"{args.path}")
-    print(f"  samples      {summary['samples']}")
-    print(f"  duration     {summary['duration_s']:.3f} s")
-    print(f"  rate         {rate:.3f} Hz (measured)" if rate else "  rate         unknown")
-    print(f"  fields       {', '.join(summary['fields_present'])}")
-    if summary["fields_missing"]:
-        print(f"  missing      {', '.join(summary['fields_missing'])}")
     labels = summary["labels"]
-    print(f"  labels       {labels['distracted']} distracted, {labels['attentive']} attentive, "
-          f"{labels['unknown']} unknown samples in {summary['label_intervals']} intervals")
     jitter = imperfections["jitter_ms"]
-    print(f"  timing       {imperfections['duplicates']} duplicates, {imperfections['backwards']} "
-          f"backwards, {imperfections['gaps']} gaps (~{imperfections['dropped_estimate']} dropped), "
-          f"jitter {jitter:.3f} ms" if jitter is not None else "  timing       too few samples")
-    print(f"  track loss   {100 * imperfections['track_loss_fraction']:.2f} % of samples")
-    for key, value in summary["meta"].items():
-        print(f"  meta.{key:<8} {value}")
+    lines = [
+        f"{args.path}",
+        f"  samples      {summary['samples']}",
+        f"  duration     {summary['duration_s']:.3f} s",
+        f"  rate         {rate:.3f} Hz (measured)" if rate else "  rate         unknown",
+        f"  fields       {', '.join(summary['fields_present'])}",
+        *([f"  missing      {', '.join(summary['fields_missing'])}"]
+          if summary["fields_missing"] else []),
+        f"  labels       {labels['distracted']} distracted, {labels['attentive']} attentive, "
+        f"{labels['unknown']} unknown samples in {summary['label_intervals']} intervals",
+        f"  timing       {imperfections['duplicates']} duplicates, {imperfections['backwards']} "
+        f"backwards, {imperfections['gaps']} gaps (~{imperfections['dropped_estimate']} dropped), "
+        f"jitter {jitter:.3f} ms" if jitter is not None else "  timing       too few samples",
+        f"  track loss   {100 * imperfections['track_loss_fraction']:.2f} % of samples",
+        *(f"  meta.{key:<8} {value}" for key, value in summary["meta"].items()),
+    ]
+    _report(args, summary, "\n".join(lines))
     return 0
 
 
-def _add_convert(subparsers):
-    parser = _command(subparsers, "convert", _convert,
-                      "Convert a recording between CSV and the binary format (by extension).")
+def _declare_convert(parser):
     parser.add_argument("input", help="recording to read (.csv or binary)")
-    parser.add_argument("output", help="recording to write (.csv or binary)")
+    parser.add_argument("output", type=_output_file, help="recording to write (.csv or binary)")
+    _add_output_options(parser)
 
 
 def _convert(args):
     from .pipeline import read_recording, write_recording
 
-    write_recording(read_recording(args.input), args.output)
+    recording = read_recording(args.input)
+    write_recording(recording, args.output)
+    summary = {"input": args.input, "output": args.output, "samples": recording.n_samples,
+               "duration_s": recording.duration_s}
+    _report(args, summary, f"{args.output}: {recording.n_samples} samples, "
+                           f"{recording.duration_s:.1f} s")
     return 0
 
 
-def _add_run(subparsers):
-    parser = _command(subparsers, "run", _run,
-                      "Run the daemon: subscribe to sample streams, publish distraction states.")
+def _declare_run(parser):
     parser.add_argument("--config", metavar="PATH", help="TOML configuration (default: built-in "
                         "defaults, as in config/distractd.toml)")
     parser.add_argument("--set", dest="overrides", action="append", default=[],
@@ -107,9 +181,7 @@ def _run(args):
     return run(args.config, args.overrides)
 
 
-def _add_replay(subparsers):
-    parser = _command(subparsers, "replay", _replay,
-                      "Publish recordings to a daemon at real time or N times faster.")
+def _declare_replay(parser):
     parser.add_argument("inputs", nargs="+", metavar="IN", help="recordings (binary or CSV)")
     parser.add_argument("--endpoint", default="tcp://127.0.0.1:5555",
                         help="daemon input endpoint to connect to (default: %(default)s)")
@@ -123,6 +195,7 @@ def _add_replay(subparsers):
     parser.add_argument("--stream-id", help="stream id (default: the recording's driver id)")
     parser.add_argument("--wait", type=float, default=5.0, metavar="SECONDS",
                         help="how long to wait for the daemon (default: %(default)s)")
+    _add_output_options(parser)
 
 
 def _replay(args):
@@ -130,20 +203,22 @@ def _replay(args):
     from .simulators import replay
 
     recordings = [read_recording(path) for path in args.inputs]
-    _print_json(replay(recordings, args.endpoint, speed=args.speed, copies=args.streams,
-                       form=args.form, block_samples=args.block_samples, wait_s=args.wait,
-                       prefix=args.stream_id))
+    summary = replay(recordings, args.endpoint, speed=args.speed, copies=args.streams,
+                     form=args.form, block_samples=args.block_samples, wait_s=args.wait,
+                     prefix=args.stream_id)
+    _report(args, summary, f"replayed {summary['samples']} samples in {summary['messages']} "
+                           f"messages on {summary['streams']} streams in "
+                           f"{summary['elapsed_s']:.1f} s ({summary['behind_s']:.3f} s behind)")
     return 0
 
 
-def _add_pupil_emulator(subparsers):
-    parser = _command(subparsers, "pupil-emulator", _pupil_emulator,
-                      "Impersonate Pupil Capture (Pupil Remote + backbone) serving a recording.")
+def _declare_pupil_emulator(parser):
     parser.add_argument("input", metavar="IN", help="recording (binary or CSV)")
     parser.add_argument("--port", type=int, default=50020,
                         help="Pupil Remote port (default: %(default)s)")
     parser.add_argument("--host", default="127.0.0.1", help="bind address (default: %(default)s)")
     parser.add_argument("--speed", type=float, default=1.0, help="time scale (default: 1)")
+    _add_output_options(parser)
 
 
 def _pupil_emulator(args):
@@ -152,24 +227,23 @@ def _pupil_emulator(args):
 
     emulator = PupilEmulator(read_recording(args.input), port=args.port, host=args.host,
                              speed=args.speed)
-    sent = emulator.run(on_ready=lambda e: print(
+    sent = emulator.run(on_ready=lambda e: args.quiet or args.json or print(
         f"Pupil Remote on tcp://{e.host}:{e.port}, backbone SUB_PORT {e.sub_port}, "
         f"PUB_PORT {e.pub_port}; streaming at the first subscription", flush=True))
-    print(f"sent {sent} datums")
+    _report(args, {"datums": sent}, f"sent {sent} datums")
     return 0
 
 
-def _add_demo(subparsers):
-    parser = _command(subparsers, "demo", _demo,
-                      "Start the daemon on the shipped model, replay a simulated driver it never "
-                      "saw, show states beside the truth, delays, false alarms and alerts.")
+def _declare_demo(parser):
+    from .simulators import PROTOCOLS
+
     parser.add_argument("--duration", type=float, default=600.0, metavar="SECONDS",
                         help="simulated drive length (default: %(default)s)")
     parser.add_argument("--speed", type=float, default=20.0,
                         help="replay time scale (default: %(default)s)")
     parser.add_argument("--seed", type=int, default=7, help="simulator seed (default: %(default)s)")
-    parser.add_argument("--protocol", choices=("cognitive", "visual-manual", "none"),
-                        default="visual-manual", help="simulated protocol (default: %(default)s)")
+    parser.add_argument("--protocol", choices=PROTOCOLS, default="visual-manual",
+                        help="simulated protocol (default: %(default)s)")
 
 
 def _demo(args):
@@ -190,16 +264,16 @@ def _add_pipeline_config(parser):
 def _pipeline_config(args, **defaults):
     """The pipeline settings of ``--config`` and ``--drive-side`` over ``defaults``; None when
     nothing is given."""
-    from ._errors import ConfigError
     from .pipeline import PipelineConfig
 
     settings = dict(defaults)
     if args.config is not None:
         try:
-            with open(args.config) as file:
+            with open(args.config, encoding="utf-8") as file:
                 loaded = json.load(file)
         except (OSError, ValueError) as exc:
-            raise ConfigError(f"{args.config}: unreadable pipeline settings ({exc})") from None
+            reason = exc.strerror if isinstance(exc, OSError) else exc
+            raise ConfigError(f"{args.config}: unreadable pipeline settings ({reason})") from None
         if not isinstance(loaded, dict):
             raise ConfigError(f"{args.config}: pipeline settings must be a JSON object")
         settings.update(loaded)
@@ -208,49 +282,58 @@ def _pipeline_config(args, **defaults):
     return PipelineConfig.from_dict(settings) if settings else None
 
 
-def _add_events(subparsers):
-    parser = _command(subparsers, "events", _events,
-                      "Detect saccades and blinks online; write one row per sample.")
+def _declare_events(parser):
     parser.add_argument("input", help="recording to read (.csv or binary)")
-    parser.add_argument("--out", required=True, help="CSV to write: t,saccade,blink,track_loss,"
-                        "gaze_velocity_deg_s,rejected")
+    parser.add_argument("--out", required=True, type=_output_file,
+                        help="CSV to write: t,saccade,blink,track_loss,gaze_velocity_deg_s,"
+                             "rejected")
     _add_pipeline_config(parser)
+    _add_output_options(parser)
 
 
 def _events(args):
-    from .pipeline import detect_events, read_recording
+    from .pipeline import EVENT_KINDS, detect_events, read_recording
 
-    detect_events(read_recording(args.input), _pipeline_config(args)).write_csv(args.out)
+    events = detect_events(read_recording(args.input), _pipeline_config(args))
+    events.write_csv(args.out)
+    counts = {f"{kind}s": int((events.events[:, 0] == i).sum())
+              for i, kind in enumerate(EVENT_KINDS)}
+    summary = {"output": args.out, "samples": len(events.t), **counts,
+               "rejected": int((events.rejected != "").sum())}
+    _report(args, summary, f"{args.out}: {len(events.t)} samples, " + ", ".join(
+        f"{n} {name}" for name, n in counts.items()) + f", {summary['rejected']} rejected")
     return 0
 
 
-def _add_features(subparsers):
-    parser = _command(subparsers, "features", _features,
-                      "Compute the 25 window features; write one row per window.")
+def _declare_features(parser):
     parser.add_argument("input", help="recording to read (.csv or binary)")
-    parser.add_argument("--out", required=True,
+    parser.add_argument("--out", required=True, type=_output_file,
                         help="CSV to write: t_start,t_end,quality,label and the 25 features")
     _add_pipeline_config(parser)
+    _add_output_options(parser)
 
 
 def _features(args):
-    from .pipeline import extract_features, read_recording
+    from .pipeline import PipelineConfig, extract_features, read_recording
 
-    extract_features(read_recording(args.input), _pipeline_config(args)).write_csv(args.out)
+    config = _pipeline_config(args) or PipelineConfig()
+    recording = read_recording(args.input)
+    windows = extract_features(recording, config)
+    _need_windows(args.input, recording, windows, config.window_s)
+    windows.write_csv(args.out)
+    _report(args, {"output": args.out, "windows": len(windows)},
+            f"{args.out}: {len(windows)} windows")
     return 0
 
 
-def _add_label(subparsers):
-    parser = _command(subparsers, "label", _label,
-                      "Cluster a drive's windows into preliminary distracted/attentive labels for "
-                      "an expert to correct.")
+def _declare_label(parser):
     parser.add_argument("input", help="recording to read (.csv or binary)")
     parser.add_argument("--method", choices=("kmeans", "uselm", "elm-jec", "elm-clr"),
                         default="elm-jec",
                         help="clustering method (default: %(default)s)")
-    parser.add_argument("--out", required=True, metavar="CSV",
+    parser.add_argument("--out", required=True, type=_output_file, metavar="CSV",
                         help="per-window CSV: t_start,t_end,cluster,label,confidence")
-    parser.add_argument("--intervals", metavar="CSV",
+    parser.add_argument("--intervals", type=_output_file, metavar="CSV",
                         help="interval CSV start,end,label for editing (default: OUT with "
                              "suffix .intervals.csv)")
     parser.add_argument("--mapping", choices=("rule", "labels"), default="rule",
@@ -266,14 +349,14 @@ def _add_label(subparsers):
                         help="estimator parameter, e.g. --param lam=0.5 (repeatable)")
     parser.add_argument("--seed", type=int, default=0, help="random seed (default: %(default)s)")
     _add_pipeline_config(parser)
+    _add_output_options(parser)
 
 
 def _label(args):
-    from pathlib import Path
-
-    from ._errors import ConfigError
     from .models.clustering import label_windows
-    from .pipeline import FEATURE_NAMES, extract_features, read_recording, write_intervals
+    from .pipeline import (
+        FEATURE_NAMES, PipelineConfig, extract_features, read_recording, write_intervals,
+    )
 
     params = {}
     for item in args.param:
@@ -283,26 +366,31 @@ def _label(args):
         except ValueError:
             raise ConfigError(f"--param must be NAME=VALUE with a JSON value, "
                               f"got {item!r}") from None
-    windows = extract_features(read_recording(args.input), _pipeline_config(args))
+    config = _pipeline_config(args) or PipelineConfig()
+    recording = read_recording(args.input)
+    windows = extract_features(recording, config)
+    _need_windows(args.input, recording, windows, config.window_s)
     result = label_windows(windows, FEATURE_NAMES, args.method, mapping=args.mapping,
                            min_quality=args.min_quality, features=args.features, params=params,
                            random_state=args.seed)
     out = Path(args.out)
-    intervals_path = args.intervals or out.with_name(out.stem + ".intervals.csv")
+    intervals_path = args.intervals or str(out.with_name(out.stem + ".intervals.csv"))
     result.write_csv(out)
     intervals = result.intervals()
     write_intervals(intervals, intervals_path)
-    n_used = int((result.label >= 0).sum())
-    print(f"{len(result)} windows, {n_used} clustered with {args.method}: "
-          f"{int((result.label == 1).sum())} distracted, "
-          f"{int((result.label == 0).sum())} attentive "
-          f"(mapping: {args.mapping}); {len(intervals)} intervals in {intervals_path}")
+    summary = {"output": args.out, "intervals_output": intervals_path, "windows": len(result),
+               "clustered": int((result.label >= 0).sum()),
+               "distracted": int((result.label == 1).sum()),
+               "attentive": int((result.label == 0).sum()), "method": args.method,
+               "mapping": args.mapping, "intervals": len(intervals)}
+    _report(args, summary, f"{len(result)} windows, {summary['clustered']} clustered with "
+                           f"{args.method}: {summary['distracted']} distracted, "
+                           f"{summary['attentive']} attentive (mapping: {args.mapping}); "
+                           f"{len(intervals)} intervals in {intervals_path}")
     return 0
 
 
-def _add_segment(subparsers):
-    parser = _command(subparsers, "segment", _segment,
-                      "Segment a drive's window features with ACA or HACA; one CSV row per segment.")
+def _declare_segment(parser):
     parser.add_argument("input", help="recording to read (.csv or binary)")
     parser.add_argument("--method", choices=("aca", "haca"), default="aca")
     parser.add_argument("--k", type=int, default=4, help="number of clusters (top level)")
@@ -313,15 +401,16 @@ def _add_segment(subparsers):
                              "its z-score and cluster labels (--method, --k, --max-seconds and "
                              "--seed then do not apply)")
     parser.add_argument("--seed", type=int, default=0, help="seed of the initialisations")
-    parser.add_argument("--out", required=True,
+    parser.add_argument("--out", required=True, type=_output_file,
                         help="CSV to write: start,end (s, window end times),cluster,label")
     _add_pipeline_config(parser)
+    _add_output_options(parser)
 
 
 def _segment(args):
     import numpy as np
 
-    from ._errors import ModelError, RecordingError
+    from ._errors import ModelError
     from .models import load_model
     from .models.evaluation import clustering_accuracy_many_to_one
     from .models.segmentation import SegmentPrototypes, segment_drive
@@ -332,9 +421,9 @@ def _segment(args):
         raise ModelError(f"model {args.model} holds no segmenter prototypes (extras['segmenter'])")
     config = _pipeline_config(args) or (PipelineConfig.from_dict(detector.pipeline_config)
                                         if detector is not None else PipelineConfig())
-    windows = extract_features(read_recording(args.input), config)
-    if len(windows) == 0:
-        raise RecordingError(f"{args.input}: too short for one {config.window_s} s window")
+    recording = read_recording(args.input)
+    windows = extract_features(recording, config)
+    _need_windows(args.input, recording, windows, config.window_s)
     labelled = windows.label >= 0
     if detector is not None:
         Z = detector.normalize(windows.X[:, detector.feature_columns(FEATURE_NAMES)])
@@ -358,28 +447,31 @@ def _segment(args):
         f.write("start,end,cluster,label\n")
         for j, cluster in enumerate(clusters):
             f.write(f"{t[starts[j]]:.3f},{t[starts[j + 1]]:.3f},{cluster},{labels[j]}\n")
+    summary = {"output": args.out, "segments": len(clusters), "frame_accuracy": None,
+               "model_label_accuracy": None}
     message = f"{len(clusters)} segments"
     if labelled.any():
         frame_clusters = np.repeat(clusters, np.diff(starts))
         acc = clustering_accuracy_many_to_one(windows.label[labelled], frame_clusters[labelled])
+        summary["frame_accuracy"] = float(acc)
         message += f"; frame accuracy (each cluster to its majority label) {acc:.3f}"
         if detector is not None:
             frame_labels = np.repeat(labels, np.diff(starts))
             stored = np.mean(frame_labels[labelled] == windows.label[labelled])
+            summary["model_label_accuracy"] = float(stored)
             message += f", with the model's cluster labels {stored:.3f}"
-    print(message)
+    _report(args, summary, message)
     return 0
 
 
-def _add_simulate(subparsers):
-    parser = _command(subparsers, "simulate", _simulate,
-                      "Simulate drives of synthetic drivers (binary, or CSV for a .csv path).")
+def _declare_simulate(parser):
+    from .simulators import PROTOCOLS
+
     parser.add_argument("--seed", type=int, required=True, help="driver (or cohort) seed, >= 0")
     parser.add_argument("--drive", type=int, default=0, metavar="K",
                         help="which drive of the driver (same traits, new drive; default 0)")
-    # the choices are distractd.simulators.PROTOCOLS, spelt out to keep start-up light
-    parser.add_argument("--protocol", choices=("cognitive", "visual-manual", "none"),
-                        default="cognitive", help="secondary task (default: %(default)s)")
+    parser.add_argument("--protocol", choices=PROTOCOLS, default="cognitive",
+                        help="secondary task (default: %(default)s)")
     parser.add_argument("--duration", type=float, default=None, metavar="SECONDS",
                         help="drive length in seconds (default: the protocol, about 20-35 min)")
     parser.add_argument("--rate", type=float, default=60.0, metavar="HZ",
@@ -389,19 +481,17 @@ def _add_simulate(subparsers):
                              "(<stem>_<NN>_d<K><suffix> with --drives > 1)")
     parser.add_argument("--drives", type=int, default=1, metavar="M",
                         help="with --cohort: drives 0..M-1 of every driver (default 1)")
-    parser.add_argument("--out", required=True, metavar="PATH", help="recording to write")
+    parser.add_argument("--out", required=True, type=_output_file_made_folder, metavar="PATH",
+                        help="recording to write (its folder is made when missing)")
     for switch in ("noise", "track-loss", "drops", "duplicates", "jitter"):
         parser.add_argument(f"--no-{switch}", dest=switch.replace("-", "_"),
                             action="store_false", help=f"switch {switch} off")
-    parser.add_argument("--json", action="store_true", help="print a JSON summary")
+    _add_output_options(parser)
 
 
 def _simulate(args):
-    from pathlib import Path
-
     from tqdm import tqdm
 
-    from ._errors import ConfigError
     from .pipeline import write_recording
     from .simulators import cohort_seeds, simulate_drive
 
@@ -425,7 +515,7 @@ def _simulate(args):
                 for drive in range(args.drives)]
     summary = []
     for seed, drive, path, index in tqdm(jobs, desc="simulate", unit="drive", file=sys.stderr,
-                                         disable=None):
+                                         disable=True if args.quiet else None):
         recording = simulate_drive(seed, args.duration, args.rate, drive=drive,
                                    protocol=args.protocol, **options)
         if index is not None:
@@ -437,18 +527,15 @@ def _simulate(args):
                         "recording_id": recording.meta["recording_id"],
                         "samples": recording.n_samples, "duration_s": recording.duration_s,
                         "distracted_fraction": float((recording.labels == 1).mean())})
-    if args.json:
-        _print_json(summary if args.cohort is not None else summary[0])
+    _report(args, summary if args.cohort is not None else summary[0], "\n".join(
+        f"{drive['path']}: {drive['samples']} samples, {drive['duration_s']:.1f} s, "
+        f"{100 * drive['distracted_fraction']:.1f} % distracted" for drive in summary))
     return 0
 
 
-def _add_train(subparsers):
+def _declare_train(parser):
     from .models.detectors import MODELS
 
-    parser = _command(subparsers, "train", _train,
-                      "Train a detector on labelled recordings and save the model: one driver's "
-                      "per-driver model (the source's), or with --cohort one driver-independent "
-                      "model from many drivers (the deployable kind).")
     parser.add_argument("inputs", nargs="+", metavar="IN",
                         help="labelled recordings (one driver's, or with --cohort many drivers' "
                              "recordings, Taamneh et al. files or folders)")
@@ -473,8 +560,10 @@ def _add_train(subparsers):
                         help="per-driver: windows segmented for the online segmenter's "
                              "prototypes, 0 for none (default: %(default)s)")
     parser.add_argument("--seed", type=int, default=0, help="random seed (default: %(default)s)")
-    parser.add_argument("--out", required=True, metavar="MODEL", help="model file to write")
+    parser.add_argument("--out", required=True, type=_output_file, metavar="MODEL",
+                        help="model file to write")
     _add_pipeline_config(parser)
+    _add_output_options(parser)
 
 
 def _train(args):
@@ -491,8 +580,12 @@ def _train(args):
                                         config=config, seed=args.seed)
         model_id = save_model(args.out, estimator, **parts)
         drivers = len(parts["summary"]["drivers"])
-        print(f"{args.out}: cohort {model} model {model_id} from {len(recordings)} drives of "
-              f"{drivers} drivers, features {', '.join(parts['feature_names'])}")
+        summary = {"output": args.out, "model": model, "model_id": model_id, "cohort": True,
+                   "drives": len(recordings), "drivers": drivers,
+                   "features": list(parts["feature_names"])}
+        _report(args, summary, f"{args.out}: cohort {model} model {model_id} from "
+                               f"{len(recordings)} drives of {drivers} drivers, features "
+                               f"{', '.join(parts['feature_names'])}")
         return 0
     model = args.model or "sselm"
     windows = training_windows([read_recording(path) for path in args.inputs], config,
@@ -500,21 +593,21 @@ def _train(args):
     model_id = train_model(args.out, windows, model, n_labelled=args.labelled,
                            grid=args.grid or "full", seed=args.seed, config=config,
                            segment_frames=args.segment_windows, features=args.features)
-    print(f"{args.out}: {model} model {model_id}")
+    _report(args, {"output": args.out, "model": model, "model_id": model_id, "cohort": False},
+            f"{args.out}: {model} model {model_id}")
     return 0
 
 
-def _add_adapt(subparsers):
-    parser = _command(subparsers, "adapt", _adapt,
-                      "Adapt a semi-supervised cohort model to a new driver without labels: "
-                      "the cohort's labelled windows plus the driver's unlabelled windows.")
+def _declare_adapt(parser):
     parser.add_argument("model", metavar="MODEL", help="cohort model (train --cohort, sselm or "
                                                        "lapsvm)")
     parser.add_argument("inputs", nargs="+", metavar="IN", help="the new driver's recordings")
     parser.add_argument("--unlabelled", type=int, default=1000, metavar="N",
                         help="most of the driver's windows used (default: %(default)s)")
     parser.add_argument("--seed", type=int, default=0, help="random seed (default: %(default)s)")
-    parser.add_argument("--out", required=True, metavar="MODEL", help="adapted model to write")
+    parser.add_argument("--out", required=True, type=_output_file, metavar="MODEL",
+                        help="adapted model to write")
+    _add_output_options(parser)
 
 
 def _adapt(args):
@@ -527,22 +620,23 @@ def _adapt(args):
     estimator, parts = adapt_detector(detector, recordings, n_unlabelled=args.unlabelled,
                                       seed=args.seed)
     model_id = save_model(args.out, estimator, **parts)
-    print(f"{args.out}: model {model_id}, {detector.model_id} adapted with "
-          f"{parts['summary']['adapted']['n_unlabelled']} unlabelled windows of "
-          f"{len(recordings)} drives")
+    n_unlabelled = parts["summary"]["adapted"]["n_unlabelled"]
+    summary = {"output": args.out, "model_id": model_id, "from": detector.model_id,
+               "n_unlabelled": n_unlabelled, "drives": len(recordings)}
+    _report(args, summary, f"{args.out}: model {model_id}, {detector.model_id} adapted with "
+                           f"{n_unlabelled} unlabelled windows of {len(recordings)} drives")
     return 0
 
 
-def _add_predict(subparsers):
-    parser = _command(subparsers, "predict", _predict,
-                      "Score a recording with a saved model; write t_end,score,state per window "
-                      "(state 1 distracted, 0 attentive, empty unknown).")
+def _declare_predict(parser):
     parser.add_argument("model", metavar="MODEL", help="model file written by train")
     parser.add_argument("input", metavar="IN", help="recording to score (.csv or binary)")
-    parser.add_argument("--out", required=True, metavar="CSV", help="CSV to write")
-    parser.add_argument("--plot", metavar="PNG",
+    parser.add_argument("--out", required=True, type=_output_file, metavar="CSV",
+                        help="CSV to write")
+    parser.add_argument("--plot", type=_output_file, metavar="PNG",
                         help="also draw the drive's timeline: score, state, truth, glance alerts")
     _add_decision(parser)
+    _add_output_options(parser)
 
 
 def _predict(args):
@@ -550,11 +644,14 @@ def _predict(args):
 
     from .models import load_model
     from .models.detectors import DecisionRule, predict_windows
-    from .pipeline import read_recording
+    from .pipeline import PipelineConfig, read_recording
 
     detector = load_model(args.model)
-    windows, scores, states = predict_windows(detector, read_recording(args.input),
+    recording = read_recording(args.input)
+    windows, scores, states = predict_windows(detector, recording,
                                               DecisionRule(**_decision(args)))
+    _need_windows(args.input, recording, windows,
+                  PipelineConfig.from_dict(detector.pipeline_config).window_s)
     with open(args.out, "w", newline="") as file:
         writer = csv.writer(file)
         writer.writerow(["t_end", "score", "state"])
@@ -566,6 +663,12 @@ def _predict(args):
 
         plot_timeline(args.plot, windows.t_end, scores, states, windows.label,
                       alerts=windows.alert_list(), title=f"{args.input}: model {detector.model_id}")
+    summary = {"output": args.out, "model_id": detector.model_id, "windows": len(windows),
+               "distracted": int((states == 1).sum()), "attentive": int((states == 0).sum()),
+               "unknown": int((states < 0).sum())}
+    _report(args, summary, f"{args.out}: {len(windows)} windows, {summary['distracted']} "
+                           f"distracted, {summary['attentive']} attentive, {summary['unknown']} "
+                           f"unknown (model {detector.model_id})")
     return 0
 
 
@@ -598,15 +701,11 @@ def _decision(args):
     return options
 
 
-def _add_evaluate(subparsers):
+def _declare_evaluate(parser):
     from .models.detectors import MODELS
     from .models.evaluation import NORMALISATIONS, RECIPES, SCHEMES
     from .simulators import PROTOCOLS
 
-    parser = _command(subparsers, "evaluate", _evaluate,
-                      "Evaluate detectors under the schemes deployment meets (new driver, new "
-                      "drive) beside the source's; print one table per scheme, write "
-                      "results.json, table.txt and, with --plots, a timeline per test drive.")
     source = parser.add_mutually_exclusive_group(required=True)
     source.add_argument("--cohort", type=int, metavar="N", help="simulate N drivers")
     source.add_argument("inputs", nargs="*", default=[], metavar="IN",
@@ -667,13 +766,14 @@ def _add_evaluate(subparsers):
     parser.add_argument("--jobs", type=int, default=1, metavar="N",
                         help="processes for the sweeps; results do not depend on it "
                              "(default: %(default)s)")
-    parser.add_argument("--out", required=True, metavar="DIR", help="directory for the results")
+    parser.add_argument("--out", required=True, type=_output_folder, metavar="DIR",
+                        help="directory for the results")
     _add_decision(parser)
     _add_pipeline_config(parser)
+    _add_output_options(parser)
 
 
 def _evaluate(args):
-    from ._errors import ConfigError
     from .models.evaluation import run_evaluation
     from .pipeline import read_recordings
 
@@ -691,17 +791,18 @@ def _evaluate(args):
         if not recordings:
             raise ConfigError(f"evaluate.only: no drive of protocol(s) {args.only}")
     schemes = args.scheme or _default_schemes(recordings)
-    print(f"{len(recordings)} drives of {len({r.meta.get('driver_id') for r in recordings})} "
-          f"drivers; schemes {', '.join(schemes)}", file=sys.stderr)
-    _, text = run_evaluation(
+    if not args.quiet:
+        print(f"{len(recordings)} drives of {len({r.meta.get('driver_id') for r in recordings})} "
+              f"drivers; schemes {', '.join(schemes)}", file=sys.stderr)
+    document, text = run_evaluation(
         recordings, args.out, schemes=schemes, models=args.models, grid=args.grid,
         recipe=args.recipe, normalisation=args.normalisation, features=args.features,
         n_labelled=args.labelled, n_train=args.train, n_unlabelled=args.unlabelled,
         n_draws=args.draws, seed=args.seed, config=config, decision=_decision(args),
         unlabelled_sizes=args.unlabelled_sizes, labelled_sizes=args.labelled_sizes,
         sweep_n_labelled=args.sweep_labelled, sweep_n_unlabelled=args.sweep_unlabelled,
-        plots=args.plots, n_jobs=args.jobs, progress=sys.stderr.isatty())
-    print(text)
+        plots=args.plots, n_jobs=args.jobs, progress=sys.stderr.isatty() and not args.quiet)
+    _report(args, document, text)
     return 0
 
 
@@ -716,9 +817,42 @@ def _default_schemes(recordings):
     return schemes + ["source"]
 
 
-_COMMANDS = [_add_info, _add_convert, _add_run, _add_replay, _add_pupil_emulator, _add_demo,
-             _add_events, _add_features, _add_label, _add_segment, _add_simulate,
-             _add_train, _add_adapt, _add_predict, _add_evaluate]
+#: name: (help, declare arguments, run)
+_COMMANDS = {
+    "info": ("Summarise a recording (binary or CSV).", _declare_info, _info),
+    "convert": ("Convert a recording between CSV and the binary format (by extension).",
+                _declare_convert, _convert),
+    "run": ("Run the daemon: subscribe to sample streams, publish distraction states.",
+            _declare_run, _run),
+    "replay": ("Publish recordings to a daemon at real time or N times faster.",
+               _declare_replay, _replay),
+    "pupil-emulator": ("Impersonate Pupil Capture (Pupil Remote + backbone) serving a recording.",
+                       _declare_pupil_emulator, _pupil_emulator),
+    "demo": ("Start the daemon on the shipped model, replay a simulated driver it never saw, "
+             "show states beside the truth, delays, false alarms and alerts.",
+             _declare_demo, _demo),
+    "events": ("Detect saccades and blinks online; write one row per sample.",
+               _declare_events, _events),
+    "features": ("Compute the 25 window features; write one row per window.",
+                 _declare_features, _features),
+    "label": ("Cluster a drive's windows into preliminary distracted/attentive labels for an "
+              "expert to correct.", _declare_label, _label),
+    "segment": ("Segment a drive's window features with ACA or HACA; one CSV row per segment.",
+                _declare_segment, _segment),
+    "simulate": ("Simulate drives of synthetic drivers (binary, or CSV for a .csv path).",
+                 _declare_simulate, _simulate),
+    "train": ("Train a detector on labelled recordings and save the model: one driver's "
+              "per-driver model (the source's), or with --cohort one driver-independent model "
+              "from many drivers (the deployable kind).", _declare_train, _train),
+    "adapt": ("Adapt a semi-supervised cohort model to a new driver without labels: the cohort's "
+              "labelled windows plus the driver's unlabelled windows.", _declare_adapt, _adapt),
+    "predict": ("Score a recording with a saved model; write t_end,score,state per window "
+                "(state 1 distracted, 0 attentive, empty unknown).", _declare_predict, _predict),
+    "evaluate": ("Evaluate detectors under the schemes deployment meets (new driver, new drive) "
+                 "beside the source's; print one table per scheme, write results.json, "
+                 "table.txt and, with --plots, a timeline per test drive.",
+                 _declare_evaluate, _evaluate),
+}
 
 if __name__ == "__main__":
     raise SystemExit(main())

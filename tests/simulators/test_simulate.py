@@ -277,6 +277,7 @@ def test_cli_single_csv_and_cohort_binary(tmp_path, capsys):
                                rtol=1e-15, equal_nan=True)
     assert main(["simulate", "--seed", "2", "--duration", "20", "--cohort", "3", "--no-drops",
                  "--out", str(tmp_path / "sub" / "d.npz")]) == 0
+    assert capsys.readouterr().out.count("samples") == 3  # one line per drive
     paths = sorted((tmp_path / "sub").iterdir())
     assert [p.name for p in paths] == ["d_00.npz", "d_01.npz", "d_02.npz"]
     second = read_recording(paths[1])
