@@ -25,7 +25,7 @@ from pathlib import Path
 
 import numpy as np
 
-from ..._errors import RecordingError, SchemaError
+from ..._errors import RecordingError, SchemaError, unreadable
 from ._parquet import read_columns, write_columns
 from ._schema import FIELD_INDEX, FIELDS, N_FIELDS, block_from_columns
 
@@ -107,21 +107,34 @@ def read_recording(path):
     """Read a recording: ``.csv`` as CSV, ``.parquet`` as Parquet, anything else as binary."""
     path = Path(path)
     suffix = path.suffix.lower()
-    if suffix == ".csv":
-        return read_csv(path)
-    if suffix == ".parquet":
-        return _read_parquet(path)
     try:
-        with np.load(path, allow_pickle=False) as archive:
-            missing = {"samples", "labels", "fields", "header"} - set(archive.files)
-            if missing:
-                raise RecordingError(f"{path}: not a distractd recording (missing {sorted(missing)})")
-            header = json.loads(archive["header"].tobytes().decode("utf-8"))
-            fields, samples, labels = archive["fields"], archive["samples"], archive["labels"]
-    except (OSError, ValueError, EOFError, zipfile.BadZipFile, UnicodeDecodeError) as exc:
-        if isinstance(exc, RecordingError):
-            raise
-        raise RecordingError(f"{path}: unreadable recording ({exc})") from exc
+        if suffix == ".csv":
+            return read_csv(path)
+        if suffix == ".parquet":
+            return _read_parquet(path)
+        return _read_binary(path)
+    except (OSError, UnicodeDecodeError, csv.Error) as exc:
+        raise unreadable(path, exc, RecordingError) from None
+
+
+def _read_binary(path):
+    with open(path, "rb") as file:
+        if not file.read(4).startswith(b"PK"):  # else numpy tries a pickle, hints allow_pickle
+            raise RecordingError(f"{path}: not a distractd recording (the binary form is an .npz "
+                                 f"archive)")
+        file.seek(0)
+        try:
+            with np.load(file, allow_pickle=False) as archive:
+                missing = {"samples", "labels", "fields", "header"} - set(archive.files)
+                if missing:
+                    raise RecordingError(f"{path}: not a distractd recording (missing "
+                                         f"{sorted(missing)})")
+                header = json.loads(archive["header"].tobytes().decode("utf-8"))
+                fields, samples, labels = archive["fields"], archive["samples"], archive["labels"]
+        except (ValueError, EOFError, zipfile.BadZipFile) as exc:
+            if isinstance(exc, RecordingError):
+                raise
+            raise RecordingError(f"{path}: unreadable recording ({exc})") from exc
     return _with_header(path, header, [str(f) for f in fields], samples, labels)
 
 
@@ -176,7 +189,7 @@ def write_recording(recording, path):
 def read_csv(path):
     """Read a CSV recording, naming the line, column and cell of the first malformed value."""
     path = Path(path)
-    with open(path, newline="") as file:
+    with open(path, newline="", encoding="utf-8") as file:
         reader = csv.reader(file)
         try:
             header = [name.strip() for name in next(reader)]

@@ -109,4 +109,4 @@ def test_info_cli_prints_json(tmp_path, recording, capsys):
     assert main(["info", "--json", str(path)]) == 0
     assert json.loads(capsys.readouterr().out)["samples"] == 500
     assert main(["info", str(tmp_path / "missing.bin")]) == 1
-    assert "unreadable recording" in capsys.readouterr().err
+    assert "missing.bin: cannot be read: no such file" in capsys.readouterr().err
