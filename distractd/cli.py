@@ -817,6 +817,33 @@ def _default_schemes(recordings):
     return schemes + ["source"]
 
 
+def _declare_review(parser):
+    parser.add_argument("input", metavar="IN", help="recording to review (.csv or binary)")
+    parser.add_argument("--labels", metavar="CSV",
+                        help="labels to correct: an interval CSV start,end,label (saved back to "
+                             "it) or the per-window CSV of 'distractd label' (saved to "
+                             "<stem>.intervals.csv); default: the recording's own labels, saved "
+                             "to <IN stem>.labels.intervals.csv")
+    parser.add_argument("--model", metavar="MODEL",
+                        help="a model: adds the detector's score and state and its segments")
+    parser.add_argument("--port", type=int, default=8050,
+                        help="port on 127.0.0.1, 0 for a free one (default: %(default)s)")
+    _add_decision(parser)
+    _add_pipeline_config(parser)
+
+
+def _review(args):
+    from .models.evaluation.review import serve_review
+
+    if not 0 <= args.port <= 65535:
+        raise ConfigError(f"review.port must be in 0..65535, got {args.port}")
+    serve_review(args.input, args.labels, args.model, port=args.port,
+                 config=_pipeline_config(args), decision=_decision(args),
+                 on_ready=lambda server: print(f"review of {args.input} at {server.url} "
+                                               f"(Ctrl-C stops)", flush=True))
+    return 0
+
+
 #: name: (help, declare arguments, run)
 _COMMANDS = {
     "info": ("Summarise a recording (binary or CSV).", _declare_info, _info),
@@ -852,6 +879,9 @@ _COMMANDS = {
                  "beside the source's; print one table per scheme, write results.json, "
                  "table.txt and, with --plots, a timeline per test drive.",
                  _declare_evaluate, _evaluate),
+    "review": ("Look at a drive in the browser and correct its labels: a page on 127.0.0.1 with "
+               "the drive's timeline; saves the interval CSV 'train --labels' reads.",
+               _declare_review, _review),
 }
 
 if __name__ == "__main__":

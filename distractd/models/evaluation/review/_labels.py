@@ -1,0 +1,242 @@
+"""The labels the review page edits: read, checked against the recording, saved atomically.
+
+The page edits intervals ``(start_s, end_s, label)`` with label 1 (distracted) or 0 (attentive);
+time outside every interval is unknown. They come from a label file — an interval CSV, or the
+per-window CSV of ``distractd label`` (its ``confidence`` and ``cluster`` columns are kept for the
+page) — read by :func:`~distractd.models.detectors.read_labels`, the reader of ``distractd train
+--labels``; without a file, from the recording's own labels. A file matches the recording when
+every interval lies within the recording's time span (one second of slack) and every per-window
+row ends where a window of the recording ends.
+
+Saving writes the interval CSV ``distractd train --labels`` reads: to a temporary file in the same
+folder, flushed to disk, then moved over the target with :func:`os.replace`, so the target is at
+every moment either the previous file or the new one; the previous file is first kept as
+``<target>.bak`` the same way.
+"""
+
+import csv
+import math
+import os
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from ...._errors import ConfigError, SchemaError
+from ...clustering import WindowLabels
+from ...detectors import read_labels
+from ....pipeline import write_intervals
+
+__all__ = ["LabelFile", "read_label_file", "save_path", "check_intervals", "save_intervals"]
+
+SPAN_SLACK_S = 1.0
+"""How far, in seconds, an interval may reach beyond the recording's first and last sample."""
+_T_END_TOLERANCE_S = 1e-6   # the tolerance of ``distractd train --labels`` for per-window rows
+
+
+@dataclass
+class LabelFile:
+    """Labels read from a file and matched to a recording's windows.
+
+    Attributes
+    ----------
+    intervals : list of (float, float, int)
+        ``(start_s, end_s, label)``, label 1 or 0.
+    kind : {"intervals", "windows"}
+        The file's form.
+    confidence : ndarray of shape (n_windows,) or None
+        Clustering confidence per window of the recording (per-window files that have it), NaN
+        where the file has none.
+    cluster : ndarray of shape (n_windows,) or None
+        Cluster per window (-1 where none), likewise.
+    """
+
+    intervals: list
+    kind: str
+    confidence: np.ndarray = None
+    cluster: np.ndarray = None
+
+
+def save_path(recording_path, labels_path=None, kind=None):
+    """The interval CSV the page saves to.
+
+    The label file itself when it is an interval CSV; ``<stem>.intervals.csv`` beside a
+    per-window CSV (the name ``distractd label`` gives its interval file); without a label file,
+    ``<recording stem>.labels.intervals.csv`` beside the recording.
+
+    Examples
+    --------
+    >>> save_path("d/drive.npz").as_posix(), save_path("d/drive.npz", "d/l.csv", "windows").name
+    ('d/drive.labels.intervals.csv', 'l.intervals.csv')
+    """
+    if labels_path is None:
+        recording_path = Path(recording_path)
+        return recording_path.with_name(recording_path.stem + ".labels.intervals.csv")
+    labels_path = Path(labels_path)
+    if kind == "windows":
+        return labels_path.with_name(labels_path.stem + ".intervals.csv")
+    return labels_path
+
+
+def read_label_file(path, t_span, windows):
+    """Read a label file and check it against the recording.
+
+    Parameters
+    ----------
+    path : str or Path
+    t_span : (float, float)
+        The recording's first and last sample time, seconds.
+    windows : Windows
+        The recording's windows (per-window rows are matched to their ends).
+
+    Returns
+    -------
+    LabelFile
+
+    Raises
+    ------
+    SchemaError
+        The file is malformed, or does not match the recording (naming the first row that does
+        not).
+    """
+    kind, value = read_labels(path)
+    if kind == "intervals":
+        _check_span(value, t_span, path)
+        return LabelFile([(s, e, int(label)) for s, e, label in value], kind)
+    t_end, labels = value
+    rows = _window_rows(path, t_end, windows.t_end)
+    n = len(windows)
+    label = np.full(n, -1, dtype=np.int8)
+    label[rows] = labels
+    extra = _extra_columns(path)
+    confidence = cluster = None
+    if "confidence" in extra:
+        confidence = np.full(n, np.nan)
+        confidence[rows] = extra["confidence"]
+    if "cluster" in extra:
+        cluster = np.full(n, -1)
+        cluster[rows] = np.nan_to_num(extra["cluster"], nan=-1).astype(int)
+    intervals = WindowLabels(windows.t_start, windows.t_end, np.full(n, -1), label,
+                             np.full(n, np.nan), "file", "file").intervals()
+    return LabelFile(intervals, kind, confidence, cluster)
+
+
+def check_intervals(rows, t_span):
+    """Edited intervals from the page as sorted ``(start_s, end_s, label)`` tuples.
+
+    Parameters
+    ----------
+    rows : list
+        ``[start_s, end_s, label]`` items, label 1 or 0, not overlapping.
+    t_span : (float, float)
+        The recording's first and last sample time, seconds.
+
+    Raises
+    ------
+    ConfigError
+        Naming the first bad row and its value.
+
+    Examples
+    --------
+    >>> check_intervals([[5, 8, 0], [1, 2.5, 1]], (0.0, 10.0))
+    [(1.0, 2.5, 1), (5.0, 8.0, 0)]
+    """
+    if not isinstance(rows, list):
+        raise ConfigError(f"labels.intervals must be a list of [start, end, label], got "
+                          f"{type(rows).__name__}")
+    intervals = []
+    for i, row in enumerate(rows):
+        if not (isinstance(row, list) and len(row) == 3
+                and all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in row)):
+            raise ConfigError(f"labels.intervals[{i}] must be [start_s, end_s, label], got {row!r}")
+        start, end, label = float(row[0]), float(row[1]), row[2]
+        if not (math.isfinite(start) and math.isfinite(end) and start < end):
+            raise ConfigError(f"labels.intervals[{i}] needs finite start < end, got {row!r}")
+        if label not in (0, 1):
+            raise ConfigError(f"labels.intervals[{i}] label must be 1 or 0, got {label!r}")
+        intervals.append((start, end, int(label)))
+    intervals.sort()
+    for (_, end, _), (start, _, _) in zip(intervals, intervals[1:]):
+        if start < end:
+            raise ConfigError(f"labels.intervals overlap: one ends at {end!r} s after the next "
+                              f"starts at {start!r} s")
+    _check_span(intervals, t_span, "labels.intervals")
+    return intervals
+
+
+def save_intervals(intervals, path):
+    """Write ``intervals`` to ``path`` atomically, keeping a previous file as ``<path>.bak``.
+
+    Returns
+    -------
+    Path or None
+        The backup, when there was a previous file.
+    """
+    path = Path(path)
+    backup = None
+    if path.exists():
+        backup = path.with_name(path.name + ".bak")
+        _atomic_write(backup, lambda file: file.write(path.read_bytes()), "wb")
+    _atomic_write(path, lambda file: write_intervals(intervals, file), "w")
+    return backup
+
+
+def _atomic_write(path, write, mode):
+    """Call ``write(file)`` on a temporary file beside ``path``, then move it over ``path``."""
+    descriptor, temporary = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.",
+                                             suffix=".tmp")
+    try:
+        with open(descriptor, mode, **({"newline": ""} if "b" not in mode else {})) as file:
+            write(file)
+            file.flush()
+            os.fsync(file.fileno())
+        os.replace(temporary, path)
+    except BaseException:
+        os.unlink(temporary)
+        raise
+
+
+def _check_span(intervals, t_span, source):
+    first, last = t_span
+    for i, (start, end, _) in enumerate(intervals):
+        if start < first - SPAN_SLACK_S or end > last + SPAN_SLACK_S:
+            raise SchemaError(f"{source}: interval {i + 1} ({start!r}-{end!r} s) lies outside "
+                              f"the recording ({first:.3f}-{last:.3f} s): are these the labels "
+                              f"of another drive?")
+
+
+def _window_rows(path, t_end, window_t_end):
+    """The window of the recording each per-window row belongs to (by its end time)."""
+    if len(window_t_end) < 2:
+        raise SchemaError(f"{path}: the recording has {len(window_t_end)} window(s), the file "
+                          f"{len(t_end)} window rows")
+    at = np.clip(np.searchsorted(window_t_end, t_end), 1, len(window_t_end) - 1)
+    at = np.where(np.abs(window_t_end[at - 1] - t_end) <= np.abs(window_t_end[at] - t_end),
+                  at - 1, at)
+    off = np.abs(window_t_end[at] - t_end) > _T_END_TOLERANCE_S
+    if off.any():
+        row = int(np.argmax(off))
+        raise SchemaError(f"{path}:{row + 2}: t_end {float(t_end[row])!r} s is no window end of "
+                          f"the recording (windows end at {float(window_t_end[0])!r} .. "
+                          f"{float(window_t_end[-1])!r} s every "
+                          f"{float(np.median(np.diff(window_t_end))):.3g} s): are these the "
+                          f"labels of another drive?")
+    return at
+
+
+def _extra_columns(path):
+    """The ``confidence`` and ``cluster`` columns of a per-window CSV, where it has them."""
+    with open(path, newline="") as file:
+        reader = csv.DictReader(file)
+        names = [name for name in ("confidence", "cluster") if name in (reader.fieldnames or ())]
+        values = {name: [] for name in names}
+        for line, row in enumerate(reader, start=2):
+            for name in names:
+                text = row[name].strip()
+                try:
+                    values[name].append(float(text) if text else math.nan)
+                except ValueError:
+                    raise SchemaError(f"{path}:{line}: {name} must be a number, got "
+                                      f"{text!r}") from None
+    return {name: np.array(column) for name, column in values.items()}
