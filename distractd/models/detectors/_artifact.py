@@ -25,7 +25,7 @@ from pathlib import Path
 
 import numpy as np
 
-from ..._errors import ModelError
+from ..._errors import ModelError, unreadable
 from ._elm import ELMClassifier
 from ._lapsvm import LapSVMClassifier
 from ._sselm import SSELMClassifier
@@ -262,6 +262,11 @@ def load_model(path):
     try:
         with open(path, "rb") as handle:
             data = handle.read()
+    except OSError as error:
+        raise unreadable(f"model file {path}", error, ModelError) from None
+    if not data.startswith(b"PK"):  # else numpy tries a pickle and hints at allow_pickle
+        raise ModelError(f"model file {path} is not a distractd model (an .npz archive)")
+    try:
         with np.load(io.BytesIO(data), allow_pickle=False) as archive:
             contents = {name: archive[name] for name in archive.files}
     except (OSError, ValueError, EOFError, zipfile.BadZipFile, KeyError) as error:
