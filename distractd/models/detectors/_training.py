@@ -20,7 +20,7 @@ from sklearn.model_selection import train_test_split
 from sklearn.preprocessing import StandardScaler
 from threadpoolctl import threadpool_limits
 
-from ..._errors import ConfigError, SchemaError
+from ..._errors import ConfigError, SchemaError, unreadable
 from ..._validation import Interval, check_params
 from ...pipeline import (
     FEATURE_NAMES, PipelineConfig, Recording, Windows, extract_features, labels_from_intervals,
@@ -81,13 +81,17 @@ def read_labels(path):
         ``t_end`` in seconds and ``label`` int8 (1, 0, -1).
     """
     path = Path(path)
-    with open(path, newline="") as file:
+    try:
+        path.read_text(encoding="utf-8")  # a missing, folder or non-UTF-8 file: one clear line
+    except (OSError, UnicodeDecodeError) as exc:
+        raise unreadable(path, exc, SchemaError) from None
+    with open(path, newline="", encoding="utf-8") as file:
         header = next(csv.reader(file), None)
     header = [name.strip() for name in header or []]
     if {"start", "end", "label"} <= set(header):
         return "intervals", read_intervals(path)
     if {"t_end", "label"} <= set(header):
-        with open(path, newline="") as file:
+        with open(path, newline="", encoding="utf-8") as file:
             rows = list(csv.DictReader(file))
         t_end, labels = [], []
         for line, row in enumerate(rows, start=2):
@@ -179,10 +183,11 @@ def train_detector(windows, model="sselm", *, n_labelled=60, grid="full", seed=0
     X, y = X_all[finite], windows.label[finite]
     known = np.flatnonzero(y != UNLABELLED)
     counts = np.bincount(y[known], minlength=2)
-    if n_labelled >= len(known) or counts.min() < 4:
+    if counts.min() < 4:
+        raise ConfigError(_too_few_labels(windows.label, X_all, names, counts))
+    if n_labelled >= len(known):
         raise ConfigError(f"train.n_labelled must be below the {len(known)} windows of known "
-                          f"truth, with at least 4 of each class ({counts[1]} distracted, "
-                          f"{counts[0]} attentive), got {n_labelled}")
+                          f"truth, got {n_labelled}")
     labelled, _ = train_test_split(known, train_size=n_labelled, stratify=y[known],
                                    random_state=seed)
     unlabelled = np.setdiff1d(np.arange(len(y)), labelled)
@@ -243,8 +248,9 @@ def chosen_features(windows, features=None):
     if features is None:
         names = usable_features(windows)
         if not names:
-            raise ConfigError("no feature has data in half of the windows (are the "
-                              "recordings empty or all track loss?)")
+            raise ConfigError("no feature has data in half of the windows: features need head "
+                              "pose (head_*) or gaze (gaze_*) fields, tracked (are the "
+                              "recordings empty, all track loss, or without these fields?)")
         return names
     unknown = [name for name in features if name not in FEATURE_NAMES]
     if unknown:
@@ -306,6 +312,23 @@ def _match_window_labels(t_end, label_t_end, labels, path):
         raise SchemaError(f"{path}: no t_end matches a window of the recording (first window ends "
                           f"at {float(t_end[0])!r} s, first row at {float(label_t_end[0])!r} s)")
     return np.where(matched, labels[nearest], UNLABELLED).astype(np.int8)
+
+
+def _too_few_labels(labels, X, names, counts):
+    """Why fewer than 4 windows of a class can be trained on: labels the recordings lack, or
+    features missing where the labels are (naming the features most often missing)."""
+    message = (f"training needs at least 4 distracted and 4 attentive windows with every feature, "
+               f"got {counts[1]} distracted and {counts[0]} attentive")
+    labelled = labels != UNLABELLED
+    if np.bincount(labels[labelled], minlength=2).min() < 4:
+        return (message + f"; the recordings label {int((labels == 1).sum())} distracted and "
+                f"{int((labels == 0).sum())} attentive windows of {len(labels)}: give corrected "
+                f"labels (distractd train --labels, e.g. from distractd label)")
+    missing = np.isnan(X[labelled]).mean(axis=0)
+    worst = [f"{names[j]} ({100 * missing[j]:.0f} %)" for j in np.argsort(-missing)[:3]
+             if missing[j] > 0]
+    return (message + f"; the labelled windows lack features: {', '.join(worst)} missing; "
+            f"choose others with --features, or check the recordings' fields")
 
 
 def _labelled_only(y, labelled):

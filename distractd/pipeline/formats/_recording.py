@@ -295,7 +295,11 @@ def labels_from_intervals(t, intervals):
 def read_intervals(path):
     """Read ``start,end,label`` rows (header required) into a list of intervals."""
     path = Path(path)
-    with open(path, newline="") as file:
+    try:
+        path.read_text(encoding="utf-8")  # a missing, folder or non-UTF-8 file: one clear line
+    except (OSError, UnicodeDecodeError) as exc:
+        raise unreadable(path, exc, SchemaError) from None
+    with open(path, newline="", encoding="utf-8") as file:
         reader = csv.DictReader(file)
         if reader.fieldnames is None or not {"start", "end", "label"} <= set(reader.fieldnames):
             raise SchemaError(f"{path}: header must be start,end,label, got {reader.fieldnames}")
