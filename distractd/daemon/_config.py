@@ -2,8 +2,11 @@
 
 A configuration is a dict of sections, each a dict of options (see ``config/distractd.toml``, which
 documents every option and holds exactly the defaults below). Loading merges, in order, the
-defaults, the TOML file and ``section.key=value`` overrides, then validates every option once, raising a
-:class:`~distractd.ConfigError` that names ``section.key``, the rule and the value.
+defaults, the TOML file and ``section.key=value`` overrides, then validates every option and the
+rules between options once, raising a :class:`~distractd.ConfigError` that names ``section.key``,
+the rule and the value. The file is read as a regular file of at most :data:`MAX_CONFIG_BYTES`,
+must be UTF-8 and nest no deeper than the parser's recursion allows; relative paths in it are
+relative to its directory.
 """
 
 import copy
@@ -12,8 +15,19 @@ from pathlib import Path
 
 from .._errors import ConfigError
 from .._validation import Interval, Options, check_params
+from ..pipeline.formats import valid_stream_id
+from ._files import read_regular
 
-__all__ = ["DEFAULTS", "load_config", "parse_override", "decision_options"]
+__all__ = ["DEFAULTS", "MAX_CONFIG_BYTES", "load_config", "parse_override", "decision_options"]
+
+MAX_CONFIG_BYTES = 1 << 20
+"""Largest configuration file read, in bytes."""
+
+PATH_OPTIONS = (("model", "path"), ("security", "secret_key_file"),
+                ("security", "authorized_keys_dir"))
+"""Options naming files: a relative path in the configuration file is taken relative to the
+file's directory (a unit's working directory is ``/``); one given with ``--set`` is relative to
+the working directory, as any command-line path."""
 
 DEFAULTS = {
     "input": {
@@ -23,6 +37,7 @@ DEFAULTS = {
         "max_message_bytes": 1048576,
         "max_block_samples": 8192,
         "rcvhwm": 100000,
+        "max_connections": 4096,
     },
     "pupil": {
         "remote": "",
@@ -36,6 +51,7 @@ DEFAULTS = {
     },
     "model": {
         "path": "",
+        "max_bytes": 268435456,
     },
     "sessions": {
         "idle_timeout_s": 60.0,
@@ -72,13 +88,16 @@ DEFAULTS = {
 
 _POSITIVE = Interval(0, None, closed="neither")
 _COUNT = Interval(1, None, integer=True)
+_QUEUE = Interval(1, 10_000_000, integer=True)  # messages; ZeroMQ's 0 (no bound) is refused
 _CONSTRAINTS = {
-    "input": {"bind": list, "connect": list, "topic": str, "max_message_bytes": _COUNT,
-              "max_block_samples": _COUNT, "rcvhwm": Interval(0, None, integer=True)},
+    "input": {"bind": list, "connect": list, "topic": str,
+              "max_message_bytes": Interval(64, 1 << 30, integer=True),
+              "max_block_samples": Interval(1, 1_000_000, integer=True), "rcvhwm": _QUEUE,
+              "max_connections": Interval(1, 1_000_000, integer=True)},
     "pupil": {"remote": str, "stream": str, "timeout_s": _POSITIVE},
-    "output": {"bind": str, "republish_s": _POSITIVE, "sndhwm": Interval(0, None, integer=True)},
-    "model": {"path": str},
-    "sessions": {"idle_timeout_s": _POSITIVE, "max_streams": _COUNT,
+    "output": {"bind": str, "republish_s": _POSITIVE, "sndhwm": _QUEUE},
+    "model": {"path": str, "max_bytes": Interval(1024, 1 << 34, integer=True)},
+    "sessions": {"idle_timeout_s": _POSITIVE, "max_streams": Interval(1, 1_000_000, integer=True),
                  "min_quality": Interval(0, 1), "segmentation": bool},
     "smoothing": {"mode": Options(("hysteresis", "dwell")), "on": Interval(None, None),
                   "off": Interval(None, None), "min_dwell_s": Interval(0, None)},
@@ -86,7 +105,7 @@ _CONSTRAINTS = {
                 "per_stream": bool},
     "security": {"curve": bool, "secret_key_file": str, "authorized_keys_dir": str},
     "service": {"poll_interval_s": Interval(0.001, 1), "status_interval_s": _POSITIVE,
-                "max_batch_messages": _COUNT,
+                "max_batch_messages": Interval(1, 1_000_000, integer=True),
                 "log_level": Options(("debug", "info", "warning", "error")),
                 "rejection_log_interval_s": Interval(0, None)},
 }
@@ -110,19 +129,40 @@ def load_config(path=None, overrides=()):
     """
     config = copy.deepcopy(DEFAULTS)
     if path is not None:
-        try:
-            with open(path, "rb") as file:
-                loaded = tomllib.load(file)
-        except OSError as exc:
-            raise ConfigError(f"config file {path}: {exc.strerror}") from None
-        except tomllib.TOMLDecodeError as exc:
-            raise ConfigError(f"config file {path}: invalid TOML ({exc})") from None
+        loaded = _read_toml(path)
         _merge(config, loaded, source=str(Path(path)))
+        for section, key in PATH_OPTIONS:
+            value = loaded.get(section, {}).get(key)
+            if value and isinstance(value, str):
+                config[section][key] = str(Path(path).resolve().parent / value)
     for text in overrides:
         section, key, value = parse_override(text)
         _merge(config, {section: {key: value}}, source="--set")
     for section, options in config.items():
         check_params(options, _CONSTRAINTS[section], owner=section)
+    _check_rules(config)
+    return config
+
+
+def _read_toml(path):
+    """The tables of the TOML file ``path``, read within :data:`MAX_CONFIG_BYTES`."""
+    data = read_regular(path, MAX_CONFIG_BYTES, "config file", ConfigError)
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise ConfigError(f"config file {path}: not UTF-8 text (byte 0x{data[exc.start]:02x} "
+                          f"at offset {exc.start})") from None
+    try:
+        return tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigError(f"config file {path}: invalid TOML ({exc})") from None
+    except RecursionError:
+        raise ConfigError(f"config file {path}: invalid TOML (arrays or tables nested too "
+                          f"deep)") from None
+
+
+def _check_rules(config):
+    """The rules between options and on the content of strings and lists."""
     for section, key in (("input", "bind"), ("input", "connect")):
         for endpoint in config[section][key]:
             if not isinstance(endpoint, str) or "://" not in endpoint:
@@ -135,7 +175,19 @@ def load_config(path=None, overrides=()):
     if config["security"]["curve"] and not config["security"]["secret_key_file"]:
         raise ConfigError("security.secret_key_file must name a CURVE secret key file when "
                           "security.curve is true, got ''")
-    return config
+    if "://" not in config["output"]["bind"]:
+        raise ConfigError(f"output.bind must be a ZeroMQ endpoint like 'tcp://127.0.0.1:5556', "
+                          f"got {config['output']['bind']!r}")
+    if not config["input"]["topic"].isascii():
+        raise ConfigError(f"input.topic must be ASCII (topics are bytes on the wire), got "
+                          f"{config['input']['topic']!r}")
+    if not valid_stream_id(config["pupil"]["stream"]):
+        raise ConfigError(f"pupil.stream must be a stream id of 1-128 [A-Za-z0-9_.:-], got "
+                          f"{config['pupil']['stream']!r}")
+    smoothing = config["smoothing"]
+    if smoothing["mode"] == "hysteresis" and smoothing["off"] > smoothing["on"]:
+        raise ConfigError(f"smoothing.off must be <= smoothing.on ({smoothing['on']}) in "
+                          f"hysteresis mode, got {smoothing['off']}")
 
 
 def decision_options(config):
@@ -152,7 +204,7 @@ def parse_override(text):
         raise ConfigError(f"override must look like section.key=value, got {text!r}")
     try:
         value = tomllib.loads(f"v = {raw.strip()}")["v"]
-    except tomllib.TOMLDecodeError:
+    except (tomllib.TOMLDecodeError, RecursionError):
         value = raw.strip()
     return section, key, value
 
@@ -168,6 +220,9 @@ def _merge(config, loaded, source):
             if key not in DEFAULTS[section]:
                 raise ConfigError(f"{source}: unknown option {section}.{key}; options of "
                                   f"[{section}] are {', '.join(DEFAULTS[section])}")
+            if isinstance(value, int) and not -2**63 <= value < 2**63:
+                raise ConfigError(f"{source}: {section}.{key} must fit a 64-bit integer (TOML), "
+                                  f"got one of {len(str(value))} digits")
             default = DEFAULTS[section][key]
             if isinstance(default, float) and isinstance(value, int) \
                     and not isinstance(value, bool):

@@ -15,6 +15,7 @@ from prometheus_client.core import GaugeMetricFamily
 from .. import __version__
 from ..pipeline import ALERT_KINDS, REJECT_REASONS
 from ..pipeline.formats import REJECTION_REASONS, STATES
+from ._gate import REFUSAL_REASONS
 
 __all__ = ["Metrics", "LATENCY_BUCKETS_S"]
 
@@ -62,6 +63,22 @@ class Metrics:
         self.messages_lost = Counter("distractd_messages_lost_total",
                                      "Block messages missing by sequence-number gaps.",
                                      registry=registry)
+        self.seq_resets = Counter("distractd_seq_resets_total",
+                                  "Sequence numbers taken as a restart of their stream's count "
+                                  "(backwards, or a jump beyond what the stream could have sent), "
+                                  "not as lost messages.", registry=registry)
+        refused = Counter("distractd_connections_refused_total",
+                          "Peer connections to the bound input and output sockets refused, by "
+                          "reason.", ["reason"], registry=registry)
+        self.connections_refused = {r: refused.labels(reason=r) for r in REFUSAL_REASONS}
+        self.connections = Gauge("distractd_connections",
+                                 "Peer connections past their handshake on the bound input and "
+                                 "output sockets.", registry=registry)
+        closed = Counter("distractd_connections_closed_total",
+                         "Established peer connections that ended, by socket: the peer closed, or "
+                         "(input) ZeroMQ dropped it for a message over 4 x "
+                         "input.max_message_bytes.", ["socket"], registry=registry)
+        self.connections_closed = {s: closed.labels(socket=s) for s in ("input", "output")}
         self.samples_received = Counter("distractd_samples_received_total",
                                         "Samples in accepted messages.", registry=registry)
         samples_rejected = Counter("distractd_samples_rejected_total",

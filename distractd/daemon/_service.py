@@ -15,6 +15,7 @@ own modules.
 import logging
 import math
 import signal
+import threading
 import time
 from pathlib import Path
 
@@ -32,10 +33,11 @@ from ..pipeline import (
 from ..pipeline.formats import (
     Limits, PupilAdapter, Rejected, decode_samples, encode_event, encode_state,
 )
-from ._config import decision_options, load_config
+from ._config import DEFAULTS, decision_options, load_config
+from ._files import check_archive
 from ._metrics import Metrics
 from ._session import Session, StreamSegmenter, feature_fields
-from ._sockets import Sockets, start_curve
+from ._sockets import Sockets
 from ._systemd import Notifier
 
 __all__ = ["Service", "Model", "run", "default_model_path"]
@@ -53,12 +55,20 @@ class Model:
 
     ``extras["segmenter"]`` (optional) holds :meth:`SegmentPrototypes.to_artifact` output, in the
     model's z-scored feature space. ``needs`` lists, per model feature, the canonical fields it is
-    computed from (``feature_fields`` of ``_session``), for the field check.
+    computed from (``feature_fields`` of ``_session``), for the field check. The file must be a
+    regular file of at most ``max_bytes`` bytes whose arrays expand to at most as many; whatever
+    else is wrong with it (missing parts, wrong types) is a :class:`~distractd.ModelError` naming it.
     """
 
-    def __init__(self, path):
+    def __init__(self, path, max_bytes=DEFAULTS["model"]["max_bytes"]):
         self.path = str(path or default_model_path())
-        self.detector = load_model(self.path)
+        check_archive(self.path, max_bytes, "model file", ModelError)
+        try:
+            self.detector = load_model(self.path)
+        except (KeyError, TypeError, ValueError, AttributeError, IndexError,
+                RecursionError) as exc:  # a header with parts missing or of the wrong type
+            raise ModelError(f"model file {self.path} cannot be used: {type(exc).__name__}: "
+                             f"{exc}") from None
         try:
             self.columns = self.detector.feature_columns(FEATURE_NAMES)
             self.pipeline_config = PipelineConfig.from_dict(self.detector.pipeline_config)
@@ -158,13 +168,14 @@ class Service:
         self.metrics = Metrics(registry or CollectorRegistry(),
                                per_stream=config["metrics"]["per_stream"])
         self.notifier = notifier or Notifier()
-        self.model = Model(config["model"]["path"])
+        self.model = Model(config["model"]["path"], config["model"]["max_bytes"])
         self.metrics.set_model(self.model.detector.model_id, self.model.detector.kind)
         self.inboxes = {}
         self.pupil = None
         self._apply(config)
         self._stop = False
         self._reload = False
+        self._loading = None
         self.http_server = None
 
     def _apply(self, config):
@@ -197,19 +208,14 @@ class Service:
             log.info("metrics on http://%s:%d/metrics", metrics["address"],
                      self.http_server.server_port)
         context = zmq.Context()
-        authenticator = None
         blas = threadpool_limits(limits=1)  # one loop thread; BLAS threads only contend
         try:
-            if self.config["security"]["curve"]:
-                authenticator = start_curve(context, self.config["security"])
-            with Sockets(context, self.config) as sockets:
+            with Sockets(context, self.config, self.metrics) as sockets:
                 if sockets[2] is not None:
                     self.pupil = PupilAdapter()
                 self._loop(*sockets)
         finally:
             blas.restore_original_limits()
-            if authenticator is not None:
-                authenticator.stop()
             context.term()
             if self.http_server is not None:
                 self.http_server.shutdown()
@@ -268,9 +274,12 @@ class Service:
                 self.rejection_log.flush(now)
                 counts.restart(now)
                 next_status = now + service["status_interval_s"]
-            if self._reload and not stopping:
+            if self._reload and not stopping and self._loading is None:
                 self._reload = False
-                self.reload()
+                self._loading = self.start_reload()
+            if self._loading is not None and not self._loading.is_alive():
+                self.finish_reload(self._loading)
+                self._loading = None
         self.rejection_log.flush(now, force=True)
         for inbox in self.inboxes.values():
             self._end_stream(inbox, pub, counts)
@@ -305,7 +314,11 @@ class Service:
             inbox = inboxes.get(stream) or self._new_session(stream, now)
             if inbox is None:
                 continue
-            n_lost += inbox.session.accept(seq, now)
+            lost = inbox.session.accept(seq, now)
+            if lost is None:
+                self.metrics.seq_resets.inc()
+            else:
+                n_lost += lost
             n_samples += len(block)
             if inbox.add(block, now):
                 touched.append(inbox)
@@ -445,22 +458,33 @@ class Service:
 
     # -- reload --------------------------------------------------------------------------
 
-    def reload(self):
-        """Re-read configuration and model; on any error keep both old ones and count a failure.
+    def start_reload(self):
+        """Re-read configuration and model in a :class:`_Reload` thread, so that a slow disk or
+        a big model never stops the loop (nor its watchdog pings); return the thread."""
+        self.notifier.reloading()
+        loading = _Reload(self._load)
+        loading.start()
+        return loading
+
+    def _load(self):
+        config = load_config(self.config_path, self.overrides) if self.config_path \
+            else load_config(overrides=self.overrides)
+        return config, Model(config["model"]["path"], config["model"]["max_bytes"])
+
+    def finish_reload(self, loading):
+        """Swap in what a finished :class:`_Reload` loaded; on any error keep both old ones and
+        count a failure. Return whether it was swapped.
 
         Socket endpoints, metrics address and security settings take effect only at restart.
         Sessions restart when the model's window settings or the smoothing change.
         """
-        self.notifier.reloading()
-        try:
-            config = load_config(self.config_path, self.overrides) if self.config_path \
-                else load_config(overrides=self.overrides)
-            model = Model(config["model"]["path"])
-        except DistractdError as exc:
+        if loading.error is not None:
             self.metrics.reload_failed.inc()
-            log.error("reload rejected, keeping model %s: %s", self.model.detector.model_id, exc)
-            self.notifier.ready(f"reload rejected: {exc}")
+            log.error("reload rejected, keeping model %s: %s", self.model.detector.model_id,
+                      loading.error)
+            self.notifier.ready(f"reload rejected: {loading.error}")
             return False
+        config, model = loading.result
         restart = (model.pipeline_config != self.model.pipeline_config
                    or config["smoothing"] != self.config["smoothing"]
                    or config["sessions"] != self.config["sessions"])
@@ -479,6 +503,25 @@ class Service:
                  ", sessions restarted" if restart else "")
         self.notifier.ready(f"reloaded model {model.detector.model_id}")
         return True
+
+
+class _Reload(threading.Thread):
+    """Runs ``load()`` once; then :attr:`result` holds its value or :attr:`error` a
+    :class:`~distractd.DistractdError` saying why it failed."""
+
+    def __init__(self, load):
+        super().__init__(name="distractd-reload", daemon=True)
+        self.load = load
+        self.result = None
+        self.error = None
+
+    def run(self):
+        try:
+            self.result = self.load()
+        except DistractdError as exc:
+            self.error = exc
+        except Exception as exc:  # a hostile file must never end the daemon: refused, counted
+            self.error = ModelError(f"{type(exc).__name__}: {exc}")
 
 
 _HOLD_MAX_SAMPLES = 256

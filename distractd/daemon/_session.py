@@ -28,7 +28,7 @@ from ..pipeline.formats import (
     transition_event,
 )
 
-__all__ = ["Session", "StreamSegmenter", "feature_fields"]
+__all__ = ["Session", "StreamSegmenter", "feature_fields", "MAX_MESSAGE_RATE_HZ"]
 
 _SOURCES = {"saccade": ("gaze",), "blink": ("eyelid", "gaze"), "perclos": ("eyelid",),
             "glance": ("gaze",)}
@@ -43,6 +43,14 @@ _SIGNALS = np.array([name not in ("t", "confidence") for name in FIELDS])
 """The fields that are a signal (time and confidence alone are not data)."""
 
 _GAZE = np.array([name.startswith("gaze_") for name in FIELDS])
+
+MAX_MESSAGE_RATE_HZ = 10000
+"""The most messages per second a stream is taken to send. A ``seq`` that goes back, or jumps
+forward by more than this rate could have sent since the stream's previous message (plus
+:data:`_SEQ_SLACK`), is a sender restart or a forged number: counted as a reset, not as lost
+messages."""
+
+_SEQ_SLACK = 1024
 
 
 def feature_fields(feature_names, use_tracker_flags=False):
@@ -110,11 +118,15 @@ class Session:
         self.fields_checked = False
 
     def accept(self, seq, now_s):
-        """Note one decoded message of the stream; return the number of messages lost before it."""
+        """Note one decoded message of the stream; return the number of messages lost before it,
+        or None when ``seq`` restarts the count (see :data:`MAX_MESSAGE_RATE_HZ`)."""
         n_lost = 0
         if seq is not None:
-            if self.next_seq is not None and seq > self.next_seq:
-                n_lost = seq - self.next_seq
+            expected = self.next_seq
+            if expected is not None and seq != expected:
+                n_lost = seq - expected
+                if not 0 < n_lost <= _SEQ_SLACK + MAX_MESSAGE_RATE_HZ * (now_s - self.last_seen_s):
+                    n_lost = None
             self.next_seq = seq + 1
         self.last_seen_s = now_s
         return n_lost
@@ -275,16 +287,27 @@ class StreamSegmenter:
 
         The windows go to the segmenter ``max_length`` at a time, so the end-time ring (max_lag +
         4 max_length windows) still holds every window a commit can reach, however long the batch.
+        A window ending before its predecessor (the tracker's clock was reset) ends the sequence:
+        the pending frames are committed and segmentation starts again, so no segment spans the
+        reset (its end would precede its start).
         """
         ring = len(self._t_end)
         step = self.online.prototypes.max_length
         Z = self.normalize(X_raw)
         Z = np.where(np.isnan(Z), 0.0, Z)
         finals = []
-        for lo in range(0, len(t_end), step):
-            part = t_end[lo:lo + step]
-            self._t_end[(self.online.n_frames + np.arange(len(part))) % ring] = part
-            finals += self._published(*self.online.update(Z[lo:lo + step]))
+        previous = self._t_end[(self.online.n_frames - 1) % ring] if self.online.n_frames \
+            else -np.inf
+        back = np.flatnonzero(np.diff(t_end, prepend=previous) < 0)
+        edges = [0, *back[back > 0], len(t_end)]
+        for lo, hi in zip(edges[:-1], edges[1:]):
+            if lo in back:   # the stream's clock went back (a tracker restart): a new sequence
+                finals += self.flush()
+                self.online = OnlineSegmenter(self.online.prototypes)
+            for start in range(lo, hi, step):
+                part = t_end[start:min(start + step, hi)]
+                self._t_end[(self.online.n_frames + np.arange(len(part))) % ring] = part
+                finals += self._published(*self.online.update(Z[start:start + len(part)]))
         return finals
 
     def flush(self):

@@ -1,33 +1,22 @@
 """The daemon's sockets: input SUB, output PUB, the Pupil backbone SUB, and CURVE security.
 
 Every socket is built in the loop's thread by :class:`Sockets` (a context manager that closes them
-all with ``linger=0``); CURVE, when ``security.curve`` is on, runs a ZAP authenticator thread
-(:func:`start_curve`) and makes both the input and output sockets CURVE servers.
+all with ``linger=0``); with ``security.curve`` the bound input and output sockets are CURVE servers,
+and a :class:`Gatekeeper` (``_gate.py``) decides which peers may connect to them.
 """
 
 import logging
 
 import zmq
 import zmq.auth
-from zmq.auth.thread import ThreadAuthenticator
 
 from .._errors import ConfigError
 from ..pipeline.formats import PupilAdapter
+from ._gate import DESCRIPTOR_RESERVE, Gatekeeper, raise_descriptor_limit
 
-__all__ = ["Sockets", "start_curve", "pupil_sub_endpoint"]
+__all__ = ["Sockets", "pupil_sub_endpoint"]
 
 log = logging.getLogger("distractd.daemon")
-
-
-def start_curve(context, security):
-    """Start the ZAP authenticator for ``security`` (the configuration's section); return it."""
-    authenticator = ThreadAuthenticator(context)
-    authenticator.start()
-    if security["authorized_keys_dir"]:
-        authenticator.configure_curve(domain="*", location=security["authorized_keys_dir"])
-    else:
-        authenticator.configure_curve(domain="*", location=zmq.auth.CURVE_ALLOW_ANY)
-    return authenticator
 
 
 def pupil_sub_endpoint(context, remote, timeout_s):
@@ -57,10 +46,12 @@ class Sockets:
     set.
     """
 
-    def __init__(self, context, config):
+    def __init__(self, context, config, metrics):
         self.context = context
         self.config = config
+        self.metrics = metrics
         self.sockets = []
+        self.gatekeeper = None
 
     def _socket(self, kind):
         sock = self.context.socket(kind)
@@ -71,10 +62,12 @@ class Sockets:
     def __enter__(self):
         config = self.config
         try:
+            self.gatekeeper = self._gatekeeper()
             sub = self._socket(zmq.SUB)
             sub.rcvhwm = config["input"]["rcvhwm"]
             sub.maxmsgsize = 4 * config["input"]["max_message_bytes"]
             self._secure(sub)
+            self.gatekeeper.watch(sub, "input")
             sub.subscribe(config["input"]["topic"])
             for endpoint in config["input"]["bind"]:
                 _bind(sub, endpoint, "input.bind")
@@ -83,7 +76,9 @@ class Sockets:
             pub = self._socket(zmq.PUB)
             pub.sndhwm = config["output"]["sndhwm"]
             self._secure(pub)
+            self.gatekeeper.watch(pub, "output")
             _bind(pub, config["output"]["bind"], "output.bind")
+            self.gatekeeper.start()
             pupil_sub = None
             if config["pupil"]["remote"]:
                 endpoint = pupil_sub_endpoint(self.context, config["pupil"]["remote"],
@@ -102,6 +97,27 @@ class Sockets:
     def __exit__(self, *_):
         for sock in self.sockets:
             sock.close(linger=0)
+        if self.gatekeeper is not None:
+            self.gatekeeper.stop()
+
+    def _gatekeeper(self):
+        """The :class:`Gatekeeper` of this configuration, with the descriptor limit raised and
+        ``input.max_connections`` lowered to fit it."""
+        limit = raise_descriptor_limit()
+        max_connections = self.config["input"]["max_connections"]
+        if max_connections > limit - DESCRIPTOR_RESERVE:
+            max_connections = max(1, limit - DESCRIPTOR_RESERVE)
+            log.warning("input.max_connections lowered to %d: the descriptor limit is %d "
+                        "(raise LimitNOFILE)", max_connections, limit)
+        security = self.config["security"]
+        keys = None
+        if security["curve"] and security["authorized_keys_dir"]:
+            try:
+                keys = set(zmq.auth.load_certificates(security["authorized_keys_dir"]))
+            except (OSError, ValueError) as exc:
+                raise ConfigError(f"security.authorized_keys_dir "
+                                  f"{security['authorized_keys_dir']!r}: {exc}") from None
+        return Gatekeeper(self.context, max_connections, keys, self.metrics)
 
     def _secure(self, sock):
         security = self.config["security"]

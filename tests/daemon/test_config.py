@@ -43,7 +43,7 @@ def test_file_then_overrides(tmp_path):
     ("metrics.port=70000", "metrics.port must be an integer in [0, 65535], got 70000"),
     ("smoothing.mode=median", "smoothing.mode must be one of 'hysteresis', 'dwell', got 'median'"),
     ("service.max_batch_messages=0",
-     "service.max_batch_messages must be an integer in [1, inf)"),
+     "service.max_batch_messages must be an integer in [1, 1e+06], got 0"),
     ("input.bind=[5555]", "input.bind entries must be ZeroMQ endpoints"),
     ("sessions.idle=5", "unknown option sessions.idle"),
     ("daemon.port=5", "unknown section [daemon]"),

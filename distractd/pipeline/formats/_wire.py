@@ -20,8 +20,8 @@ from ..._errors import DistractdError, SchemaError
 from ._schema import FIELDS, block_from_columns, block_from_maps
 
 __all__ = [
-    "VERSION", "STATES", "REJECTION_REASONS", "Rejected", "Limits", "unpack", "decode_samples",
-    "encode_map", "encode_block", "state_message", "transition_event", "segment_event",
+    "VERSION", "STATES", "REJECTION_REASONS", "MAX_SEQ", "Rejected", "Limits", "unpack",
+    "decode_samples", "valid_stream_id", "encode_map", "encode_block", "state_message", "transition_event", "segment_event",
     "glance_state", "alert_event", "encode_state", "encode_event", "decode_output",
 ]
 
@@ -33,9 +33,16 @@ REJECTION_REASONS = (
     "oversized", "bad_topic", "undecodable", "not_a_map", "unknown_version", "missing_t",
     "wrong_type", "bad_block", "too_many_streams",
 )
-"""Why a message was dropped: size over the bound, topic not ``<prefix><stream_id>``, not msgpack,
-payload not a map, ``v`` not 1, no ``t`` (map form), a field of the wrong type, a malformed block,
-or the session table full. Timestamps going backwards are the pipeline's to judge, per sample."""
+"""Why a message was dropped: size over the bound, topic not ``<prefix><stream_id>``, not msgpack
+(or nested or sized beyond the bounds), payload not a map, ``v`` not the integer 1, no ``t`` (map
+form), a field of the wrong msgpack type (a sample value that is not a number, ``seq`` not an
+integer in [0, :data:`MAX_SEQ`], ``data`` not bin, ``dtype`` not a string, ``fields`` not a list of
+strings), a malformed block (no ``seq``, unknown dtype, empty, unknown or repeated fields, data not
+whole rows), or the session table full. Timestamps going backwards are the pipeline's to judge,
+per sample."""
+
+MAX_SEQ = 2**63 - 1
+"""Largest accepted ``seq`` (a signed 64-bit counter never wraps in practice)."""
 
 _STREAM_ID = re.compile(rb"[A-Za-z0-9_.:\-]{1,128}")
 _DTYPES = {"<f8": np.dtype("<f8"), "<f4": np.dtype("<f4")}
@@ -108,12 +115,14 @@ def decode_samples(frames, limits):
         raise Rejected("oversized", f"stream {stream}: payload of {len(payload)} bytes exceeds "
                                     f"input.max_message_bytes={limits.max_message_bytes}")
     message = unpack(payload, f"stream {stream}")
-    if message.get("v") != VERSION:
-        raise Rejected("unknown_version", f"stream {stream}: v must be {VERSION}, "
-                                          f"got {message.get('v')!r}")
+    version = message.get("v")
+    if type(version) is not int or version != VERSION:
+        raise Rejected("unknown_version", f"stream {stream}: v must be the integer {VERSION}, "
+                                          f"got {_shown(version)}")
     seq = message.get("seq")
-    if seq is not None and (isinstance(seq, bool) or not isinstance(seq, int)):
-        raise Rejected("wrong_type", f"stream {stream}: seq must be an integer, got {seq!r}")
+    if seq is not None and (type(seq) is not int or not 0 <= seq <= MAX_SEQ):
+        raise Rejected("wrong_type", f"stream {stream}: seq must be an integer in "
+                                     f"[0, {MAX_SEQ}], got {_shown(seq)}")
     if "data" in message:
         return stream, _decode_block(stream, message, limits), seq
     if message.get("t") is None:
@@ -121,7 +130,7 @@ def decode_samples(frames, limits):
     try:
         return stream, block_from_maps((message,)), seq
     except SchemaError as exc:
-        raise Rejected("wrong_type", f"stream {stream}: {exc}") from None
+        raise Rejected("wrong_type", f"stream {stream}: {_clipped(exc)}") from None
 
 
 def unpack(payload, where, max_str_len=4096):
@@ -152,6 +161,26 @@ def unpack(payload, where, max_str_len=4096):
     return message
 
 
+def _shown(value, max_items=8):
+    """A received value for a rejection line: its type and ``repr``, or only its length when it
+    holds more than ``max_items`` items (a 1 MB bin is not formatted to be logged)."""
+    if isinstance(value, (bytes, str, list, dict)) and len(value) > max_items:
+        return f"{type(value).__name__} of length {len(value)}"
+    return f"{type(value).__name__} {value!r}"[:200]
+
+
+def valid_stream_id(name):
+    """Whether ``name`` (str) is a stream id: 1-128 characters of ``[A-Za-z0-9_.:-]``."""
+    return isinstance(name, str) and name.isascii() \
+        and _STREAM_ID.fullmatch(name.encode("ascii")) is not None
+
+
+def _clipped(error, max_chars=240):
+    """A schema error's message, cut so that a 4,096-name ``fields`` list is not logged whole."""
+    text = str(error)
+    return text if len(text) <= max_chars else f"{text[:max_chars]}... ({len(text)} characters)"
+
+
 def _stream_id(topic, limits):
     """Check a topic new to ``limits.streams``; return its stream id and remember it."""
     if not topic.startswith(limits.topic) or not _STREAM_ID.fullmatch(topic, len(limits.topic)):
@@ -167,17 +196,21 @@ def _decode_block(stream, message, limits):
     fields, dtype, data = message.get("fields"), message.get("dtype"), message.get("data")
     if message.get("seq") is None:
         raise Rejected("bad_block", f"stream {stream}: a block must have seq")
-    if not isinstance(data, bytes):
+    if type(data) is not bytes:
         raise Rejected("wrong_type", f"stream {stream}: data must be bin, "
-                                     f"got {type(data).__name__}")
-    if not isinstance(dtype, str) or dtype not in _DTYPES:
+                                     f"got {_shown(data)}")
+    if type(dtype) is not str:
+        raise Rejected("wrong_type", f"stream {stream}: dtype must be a string, "
+                                     f"got {_shown(dtype)}")
+    if dtype not in _DTYPES:
         raise Rejected("bad_block", f"stream {stream}: dtype must be one of {list(_DTYPES)}, "
-                                    f"got {dtype!r}")
+                                    f"got {_shown(dtype)}")
     canonical = fields == _CANONICAL
-    if not canonical and (not isinstance(fields, list) or not fields
-                          or not all(isinstance(f, str) for f in fields)):
-        raise Rejected("bad_block", f"stream {stream}: fields must be a list of names, "
-                                    f"got {fields!r}")
+    if not canonical and (type(fields) is not list or not all(type(f) is str for f in fields)):
+        raise Rejected("wrong_type", f"stream {stream}: fields must be a list of names, "
+                                     f"got {_shown(fields)}")
+    if not fields:
+        raise Rejected("bad_block", f"stream {stream}: fields must not be empty")
     row_bytes = _DTYPES[dtype].itemsize * len(fields)
     if len(data) % row_bytes:
         raise Rejected("bad_block", f"stream {stream}: {len(data)} data bytes are not a whole "
@@ -192,7 +225,7 @@ def _decode_block(stream, message, limits):
     try:
         return block_from_columns(fields, values)
     except SchemaError as exc:
-        raise Rejected("bad_block", f"stream {stream}: {exc}") from None
+        raise Rejected("bad_block", f"stream {stream}: {_clipped(exc)}") from None
 
 
 def encode_map(stream, sample, seq=None):
