@@ -17,7 +17,9 @@ their sources; in short:
 - **Classes**: ``on_road`` inside the forward roadway ellipse around the road centre
   (``glance_road_yaw_deg`` × ``glance_road_pitch_deg``), ``mirror`` / ``instrument`` inside their
   circles placed relative to the road centre, ``off_road`` elsewhere, ``lost`` when the eyes are
-  not tracked (NaN gaze or low confidence).
+  not tracked (NaN gaze or low confidence) — unless the head is turned away: a lost sample whose
+  head pose lies outside the ``glance_head_*`` ellipse around the head's on-road pose (learned
+  from on-road samples) is ``off_road``, the eyes having gone with the head.
 - **Glances (ISO 15007-1)**: a glance away lasts from the start of the transition away from the road
   (the last on-road sample) to the start of the transition back (the last sample away). A run of
   samples back on the road or lost ends it once it lasts ``glance_min_dip_s``; shorter runs (a
@@ -48,10 +50,11 @@ from numba import njit
 
 from ._config import (
     _P_G_BUFFER_DELAY_S, _P_G_BUFFER_S, _P_G_FORGET_S, _P_G_FREE_S, _P_G_LONG_S,
-    _P_G_LOST_CARRY_S, _P_G_MIN_DIP_S,
+    _P_G_HEAD_PITCH, _P_G_HEAD_YAW, _P_G_LOST_CARRY_S, _P_G_MIN_DIP_S,
     _P_G_REGIONS, _P_G_ROAD_PITCH, _P_G_ROAD_YAW, _P_G_SHARING_RESET_S, _P_G_SHARING_S,
     _P_G_SHARING_WINDOW_S, _P_G_WARMUP_S,
 )
+from .formats import FIELD_INDEX
 
 __all__ = ["GLANCE_CLASSES", "GLANCE_FEATURES", "ALERT_KINDS", "Alert", "GlanceChannel",
            "GlanceTrace"]
@@ -122,7 +125,19 @@ _G_TS_HEAD = 23     # next ring row
 _G_TS_N = 24        # glances in the ring
 _G_CENTRE_T = 25    # time the centre was last refined (from the histogram), s
 _G_COS = 26         # cosine of the centre's pitch
-_G_SIZE = 27
+_G_HEAD_YAW = 27    # on-road head pose (yaw, pitch), rad: the head while the gaze is on the road
+_G_HEAD_PITCH = 28
+_G_HEAD_SEEN_S = 29  # on-road time with a head pose seen, s
+_G_HEAD_VAR_YAW = 30  # on-road head pose variance (yaw, pitch), rad^2
+_G_HEAD_VAR_PITCH = 31
+_G_SIZE = 32
+
+HEAD_SPREAD = 3.0
+"""The head-pose ellipse is at least this many on-road standard deviations wide: a driver whose
+head moves a lot while looking at the road gets a wider one."""
+
+_HEAD_YAW = FIELD_INDEX["head_yaw"]
+_HEAD_PITCH = FIELD_INDEX["head_pitch"]
 
 CENTRE_EVERY_S = 0.25
 """The centre is re-read from the histogram when its mode moves, and at least this often, s."""
@@ -317,6 +332,45 @@ def _learn(t, yaw, pitch, state, hist):
 
 
 @njit(cache=True, inline="always")
+def _learn_head(x, step, params, state):
+    """Follow the head pose of on-road samples and its variance: running moments over the
+    first ``glance_road_forget_s``, then exponential ones with that time constant."""
+    yaw = x[_HEAD_YAW]
+    pitch = x[_HEAD_PITCH]
+    if yaw != yaw or pitch != pitch:
+        return
+    seen = state[_G_HEAD_SEEN_S] + step
+    state[_G_HEAD_SEEN_S] = seen
+    alpha = min(step / min(seen, params[_P_G_FORGET_S]), 1.0)
+    dyaw = yaw - state[_G_HEAD_YAW] if seen > step else 0.0
+    dpitch = pitch - state[_G_HEAD_PITCH] if seen > step else 0.0
+    state[_G_HEAD_YAW] = yaw - (1.0 - alpha) * dyaw
+    state[_G_HEAD_PITCH] = pitch - (1.0 - alpha) * dpitch
+    state[_G_HEAD_VAR_YAW] = (1.0 - alpha) * (state[_G_HEAD_VAR_YAW] + alpha * dyaw * dyaw)
+    state[_G_HEAD_VAR_PITCH] = (1.0 - alpha) * (state[_G_HEAD_VAR_PITCH]
+                                                + alpha * dpitch * dpitch)
+
+
+@njit(cache=True, inline="always")
+def _head_away(x, params, state):
+    """The head of a sample with lost eyes is turned outside the head-pose ellipse around its
+    on-road pose (False without a head pose, an on-road pose or the fallback)."""
+    if params[_P_G_HEAD_YAW] <= 0.0 or params[_P_G_HEAD_PITCH] <= 0.0:
+        return False
+    if state[_G_HEAD_SEEN_S] <= 0.0:
+        return False
+    yaw = x[_HEAD_YAW]
+    pitch = x[_HEAD_PITCH]
+    if yaw != yaw or pitch != pitch:
+        return False
+    dyaw = (yaw - state[_G_HEAD_YAW]) / max(params[_P_G_HEAD_YAW],
+                                            HEAD_SPREAD * math.sqrt(state[_G_HEAD_VAR_YAW]))
+    dpitch = (pitch - state[_G_HEAD_PITCH]) / max(params[_P_G_HEAD_PITCH],
+                                                  HEAD_SPREAD * math.sqrt(state[_G_HEAD_VAR_PITCH]))
+    return dyaw * dyaw + dpitch * dpitch > 1.0
+
+
+@njit(cache=True, inline="always")
 def _cyclopean(x):
     """Mean yaw and pitch of the eyes with a gaze value in sample ``x``; NaN when neither has."""
     yaw = 0.0
@@ -428,6 +482,10 @@ def _glance_step(x, has_gaze, t, dt, gap, lost, params, state, hist, ring, out, 
         if state[_G_MODE] >= 0.0:
             cls = _classify(yaw, pitch, params, state)
     ready = state[_G_READY] == 1.0
+    if cls == ON_ROAD and step > 0.0:
+        _learn_head(x, step, params, state)
+    elif cls == LOST and ready and _head_away(x, params, state):
+        cls = OFF_ROAD
     away = cls == OFF_ROAD or cls == MIRROR or cls == INSTRUMENT
     # eyes lost while looking away from the road, not at a mirror or the cluster (a phone in the
     # lap): the glance goes on for a while

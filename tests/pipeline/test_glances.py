@@ -159,9 +159,9 @@ def test_blink_inside_a_glance_does_not_split_it():
     i = np.flatnonzero(windows.t_end == 77.5)[0]
     assert windows.X[i, LONGEST] == pytest.approx(2.6, abs=1e-9)
     assert windows.X[i, RATE] == pytest.approx(6.0)       # one glance in 10 s
-    # a longer loss does split it
+    # without the carry (glance_lost_carry_s), a longer loss does split it
     block, starts = trace([(1.2, DISPLAY), (0.5, None), (1.3, DISPLAY), (5.0, (0.0, 0.0))])
-    windows = extract_features(Recording(block))
+    windows = extract_features(Recording(block), PipelineConfig(glance_lost_carry_s=0.0))
     i = np.flatnonzero(windows.t_end == 77.5)[0]
     assert windows.X[i, LONGEST] == pytest.approx(1.3 - 1 / 60, abs=1e-9)   # starts after the loss
     assert windows.X[i, RATE] == pytest.approx(12.0)
@@ -180,6 +180,59 @@ def test_lost_eyes_can_carry_a_glance_away_to_its_long_distraction_alert():
     block, starts = trace([(1.2, MIRROR), (1.0, None), (1.3, MIRROR), (5.0, (0.0, 0.0))])
     carried = detect_glances(Recording(block), PipelineConfig(glance_lost_carry_s=1.5))
     assert not [a for a in carried.alerts if a.kind == "long_distraction"]
+
+
+def head_turn(block, starts, segment, pitch_deg, yaw_deg=0.0, sway_deg=0.3, seed=1):
+    """Give ``block`` a head pose: still (with a little sway) at 0, and turned by
+    (``yaw_deg``, ``pitch_deg``) during segment ``segment`` of :func:`trace`."""
+    rng = np.random.default_rng(seed)
+    t = block[:, 0]
+    turned = (t >= starts[segment]) & (t < starts[segment + 1])
+    for field, turn in (("head_yaw", yaw_deg), ("head_pitch", pitch_deg)):
+        block[:, FIELD_INDEX[field]] = np.radians(rng.normal(0.0, sway_deg, len(t))
+                                                  + np.where(turned, turn, 0.0))
+    return block
+
+
+def test_lost_eyes_with_the_head_turned_away_are_off_road():
+    # a phone in the lap: 0.5 s at the display, then the eyes are lost for 3 s while the head
+    # is pitched 15 degrees down; the glance goes on and the long-distraction alert fires
+    segments = [(0.5, DISPLAY), (3.0, None), (5.0, (0.0, 0.0))]
+    block, starts = trace(segments)
+    block = head_turn(block, starts, 1, pitch_deg=-15.0)
+    result = detect_glances(Recording(block))
+    lost = (result.t >= starts[1]) & (result.t < starts[2])
+    assert (result.glance[lost] == CODE["off_road"]).all()
+    (alert,) = [a for a in result.alerts if a.kind == "long_distraction"]
+    assert alert.t - alert.glances[0][0] == pytest.approx(3.0, abs=1.5 / 60)
+    # the same loss with the head still where it is when the eyes are on the road: lost
+    block, starts = trace(segments)
+    block = head_turn(block, starts, 1, pitch_deg=0.0)
+    result = detect_glances(Recording(block))
+    lost = (result.t >= starts[1]) & (result.t < starts[2])
+    assert (result.glance[lost] == CODE["lost"]).all()
+    assert result.alerts == []
+    # the fallback switched off, or a tracker without head pose: lost
+    block, starts = trace(segments)
+    block = head_turn(block, starts, 1, pitch_deg=-15.0)
+    off = PipelineConfig(glance_head_yaw_deg=0.0)
+    assert not detect_glances(Recording(block), off).alerts
+
+
+def test_head_ellipse_widens_for_a_driver_whose_head_moves_a_lot_on_the_road():
+    # a 6 degree head turn while the eyes are lost: off road for a driver whose head is still on
+    # the road (sway 0.3 degrees sd: the configured 6 x 4 degree ellipse), mostly within the own
+    # on-road range of one whose head sways 4 degrees (sd; the ellipse is 3 sd = 12 degrees)
+    segments = [(0.5, DISPLAY), (3.0, None), (5.0, (0.0, 0.0))]
+    shares = {}
+    for sway in (0.3, 4.0):
+        block, starts = trace(segments)
+        block = head_turn(block, starts, 1, pitch_deg=-6.0, sway_deg=sway)
+        result = detect_glances(Recording(block))
+        lost = (result.t >= starts[1]) & (result.t < starts[2])
+        shares[sway] = np.mean(result.glance[lost] == CODE["off_road"])
+    assert shares[0.3] > 0.95
+    assert shares[4.0] < 0.2
 
 
 def test_window_features_and_state_on_a_gaze_only_stream():
