@@ -1,0 +1,242 @@
+"""The command line on bad files, paths and arguments: one clear line each, never a traceback;
+``--json`` and ``--quiet`` on every command with a summary."""
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from distractd._errors import ConfigError
+from distractd.cli import _COMMANDS, main
+from distractd.daemon import default_model_path
+from distractd.models.detectors import train_detector
+from distractd.pipeline import FEATURE_NAMES, extract_features, read_recording
+from distractd.simulators import simulate_drive
+
+pytestmark = pytest.mark.filterwarnings("error::ResourceWarning")
+
+
+@pytest.fixture(scope="module")
+def files(tmp_path_factory):
+    """Good and bad inputs, side by side."""
+    root = tmp_path_factory.mktemp("cli")
+    rng = np.random.default_rng(0)
+    noise = rng.bytes(4096)
+    paths = {
+        "missing": root / "missing.csv",
+        "folder": root / "folder.csv",
+        "non-utf8": root / "latin1.csv",
+        "random-csv": root / "random.csv",
+        "random-bin": root / "random.bin",
+        "random-npz": root / "random.npz",
+        "random-parquet": root / "random.parquet",
+    }
+    paths["folder"].mkdir()
+    paths["non-utf8"].write_bytes("t,gaze_r_yaw\n0.0,0.1\n1.0,caf\xe9\n".encode("latin-1"))
+    for name in ("random-csv", "random-bin", "random-npz", "random-parquet"):
+        paths[name].write_bytes(noise)
+    good = root / "drive.npz"
+    assert main(["simulate", "--seed", "5", "--duration", "60", "--protocol", "visual-manual",
+                 "--out", str(good), "-q"]) == 0
+    short = root / "short.csv"
+    assert main(["simulate", "--seed", "5", "--duration", "5", "--out", str(short), "-q"]) == 0
+    return root, paths, good, short
+
+
+def _one_line_error(capsys, command, *named):
+    err = capsys.readouterr().err
+    lines = err.strip().splitlines()
+    assert len(lines) == 1, err
+    assert lines[0].startswith(f"distractd {command}: error: "), err
+    for text in ("Traceback", "allow_pickle", "pickle", "Errno"):
+        assert text not in err
+    for name in named:
+        assert str(name) in lines[0]
+    return lines[0]
+
+
+def _commands_reading(model, recording, out_dir):
+    """Every command that reads a recording, with ``recording`` in its place."""
+    out = out_dir / "out.csv"
+    return {
+        "info": ["info", recording],
+        "convert": ["convert", recording, out_dir / "copy.npz"],
+        "replay": ["replay", recording, "--endpoint", "tcp://127.0.0.1:1", "--wait", "0.1"],
+        "pupil-emulator": ["pupil-emulator", recording, "--port", "0"],
+        "events": ["events", recording, "--out", out],
+        "features": ["features", recording, "--out", out],
+        "label": ["label", recording, "--method", "kmeans", "--out", out],
+        "segment": ["segment", recording, "--out", out],
+        "train": ["train", recording, "--model", "elm", "--out", out_dir / "m.npz"],
+        "adapt": ["adapt", model, recording, "--out", out_dir / "m.npz"],
+        "predict": ["predict", model, recording, "--out", out],
+        "evaluate": ["evaluate", recording, "--models", "elm", "--out", out_dir / "eval"],
+    }
+
+
+BAD_FILES = ["missing", "folder", "non-utf8", "random-csv", "random-bin", "random-npz",
+             "random-parquet"]
+
+
+@pytest.mark.parametrize("bad", BAD_FILES)
+def test_every_command_names_a_bad_recording_in_one_line(files, bad, tmp_path, capsys):
+    _, paths, _, _ = files
+    commands = _commands_reading(default_model_path(), paths[bad], tmp_path)
+    # every command reading a recording is here; review shows bad input on its page (its tests)
+    assert set(_COMMANDS) - set(commands) == {"run", "demo", "simulate", "review"}
+    for command, argv in commands.items():
+        assert main(argv) == 1, command
+        _one_line_error(capsys, command, paths[bad])
+
+
+@pytest.mark.parametrize("bad", ["missing", "folder", "random-npz", "random-bin", "non-utf8"])
+def test_every_command_names_a_bad_model_in_one_line(files, bad, tmp_path, capsys):
+    _, paths, good, _ = files
+    out = tmp_path / "out.csv"
+    for argv in (["predict", paths[bad], good, "--out", out],
+                 ["adapt", paths[bad], good, "--out", tmp_path / "m.npz"],
+                 ["segment", good, "--model", paths[bad], "--out", out]):
+        assert main(argv) == 1, argv
+        _one_line_error(capsys, argv[0], paths[bad], "model file")
+
+
+def test_output_paths_are_checked_before_any_work(files, tmp_path, capsys):
+    root, paths, good, _ = files
+    nowhere = tmp_path / "no" / "such" / "folder"
+    model = default_model_path()
+    # the inputs are missing too: the output is refused first, while parsing
+    for argv in (["convert", paths["missing"], nowhere / "x.npz"],
+                 ["events", paths["missing"], "--out", nowhere / "e.csv"],
+                 ["features", paths["missing"], "--out", nowhere / "f.csv"],
+                 ["label", paths["missing"], "--out", nowhere / "l.csv"],
+                 ["label", paths["missing"], "--out", tmp_path / "l.csv",
+                  "--intervals", nowhere / "i.csv"],
+                 ["segment", paths["missing"], "--out", nowhere / "s.csv"],
+                 ["train", paths["missing"], "--out", nowhere / "m.npz"],
+                 ["adapt", model, paths["missing"], "--out", nowhere / "m.npz"],
+                 ["predict", model, paths["missing"], "--out", nowhere / "p.csv"],
+                 ["predict", model, paths["missing"], "--out", tmp_path / "p.csv",
+                  "--plot", nowhere / "p.png"],
+                 ["train", paths["missing"], "--out", paths["folder"]],
+                 ["evaluate", paths["missing"], "--out", good / "eval"],
+                 ["simulate", "--seed", "1", "--out", good / "x.npz"]):
+        with pytest.raises(SystemExit) as exit:
+            main(argv)
+        assert exit.value.code == 2, argv
+        line = _one_line_error(capsys, argv[0])
+        assert "argument --out" in line or "argument --plot" in line or \
+            "argument --intervals" in line or "argument output" in line, line
+    assert not nowhere.parent.exists()
+
+
+def test_bad_arguments_are_one_line(capsys):
+    for argv, command in ((["train", "x.npz", "--seed", "one", "--out", "m.npz"], "train"),
+                          (["predict", "--no-such-option"], "predict"),
+                          (["simulate", "--seed", "1", "--protocol", "yoga", "--out", "x.npz"],
+                           "simulate")):
+        with pytest.raises(SystemExit) as exit:
+            main(argv)
+        assert exit.value.code == 2
+        _one_line_error(capsys, command)
+    with pytest.raises(SystemExit):
+        main(["no-such-command"])
+    assert capsys.readouterr().err.count("\n") == 1
+    assert main(["label", "x.npz", "--out", "l.csv", "--param", "lam=[oops"]) == 1
+    assert "--param must be NAME=VALUE with a JSON value" in _one_line_error(capsys, "label")
+
+
+def test_zero_windows_is_an_error_naming_the_recording(files, tmp_path, capsys):
+    _, _, _, short = files
+    for argv in (["features", short, "--out", tmp_path / "f.csv"],
+                 ["predict", default_model_path(), short, "--out", tmp_path / "p.csv"],
+                 ["label", short, "--out", tmp_path / "l.csv"],
+                 ["segment", short, "--out", tmp_path / "s.csv"]):
+        assert main(argv) == 1
+        line = _one_line_error(capsys, argv[0], short)
+        assert "no complete window" in line and "spans 5.0 s, a window 10 s" in line
+    assert not any(tmp_path.iterdir())  # no header-only file left behind
+
+
+def test_train_names_missing_labels_and_suggests_labels(files, tmp_path, capsys):
+    _, _, good, _ = files
+    unlabelled = tmp_path / "unlabelled.npz"
+    recording = read_recording(good)
+    recording.labels[:] = -1
+    from distractd.pipeline import write_recording
+    write_recording(recording, unlabelled)
+    assert main(["train", unlabelled, "--model", "elm", "--out", tmp_path / "m.npz"]) == 1
+    line = _one_line_error(capsys, "train")
+    assert "label 0 distracted and 0 attentive windows" in line and "--labels" in line
+
+
+def test_train_names_the_features_missing_where_the_labels_are(files):
+    _, _, good, _ = files
+    windows = extract_features(read_recording(good))
+    windows.label[:] = np.arange(len(windows)) % 2  # every other window distracted
+    column = FEATURE_NAMES.index("mean_head_yaw")
+    windows.X[windows.label == 1, column] = np.nan  # the tracker lost the head when distracted
+    with pytest.raises(ConfigError, match=r"got 0 distracted .* lack features: mean_head_yaw "
+                                          r"\(50 %\)"):
+        train_detector(windows, "elm", n_labelled=10, grid="small", segment_frames=0)
+
+
+def test_json_and_quiet_on_every_command_with_a_summary(files, tmp_path, capsys):
+    _, _, good, _ = files
+    model = default_model_path()
+    runs = {
+        "info": ["info", good],
+        "convert": ["convert", good, tmp_path / "copy.csv"],
+        "events": ["events", good, "--out", tmp_path / "e.csv"],
+        "features": ["features", good, "--out", tmp_path / "f.csv"],
+        "label": ["label", good, "--method", "kmeans", "--out", tmp_path / "l.csv"],
+        "segment": ["segment", good, "--out", tmp_path / "s.csv"],
+        "simulate": ["simulate", "--seed", "9", "--duration", "20", "--out", tmp_path / "s.npz"],
+        "predict": ["predict", model, good, "--out", tmp_path / "p.csv"],
+    }
+    for command, argv in runs.items():
+        assert main(argv + ["--json"]) == 0
+        summary = json.loads(capsys.readouterr().out)
+        assert isinstance(summary, dict) and summary, command
+        assert main(argv + ["--quiet"]) == 0
+        assert capsys.readouterr() == ("", ""), command
+        assert main(argv) == 0
+        assert capsys.readouterr().out.strip(), command
+    assert json.loads(_run_json(runs["features"], capsys))["windows"] == len(
+        extract_features(read_recording(good)))
+
+
+def _run_json(argv, capsys):
+    assert main(argv + ["--json"]) == 0
+    return capsys.readouterr().out
+
+
+def test_the_console_script_starts_without_importing_a_wing():
+    """``--help`` and ``--version`` import no wing, so they answer at once; what a command needs
+    is imported when it runs."""
+    code = ("import sys; from distractd.cli import main\n"
+            "for argv in (['--version'], ['--help']):\n"
+            "    try: main(argv)\n"
+            "    except SystemExit: pass\n"
+            "heavy = [m for m in ('numpy', 'numba', 'scipy', 'sklearn', 'zmq', 'matplotlib', "
+            "'distractd.pipeline', 'distractd.models', 'distractd.daemon', "
+            "'distractd.simulators') if m in sys.modules]\n"
+            "print(heavy, file=sys.stderr)")
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                            timeout=60, env={**os.environ, "PYTHONWARNINGS": "ignore"})
+    assert result.stderr.strip() == "[]"
+    assert "info" in result.stdout and "distractd 0.1.0" in result.stdout
+
+
+def test_a_bad_file_through_the_installed_command_is_one_line(files):
+    _, paths, _, _ = files
+    script = Path(sys.executable).with_name("distractd")
+    command = [str(script)] if script.exists() else [sys.executable, "-m", "distractd.cli"]
+    result = subprocess.run(command + ["info", str(paths["random-npz"])], capture_output=True,
+                            text=True, timeout=60)
+    assert result.returncode == 1 and result.stdout == ""
+    assert result.stderr == (f"distractd info: error: {paths['random-npz']}: not a distractd "
+                             f"recording (the binary form is an .npz archive)\n")
