@@ -18,6 +18,7 @@ the line is printed on the console too. No traceback reaches the page or the con
 import json
 import math
 import mimetypes
+import signal
 import sys
 import threading
 from http import HTTPStatus
@@ -103,6 +104,8 @@ def serve_review(path, labels=None, model=None, *, port=0, host="127.0.0.1", con
         server = ReviewServer(drive, host, port, log)
     except OSError as exc:
         raise ConfigError(f"review.port {port} on {host}: {exc.strerror or exc}") from None
+    stop_on_sigterm = threading.current_thread() is threading.main_thread()
+    previous = signal.signal(signal.SIGTERM, _interrupt) if stop_on_sigterm else None
     with server:
         if on_ready is not None:
             on_ready(server)
@@ -110,6 +113,14 @@ def serve_review(path, labels=None, model=None, *, port=0, host="127.0.0.1", con
             server.serve_forever()
         except KeyboardInterrupt:
             pass
+        finally:
+            if stop_on_sigterm:
+                signal.signal(signal.SIGTERM, previous)
+
+
+def _interrupt(signum, frame):
+    """SIGTERM stops the page as Ctrl-C does."""
+    raise KeyboardInterrupt
 
 
 class _Handler(BaseHTTPRequestHandler):
