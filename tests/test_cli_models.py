@@ -9,7 +9,10 @@ import pytest
 from distractd.cli import main
 from distractd.models import load_model
 from distractd.models.detectors import DecisionRule, predict_windows
-from distractd.pipeline import PipelineConfig, read_recording, write_recording
+from distractd.pipeline import (
+    FIELDS, PipelineConfig, Recording, gaze_only_features, read_recording,
+    write_recording,
+)
 from distractd.simulators import simulate_drive
 
 
@@ -154,6 +157,22 @@ def test_cohort_train_adapt_predict_on_a_new_driver(tmp_path, capsys):
     known = np.isfinite(scores) & (windows.label >= 0)
     assert (windows.label[known] == 1).sum() > 50  # the drive has a task after the warm-up
     # texting raises the adapted model's score on a driver it never saw
+    assert scores[known & (windows.label == 1)].mean() > scores[known & (windows.label == 0)].mean()
+    # a gaze-only tracker (no head pose, eyelid or pupil): the model's gaze-only fallback,
+    # trained beside it on the cohort's gaze features, scores the windows
+    fallback = adapted_detector.fallback
+    assert fallback is not None and fallback.score_scale > 0
+    assert set(fallback.feature_names) == set(gaze_only_features(detector.feature_names))
+    recording = read_recording(new)
+    samples = recording.samples.copy()
+    samples[:, [i for i, field in enumerate(FIELDS)
+                if field not in ("t", "confidence") and not field.startswith("gaze_")]] = np.nan
+    gaze_only = Recording(samples, recording.labels)
+    windows, scores, states = predict_windows(adapted_detector, gaze_only, DecisionRule())
+    ready = windows.t_end > 75.0   # the baseline's warm-up
+    assert np.isfinite(scores[ready]).mean() > 0.9
+    assert (states[ready] >= 0).mean() > 0.5
+    known = np.isfinite(scores) & (windows.label >= 0)
     assert scores[known & (windows.label == 1)].mean() > scores[known & (windows.label == 0)].mean()
     # an SVM cohort model cannot be adapted, and says why
     svm = tmp_path / "svm.npz"

@@ -21,7 +21,7 @@ from pathlib import Path
 
 import numpy as np
 import zmq
-from prometheus_client import CollectorRegistry, start_http_server
+from prometheus_client import CollectorRegistry
 from threadpoolctl import threadpool_limits
 
 from .._errors import ConfigError, DistractdError, ModelError
@@ -29,14 +29,15 @@ from ..models import load_model
 from ..models.segmentation import SegmentPrototypes
 from ..pipeline import (
     FEATURE_NAMES, FIELD_INDEX, PipelineConfig, StreamProcessor, Windows, empty_block,
+    feature_fields,
 )
 from ..pipeline.formats import (
     Limits, PupilAdapter, Rejected, decode_samples, encode_event, encode_state,
 )
 from ._config import DEFAULTS, decision_options, load_config
 from ._files import check_archive
-from ._metrics import Metrics
-from ._session import Session, StreamSegmenter, feature_fields
+from ._metrics import Metrics, MetricsServer
+from ._session import Session, StreamSegmenter
 from ._sockets import Sockets
 from ._systemd import Notifier
 
@@ -55,9 +56,11 @@ class Model:
 
     ``extras["segmenter"]`` (optional) holds :meth:`SegmentPrototypes.to_artifact` output, in the
     model's z-scored feature space. ``needs`` lists, per model feature, the canonical fields it is
-    computed from (``feature_fields`` of ``_session``), for the field check. The file must be a
-    regular file of at most ``max_bytes`` bytes whose arrays expand to at most as many; whatever
-    else is wrong with it (missing parts, wrong types) is a :class:`~distractd.ModelError` naming it.
+    computed from (:func:`~distractd.pipeline.feature_fields`), for the field check;
+    ``fallback_needs`` the same for the gaze-only fallback's features (None without one). The
+    file must be a regular file of at most ``max_bytes`` bytes whose arrays expand to at most as
+    many; whatever else is wrong with it (missing parts, wrong types) is a
+    :class:`~distractd.ModelError` naming it.
     """
 
     def __init__(self, path, max_bytes=DEFAULTS["model"]["max_bytes"]):
@@ -74,6 +77,9 @@ class Model:
             self.pipeline_config = PipelineConfig.from_dict(self.detector.pipeline_config)
             self.needs = feature_fields(self.detector.feature_names,
                                         self.pipeline_config.use_tracker_flags)
+            fallback = self.detector.fallback
+            self.fallback_needs = None if fallback is None else feature_fields(
+                fallback.feature_names, self.pipeline_config.use_tracker_flags)
             segmenter = self.detector.extras.get("segmenter")
             self.prototypes = SegmentPrototypes.from_artifact(*segmenter) if segmenter else None
         except (DistractdError, TypeError) as exc:
@@ -90,8 +96,9 @@ class Model:
         return self.detector.normalize(X_windows[:, self.columns])
 
     def scores(self, X_windows):
-        """Scores of full window feature rows; NaN where a feature of the model's is missing."""
-        return self.detector.window_scores(X_windows, self.columns)
+        """Scores of full window feature rows (the gaze-only fallback's where the model's features
+        are missing); NaN where both miss one."""
+        return self.detector.window_scores(X_windows, FEATURE_NAMES)
 
     def _warm_up(self):
         """Compile every kernel and run every part once on a synthetic stream (also a check)."""
@@ -203,32 +210,34 @@ class Service:
             signal.signal(signal.SIGHUP, self.request_reload)
         metrics = self.config["metrics"]
         if metrics["enabled"]:
-            self.http_server, _ = start_http_server(metrics["port"], addr=metrics["address"],
-                                                    registry=self.metrics.registry)
-            log.info("metrics on http://%s:%d/metrics", metrics["address"],
-                     self.http_server.server_port)
+            try:
+                self.http_server = MetricsServer(self.metrics.registry, metrics["address"],
+                                                 metrics["port"], metrics["cache_s"]).start()
+            except OSError as exc:
+                raise ConfigError(f"metrics.address:metrics.port {metrics['address']}:"
+                                  f"{metrics['port']} cannot be bound: {exc.strerror}") from None
+            log.info("metrics on http://%s:%d/metrics", metrics["address"], self.http_server.port)
         context = zmq.Context()
         blas = threadpool_limits(limits=1)  # one loop thread; BLAS threads only contend
         try:
             with Sockets(context, self.config, self.metrics) as sockets:
                 if sockets[2] is not None:
-                    self.pupil = PupilAdapter()
+                    self.pupil = PupilAdapter(self.config["pupil"]["reorder_s"])
                 self._loop(*sockets)
         finally:
             blas.restore_original_limits()
             context.term()
             if self.http_server is not None:
-                self.http_server.shutdown()
-                self.http_server.server_close()
+                self.http_server.close()
         return 0
 
     # -- the loop ------------------------------------------------------------------------
 
-    def _loop(self, sub, pub, pupil_sub):
+    def _loop(self, sub, pub, pupil):
         poller = zmq.Poller()
         poller.register(sub, zmq.POLLIN)
-        if pupil_sub is not None:
-            poller.register(pupil_sub, zmq.POLLIN)
+        if pupil is not None:
+            poller.register(pupil.sub, zmq.POLLIN)
         service = self.config["service"]
         timeout_ms = service["poll_interval_s"] * 1e3
         now = time.monotonic()
@@ -236,11 +245,15 @@ class Service:
         watchdog_every = (self.notifier.watchdog_s or 0) / 3
         next_watchdog = now
         counts = _RateCounter(now)
+        drain_until = None
         self.notifier.ready(self._status_text(counts, now))
         log.info("ready: model %s (%s), output %s", self.model.detector.model_id,
                  self.model.detector.kind, self.config["output"]["bind"])
         while True:
             stopping = self._stop
+            if stopping and drain_until is None:
+                drain_until = time.monotonic() + service["drain_timeout_s"]
+                self.notifier.stopping(f"draining input for at most {service['drain_timeout_s']:g} s")
             ready = dict(poller.poll(0 if stopping else timeout_ms))
             now = time.monotonic()
             touched = []
@@ -248,17 +261,17 @@ class Service:
             if sub in ready or stopping:
                 n_read += self._drain(sub, self._decode_native, touched,
                                       service["max_batch_messages"], counts)
-            if pupil_sub is not None and (pupil_sub in ready or stopping):
-                n_read += self._drain(pupil_sub, self._decode_pupil, touched,
-                                      service["max_batch_messages"], counts)
+            if pupil is not None:
+                n_read += self._follow_pupil(pupil, poller, ready, stopping, touched, counts)
             pending = self._ingest(touched, now) if touched else []
             if pending:
                 self._classify_and_publish(pending, pub, counts)
             now = time.monotonic()
-            if stopping and n_read == 0:
+            if stopping and (n_read == 0 or now >= drain_until):
                 break
             if now >= next_republish:
-                self._republish(pub)
+                _discard_subscriptions(pub)
+                self._republish(pub, now)
                 self._expire(now, pub, counts)
                 next_republish = now + self.config["output"]["republish_s"]
             if watchdog_every and now >= next_watchdog:
@@ -280,11 +293,13 @@ class Service:
             if self._loading is not None and not self._loading.is_alive():
                 self.finish_reload(self._loading)
                 self._loading = None
+        if n_read:
+            log.warning("input still arriving after service.drain_timeout_s=%g s: stopped "
+                        "reading it", service["drain_timeout_s"])
         self.rejection_log.flush(now, force=True)
-        for inbox in self.inboxes.values():
-            self._end_stream(inbox, pub, counts)
-        status = f"stopping: drained, {len(self.inboxes)} streams"
-        self.notifier.stopping(status)
+        self._end_streams(list(self.inboxes.values()), pub, counts)
+        status = f"stopping: {len(self.inboxes)} streams flushed"
+        self.notifier.status(status)
         log.info(status)
 
     def _drain(self, sock, decode, touched, budget, counts):
@@ -330,7 +345,34 @@ class Service:
 
     def _decode_pupil(self, frames):
         block = self.pupil.update(frames)
-        return None if block is None else (self.config["pupil"]["stream"], block, None)
+        return (self.config["pupil"]["stream"], block, None) if len(block) else None
+
+    def _follow_pupil(self, link, poller, ready, stopping, touched, counts):
+        """Drain the Pupil backbone, feed the gaze samples the adapter holds once the backbone is
+        quiet for ``pupil.reorder_s`` (or the daemon stops), and follow Pupil Remote to a new
+        backbone port after ``pupil.silence_s`` of silence; return the messages read."""
+        n = 0
+        if link.sub in ready or stopping:
+            n = self._drain(link.sub, self._decode_pupil, touched,
+                            self.config["service"]["max_batch_messages"], counts)
+        now = time.monotonic()
+        if n:
+            link.heard(now)
+        elif self.pupil.n_held and (stopping or now - link.heard_s >= self.pupil.reorder_s):
+            block = self.pupil.flush()
+            inbox = self.inboxes.get(self.config["pupil"]["stream"]) \
+                or self._new_session(self.config["pupil"]["stream"], now)
+            if inbox is not None:
+                inbox.session.accept(None, now)
+                self._count_received(0, len(block), 0, counts)
+                if inbox.add(block, now):
+                    touched.append(inbox)
+        replaced = None if stopping else link.check(now)
+        if replaced is not None:
+            poller.unregister(replaced)
+            poller.register(link.sub, zmq.POLLIN)
+            self.metrics.pupil_reconnects.inc()
+        return n
 
     def _count_received(self, n_messages, n_samples, n_lost, counts):
         metrics = self.metrics
@@ -385,10 +427,23 @@ class Service:
         log.info("stream %s: new session (%d active)", stream, len(self.inboxes))
         return inbox
 
+    def _send(self, pub, frames):
+        """Publish to every subscriber; one whose queue holds ``output.sndhwm`` messages misses
+        this one, counted (``xpub_nodrop`` reports the full queue, then the message goes out
+        lossy to the others)."""
+        try:
+            pub.send_multipart(frames, zmq.NOBLOCK)
+        except zmq.Again:
+            self.metrics.output_dropped.inc()
+            pub.xpub_nodrop = False
+            pub.send_multipart(frames, zmq.NOBLOCK)
+            pub.xpub_nodrop = True
+
     def _classify_and_publish(self, pending, pub, counts):
         scores = self.model.scores(np.concatenate([windows.X for _, windows, _ in pending]))
         model_id = self.model.detector.model_id
         metrics = self.metrics
+        now = time.monotonic()
         start = 0
         for session, windows, arrival in pending:
             if not session.fields_checked:
@@ -396,11 +451,13 @@ class Service:
             stop = start + len(windows)
             states, events = session.publish(windows, scores[start:stop], model_id)
             start = stop
+            if states:
+                session.latest_s = now
             for message in states:
-                pub.send_multipart(encode_state(message))
+                self._send(pub, encode_state(message))
                 metrics.windows[message["state"]].inc()
             for message in events:
-                pub.send_multipart(encode_event(message))
+                self._send(pub, encode_event(message))
                 if message["type"] == "transition":
                     metrics.transitions.inc()
                 elif message["type"] == "alert":
@@ -417,35 +474,46 @@ class Service:
         """Once per session: warn and count when the stream lacks fields the model needs."""
         model = self.model
         warning = session.check_fields(windows, model.detector.model_id,
-                                       model.detector.feature_names, model.columns, model.needs)
+                                       model.detector.feature_names, model.columns, model.needs,
+                                       model.fallback_needs)
         if warning is not None:
             self.metrics.field_mismatch.inc()
             log.warning("%s", warning)
 
-    def _republish(self, pub):
+    def _republish(self, pub, now):
+        """Send every stream's latest state again, with ``age_s``: seconds since it was first
+        published (a silent stream's state grows old until the session expires)."""
         for inbox in self.inboxes.values():
-            if inbox.session.latest is not None:
-                pub.send_multipart(encode_state(inbox.session.latest))
+            session = inbox.session
+            if session.latest is not None:
+                self._send(pub, encode_state({**session.latest,
+                                              "age_s": round(now - session.latest_s, 3)}))
 
-    def _end_stream(self, inbox, pub, counts):
-        """Publish what the end of a stream completes: held samples, last windows, last segment."""
-        session = inbox.session
-        held = inbox.take()
-        windows = session.flush() if held is None else \
-            Windows.concat([session.process(held), session.flush()])
-        if len(windows):
-            self._classify_and_publish([(session, windows, None)], pub, counts)
-        for message in session.final_segments():
-            pub.send_multipart(encode_event(message))
-            self.metrics.segments.inc()
-        self._count_sample_rejections(session)
+    def _end_streams(self, inboxes, pub, counts):
+        """Publish what the end of streams completes: held samples, last windows (classified in
+        one batch), last segments."""
+        pending = []
+        for inbox in inboxes:
+            session = inbox.session
+            held = inbox.take()
+            windows = session.flush() if held is None else \
+                Windows.concat([session.process(held), session.flush()])
+            if len(windows):
+                pending.append((session, windows, None))
+        if pending:
+            self._classify_and_publish(pending, pub, counts)
+        for inbox in inboxes:
+            for message in inbox.session.final_segments():
+                self._send(pub, encode_event(message))
+                self.metrics.segments.inc()
+            self._count_sample_rejections(inbox.session)
 
     def _expire(self, now, pub, counts):
         idle_s = self.config["sessions"]["idle_timeout_s"]
         expired = [stream for stream, inbox in self.inboxes.items()
                    if now - inbox.session.last_seen_s > idle_s]
+        self._end_streams([self.inboxes.pop(stream) for stream in expired], pub, counts)
         for stream in expired:
-            self._end_stream(self.inboxes.pop(stream), pub, counts)
             log.info("stream %s: expired after %.0f s without input", stream, idle_s)
         if expired:
             self.metrics.streams_expired.inc(len(expired))
@@ -612,6 +680,15 @@ def _next_window_t(t, hop_s, lag_s):
         if end * hop_s + lag_s > t:
             return end * hop_s + lag_s
     return -math.inf
+
+
+def _discard_subscriptions(pub):
+    """Read the subscription messages the output XPUB socket queues (nothing uses them)."""
+    while True:
+        try:
+            pub.recv(zmq.NOBLOCK)
+        except zmq.Again:
+            return
 
 
 class _RateCounter:

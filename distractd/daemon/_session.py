@@ -22,22 +22,13 @@ import numpy as np
 from .._errors import ModelError
 from ..models.detectors import DecisionRule
 from ..models.segmentation import OnlineSegmenter
-from ..pipeline import StreamProcessor
+from ..pipeline import StreamProcessor, feature_fields
 from ..pipeline.formats import (
     FIELDS, N_FIELDS, STATES, alert_event, glance_state, segment_event, state_message,
     transition_event,
 )
 
-__all__ = ["Session", "StreamSegmenter", "feature_fields", "MAX_MESSAGE_RATE_HZ"]
-
-_SOURCES = {"saccade": ("gaze",), "blink": ("eyelid", "gaze"), "perclos": ("eyelid",),
-            "glance": ("gaze",)}
-"""Field groups each derived measure (a feature name's first word after ``mean_``/``sd_``) is
-computed from, any one sufficing: saccades from gaze velocity; blinks from the eyelid or, without
-one, from track loss of the gaze; PERCLOS from the eyelid only; glances from gaze."""
-
-_FLAG_SOURCES = {"saccade": ("saccade",), "blink": ("blink",)}
-"""With ``use_tracker_flags`` the tracker's own event flags replace the detectors."""
+__all__ = ["Session", "StreamSegmenter", "MAX_MESSAGE_RATE_HZ"]
 
 _SIGNALS = np.array([name not in ("t", "confidence") for name in FIELDS])
 """The fields that are a signal (time and confidence alone are not data)."""
@@ -51,38 +42,6 @@ forward by more than this rate could have sent since the stream's previous messa
 messages."""
 
 _SEQ_SLACK = 1024
-
-
-def feature_fields(feature_names, use_tracker_flags=False):
-    """The canonical fields each window feature is computed from, derived from its name.
-
-    A derived measure (``mean_saccade``, ``mean_blink_frequency_hz``, ``glance_prc``, ...) needs one
-    of the fields of the groups its first word names in :data:`_SOURCES`; any other feature
-    ``mean_<m>`` / ``sd_<m>`` needs the group ``m``. A group ``g`` is every field named ``g`` or
-    ``g_*``: ``head_x`` is itself, ``pupil`` is ``pupil_r`` and ``pupil_l``.
-
-    Parameters
-    ----------
-    feature_names : sequence of str
-        Window feature names (:data:`~distractd.pipeline.FEATURE_NAMES` or a model's subset).
-    use_tracker_flags : bool, default=False
-        The pipeline's ``use_tracker_flags``: saccades and blinks come from the ``saccade`` and
-        ``blink`` fields.
-
-    Returns
-    -------
-    list of ndarray of int
-        Per feature, the indices into :data:`~distractd.pipeline.formats.FIELDS` of the fields any
-        one of which makes it computable; empty for a name it cannot relate (never reported).
-    """
-    sources = {**_SOURCES, **_FLAG_SOURCES} if use_tracker_flags else _SOURCES
-    needs = []
-    for name in feature_names:
-        measure = name.removeprefix("mean_").removeprefix("sd_")
-        groups = sources.get(measure.split("_")[0], (measure,))
-        needs.append(np.array([i for i, field in enumerate(FIELDS) if field != "t" and any(
-            field == group or field.startswith(group + "_") for group in groups)], dtype=np.intp))
-    return needs
 
 
 class Session:
@@ -112,6 +71,7 @@ class Session:
         self.next_seq = None
         self.state = "unknown"
         self.latest = None
+        self.latest_s = None  # monotonic time (s) ``latest`` was published (set by the service)
         self.segment = None
         self.rejected_seen = {}
         self.fields_seen = np.zeros(N_FIELDS, dtype=bool)
@@ -140,7 +100,7 @@ class Session:
             self.fields_seen |= np.isfinite(block).any(axis=0)
         return self.processor.update(block)
 
-    def check_fields(self, windows, model_id, features, columns, needs):
+    def check_fields(self, windows, model_id, features, columns, needs, fallback_needs=None):
         """Once per session, at its first complete windows: what the stream lacks for the model.
 
         A feature is reported when the stream's samples so far (about its first ``window_s``
@@ -159,7 +119,10 @@ class Session:
         columns : sequence of int
             Their columns in ``windows.X``.
         needs : list of ndarray of int
-            Their fields, from :func:`feature_fields`.
+            Their fields, from :func:`~distractd.pipeline.feature_fields`.
+        fallback_needs : list of ndarray of int or None, default=None
+            The fields of the model's gaze-only fallback's features, when it has one: the line
+            then says whether the fallback scores the stream instead.
 
         Returns
         -------
@@ -177,10 +140,15 @@ class Session:
         if not lacking:
             return None
         missing = sorted(set().union(*(fields.tolist() for _, fields in lacking)))
-        alerts = " but glance alerts" if self.processor.config.glances and seen[_GAZE].any() else ""
+        if fallback_needs is not None and all(seen[fields].any() for fields in fallback_needs):
+            outcome = "its windows are scored by the model's gaze-only fallback"
+        else:
+            alerts = (" but glance alerts" if self.processor.config.glances and seen[_GAZE].any()
+                      else "")
+            outcome = f"its windows get no decision{alerts}"
         return (f"stream {self.stream}: lacks {', '.join(FIELDS[i] for i in missing)} that model "
-                f"{model_id} needs (features {', '.join(feature for feature, _ in lacking)}); its "
-                f"windows get no decision{alerts}")
+                f"{model_id} needs (features {', '.join(feature for feature, _ in lacking)}); "
+                f"{outcome}")
 
     def recheck_fields(self):
         """Run the field check again at the next windows (the model changed under the session),

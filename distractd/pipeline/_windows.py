@@ -21,9 +21,9 @@ from ._glances import (
     _GO_BUFFER, _GO_COUNT, _GO_DT, _GO_DURATION, _GO_HAS_GAZE, _GO_INTERNAL, _GO_OFF_S,
     _GO_ON_ROAD, _GO_READY, GLANCE_FEATURES, INSTRUMENT, LOST, MIRROR, OFF_ROAD, ON_ROAD,
 )
-from .formats import SPATIAL_FIELDS
+from .formats import FIELDS, SPATIAL_FIELDS
 
-__all__ = ["FEATURE_NAMES", "MEASURES", "Windows"]
+__all__ = ["FEATURE_NAMES", "MEASURES", "Windows", "feature_fields", "gaze_only_features"]
 
 MEASURES = SPATIAL_FIELDS + (
     "saccade", "blink", "blink_frequency_hz", "blink_duration_s", "perclos",
@@ -35,6 +35,57 @@ FEATURE_NAMES = (tuple(f"mean_{m}" for m in MEASURES) + tuple(f"sd_{m}" for m in
 """The 30 window features: the 25 of S0 §5.3.5 (the mean of the 15 measures, then the standard
 deviation, ddof=1, of the 10 spatial ones), then the 5 glance features of
 :data:`~distractd.pipeline.GLANCE_FEATURES` (DESIGN §4.5)."""
+
+_SOURCES = {"saccade": ("gaze",), "blink": ("eyelid", "gaze"), "perclos": ("eyelid",),
+            "glance": ("gaze",)}
+"""Field groups each derived measure (a feature name's first word after ``mean_``/``sd_``) is
+computed from, any one sufficing: saccades from gaze velocity; blinks from the eyelid or, without
+one, from track loss of the gaze; PERCLOS from the eyelid only; glances from gaze."""
+
+_FLAG_SOURCES = {"saccade": ("saccade",), "blink": ("blink",)}
+"""With ``use_tracker_flags`` the tracker's own event flags replace the detectors."""
+
+
+def feature_fields(feature_names, use_tracker_flags=False):
+    """The canonical fields each window feature is computed from, derived from its name.
+
+    A derived measure (``mean_saccade``, ``mean_blink_frequency_hz``, ``glance_prc``, ...) needs one
+    of the fields of the groups its first word names in :data:`_SOURCES`; any other feature
+    ``mean_<m>`` / ``sd_<m>`` needs the group ``m``. A group ``g`` is every field named ``g`` or
+    ``g_*``: ``head_x`` is itself, ``pupil`` is ``pupil_r`` and ``pupil_l``.
+
+    Parameters
+    ----------
+    feature_names : sequence of str
+        Window feature names (:data:`FEATURE_NAMES` or a model's subset).
+    use_tracker_flags : bool, default=False
+        The pipeline's ``use_tracker_flags``: saccades and blinks come from the ``saccade`` and
+        ``blink`` fields.
+
+    Returns
+    -------
+    list of ndarray of int
+        Per feature, the indices into :data:`~distractd.pipeline.formats.FIELDS` of the fields any
+        one of which makes it computable; empty for a name it cannot relate (never reported).
+    """
+    sources = {**_SOURCES, **_FLAG_SOURCES} if use_tracker_flags else _SOURCES
+    needs = []
+    for name in feature_names:
+        measure = name.removeprefix("mean_").removeprefix("sd_")
+        groups = sources.get(measure.split("_")[0], (measure,))
+        needs.append(np.array([i for i, field in enumerate(FIELDS) if field != "t" and any(
+            field == group or field.startswith(group + "_") for group in groups)], dtype=np.intp))
+    return needs
+
+
+def gaze_only_features(feature_names, use_tracker_flags=False):
+    """The features among ``feature_names`` that a gaze-only tracker (gaze angles and a
+    confidence, as Pupil Core sends) can give: those a gaze field suffices for."""
+    gaze = np.array([name.startswith("gaze_") for name in FIELDS])
+    return [name for name, fields in zip(feature_names,
+                                         feature_fields(feature_names, use_tracker_flags))
+            if gaze[fields].any()]
+
 
 N_SPATIAL = len(SPATIAL_FIELDS)
 N_TEMPORAL = len(MEASURES) - N_SPATIAL

@@ -4,9 +4,8 @@ import numpy as np
 import pytest
 
 from distractd.daemon import DEFAULTS, Session, decision_options, default_model_path
-from distractd.daemon._session import feature_fields
 from distractd.models import load_model
-from distractd.pipeline import FEATURE_NAMES, FIELD_INDEX, PipelineConfig, Recording
+from distractd.pipeline import FEATURE_NAMES, FIELD_INDEX, PipelineConfig, Recording, feature_fields
 from distractd.pipeline.formats import FIELDS
 from distractd.simulators import replay, simulate_drive
 

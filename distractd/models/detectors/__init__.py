@@ -1,6 +1,6 @@
 """Detectors: ELM family, SS-ELM, LapSVM, SVM, TSVM, graphs, selection, training, artifacts."""
 
-from ._artifact import Detector, load_model, save_model
+from ._artifact import Detector, fallback_extra, load_model, save_model
 from ._cohort import (
     CohortFit, adapt_detector, fit_cohort, stratified_subset, thin_windows, train_cohort,
 )
@@ -35,7 +35,7 @@ __all__ = [
     "svm_grid_search", "sselm_grid_search", "lapsvm_grid_search",
     "training_windows", "train_detector", "train_model", "predict_windows", "read_labels",
     "usable_features", "chosen_features",
-    "Detector", "save_model", "load_model", "DecisionSmoother", "smooth_decisions",
+    "Detector", "save_model", "load_model", "fallback_extra", "DecisionSmoother", "smooth_decisions",
     "DecisionRule", "decide", "UNKNOWN", "CohortFit", "fit_cohort", "thin_windows",
     "stratified_subset", "train_cohort", "adapt_detector",
 ]

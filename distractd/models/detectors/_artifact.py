@@ -7,7 +7,9 @@ Layout: a zip archive written by :func:`numpy.savez` with
   summary, seed, the name/dtype/shape of every array, and ``model_id``;
 - ``model/<name>`` — the estimator's arrays (:meth:`_to_arrays`);
 - ``normalizer/mean``, ``normalizer/scale`` — the z-score applied to raw features;
-- ``extras/<key>/<name>`` — the arrays of each extra (e.g. segmentation prototypes).
+- ``extras/<key>/<name>`` — the arrays of each extra (e.g. segmentation prototypes; a cohort
+  model's ``gaze_only`` fallback: a second estimator on the features a gaze-only tracker gives,
+  :func:`fallback_extra`).
 
 ``model_id`` names the model: 16 hex digits of a SHA-256 over the header with its floats rounded
 to 4 significant digits, so the same training gives the same id on any CPU (BLAS kernels change
@@ -32,7 +34,7 @@ from ._sselm import SSELMClassifier
 from ._svm import SVMClassifier
 from ._tsvm import TSVMClassifier
 
-__all__ = ["Detector", "save_model", "load_model"]
+__all__ = ["Detector", "save_model", "load_model", "fallback_extra"]
 
 FORMAT = "distractd-model"
 VERSION = 1
@@ -61,6 +63,9 @@ class Detector:
     score_scale : float
         Published scores (:meth:`window_scores`) are decision values over this (the
         training score spread over the labelled rows, ``summary["score_scale"]``).
+    fallback : Detector or None
+        The model's gaze-only fallback (``extras["gaze_only"]``), which scores the windows whose
+        features this model lacks but whose gaze features are there (a gaze-only tracker).
     """
 
     def __init__(self, estimator, mean, scale, header, extras):
@@ -75,6 +80,9 @@ class Detector:
         self.extras = extras
         self._mean = mean
         self._scale = scale
+        self.fallback = None
+        if "gaze_only" in extras:
+            self.fallback = _fallback_detector(header, *extras["gaze_only"])
 
     def decision_function(self, X_raw):
         """Scores of raw feature rows; positive means distracted.
@@ -119,16 +127,50 @@ class Detector:
                              f"windows do not have")
         return np.array([names.index(n) for n in self.feature_names], dtype=np.intp)
 
-    def window_scores(self, X_windows, columns):
-        """Published scores of full window feature rows, the model's features in ``columns``
-        (:meth:`feature_columns`): decision values over :attr:`score_scale`, so one decision
-        threshold means the same for every model kind; NaN where a feature is missing."""
-        X = np.asarray(X_windows, dtype=np.float64)[:, columns]
+    def window_scores(self, X_windows, feature_names):
+        """Published scores of full window feature rows (columns named by ``feature_names``):
+        decision values over :attr:`score_scale`, so one decision threshold means the same for
+        every model kind. A row missing a feature of this model's is scored by the
+        :attr:`fallback` when it has all of the fallback's; NaN otherwise."""
+        X = np.asarray(X_windows, dtype=np.float64)
         scores = np.full(len(X), np.nan)
-        finite = np.isfinite(X).all(axis=1)
-        if finite.any():
-            scores[finite] = self.decision_function(X[finite]) / self.score_scale
+        for detector in (self, self.fallback):
+            if detector is None:
+                break
+            Z = X[:, detector.feature_columns(feature_names)]
+            todo = np.isnan(scores) & np.isfinite(Z).all(axis=1)
+            if todo.any():
+                scores[todo] = detector.decision_function(Z[todo]) / detector.score_scale
         return scores
+
+
+def fallback_extra(estimator, *, normalizer_mean, normalizer_scale, feature_names, summary):
+    """The ``extras["gaze_only"]`` entry of :func:`save_model` for a fallback estimator fitted
+    on normalised gaze-only features (see :attr:`Detector.fallback`)."""
+    params, arrays = estimator._to_arrays()
+    json_part = {"kind": type(estimator).__name__, "params": params,
+                 "feature_names": [str(name) for name in feature_names], "summary": summary}
+    arrays = {f"model/{name}": value for name, value in arrays.items()}
+    arrays["mean"] = np.asarray(normalizer_mean, dtype=np.float64)
+    arrays["scale"] = np.asarray(normalizer_scale, dtype=np.float64)
+    return json_part, arrays
+
+
+def _fallback_detector(header, json_part, arrays):
+    """The fallback :class:`Detector` of an artifact's ``extras["gaze_only"]``."""
+    try:
+        kind = json_part["kind"]
+        model_arrays = {name[len("model/"):]: value for name, value in arrays.items()
+                        if name.startswith("model/")}
+        estimator = _KINDS[kind]._from_arrays(json_part["params"], model_arrays)
+        inner = {"kind": kind, "model_id": f"{header['model_id']}/gaze_only",
+                 "feature_names": json_part["feature_names"],
+                 "pipeline_config": header["pipeline_config"], "summary": json_part["summary"],
+                 "seed": header["seed"]}
+        return Detector(estimator, arrays["mean"], arrays["scale"], inner, {})
+    except (KeyError, TypeError, ValueError) as error:
+        raise ModelError(f"model {header.get('model_id')}: its gaze_only fallback cannot be "
+                         f"rebuilt: {type(error).__name__}: {error}") from error
 
 
 def _model_id(header):

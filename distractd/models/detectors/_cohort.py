@@ -25,8 +25,9 @@ from threadpoolctl import threadpool_limits
 from ..._errors import ConfigError
 from ..._parallel import recording_windows
 from ..._validation import Interval, check_params
-from ...pipeline import FEATURE_NAMES, PipelineConfig, extract_features
+from ...pipeline import FEATURE_NAMES, PipelineConfig, extract_features, gaze_only_features
 from ..segmentation import fit_segment_prototypes
+from ._artifact import fallback_extra
 from ._scores import binary_scores
 from ._selection import UNLABELLED, select_params
 from ._specs import model_specs
@@ -205,6 +206,10 @@ def train_cohort(recordings, model="svm", *, features=None, grid="small", n_trai
     parts : dict
         Keyword arguments of :func:`~distractd.models.save_model` besides the estimator; the
         cohort's labelled rows are kept as ``extras["anchors"]`` for :func:`adapt_detector`.
+        When some of the features need more than gaze (head pose, eyelids, pupils), a second
+        model of the same kind, fitted the same way on the gaze-only ones
+        (:func:`~distractd.pipeline.gaze_only_features`), is kept as ``extras["gaze_only"]``:
+        it scores the windows of a gaze-only tracker (:attr:`Detector.fallback`).
     """
     check_params({"n_train": n_train, "stride_s": stride_s}, _CONSTRAINTS, owner="cohort")
     (spec,) = model_specs([model], grid)
@@ -236,6 +241,15 @@ def train_cohort(recordings, model="svm", *, features=None, grid="small", n_trai
     }
     extras = {"anchors": ({"groups": fit.groups.tolist()},
                           {"X": fit.X_labelled, "y": fit.y_labelled.astype(np.int8)})}
+    gaze_names = gaze_only_features(names, config.use_tracker_flags)
+    if gaze_names and len(gaze_names) < len(names):
+        keep = [names.index(name) for name in gaze_names]
+        gaze = fit_cohort(spec, X[:, keep], y, groups, n_train=n_train, seed=seed)
+        extras["gaze_only"] = fallback_extra(
+            gaze.estimator, normalizer_mean=gaze.mean, normalizer_scale=gaze.scale,
+            feature_names=gaze_names,
+            summary={"params": _plain(gaze.params), "score_scale": gaze.score_scale,
+                     "n_labelled": int(len(gaze.y_labelled))})
     if segment_frames:
         first = windows[0].X[:, columns]
         ready = np.isfinite(first).all(axis=1)

@@ -290,12 +290,12 @@ def predict_windows(detector, recording, rule):
     -------
     windows : Windows
     scores : ndarray of shape (n_windows,)
-        NaN where a feature of the model's is missing.
+        NaN where a feature of the model's (and of its gaze-only fallback's) is missing.
     states : ndarray of shape (n_windows,), int8
         1 distracted, 0 attentive, -1 no decision (the daemon's ``unknown``).
     """
     windows = extract_features(recording, PipelineConfig.from_dict(detector.pipeline_config))
-    scores = detector.window_scores(windows.X, detector.feature_columns(FEATURE_NAMES))
+    scores = detector.window_scores(windows.X, FEATURE_NAMES)
     return windows, scores, rule.update(windows.t_end, scores, windows.quality,
                                         windows.alert_list())
 

@@ -11,6 +11,7 @@ from distractd.models import (
     ELMClassifier, LapSVMClassifier, SSELMClassifier, SVMClassifier, TSVMClassifier, load_model,
     save_model,
 )
+from distractd.models.detectors import fallback_extra
 
 NAMES = ["f0", "f1", "f2"]
 
@@ -149,11 +150,37 @@ def test_feature_name_and_shape_checks(tmp_path):
     with pytest.raises(ModelError, match=r"needs feature\(s\) \['f2'\]"):
         detector.feature_columns(["f0", "f1", "g"])
     windows = np.array([[9.0, 0.1, 0.2, 0.3], [9.0, np.nan, 0.2, 0.3]])
-    scores = detector.window_scores(windows, detector.feature_columns(["x", "f2", "f1", "f0"]))
+    scores = detector.window_scores(windows, ["x", "f2", "f1", "f0"])
     assert scores[0] == detector.decision_function(windows[:1, [3, 2, 1]])[0]
     assert np.isnan(scores[1])  # a missing feature of the model's: no decision
     with pytest.raises(ModelError, match=r"shape \(n, 3\)"):
         detector.decision_function(np.zeros((2, 4)))
+
+
+def test_gaze_only_fallback_scores_the_rows_the_model_cannot(tmp_path):
+    X_raw, y = _data()
+    mean, scale = X_raw[:, :1].mean(axis=0), X_raw[:, :1].std(axis=0)
+    fallback = SVMClassifier(C=1.0).fit((X_raw[:, :1] - mean) / scale, y)
+    extra = fallback_extra(fallback, normalizer_mean=mean, normalizer_scale=scale,
+                           feature_names=["f0"], summary={"score_scale": 2.0})
+    path, model_id, *_ = _save(tmp_path, ELMClassifier(n_hidden=10, random_state=0),
+                               extras={"gaze_only": extra})
+    detector = load_model(path)
+    assert detector.fallback.feature_names == ["f0"]
+    assert detector.fallback.model_id == f"{model_id}/gaze_only"
+    windows = np.array([[0.1, 0.2, 7.0], [np.nan, np.nan, 7.0], [0.1, 0.2, np.nan]])
+    scores = detector.window_scores(windows, ["f1", "f2", "f0"])
+    assert scores[0] == detector.decision_function(windows[:1, [2, 0, 1]])[0]
+    expected = fallback.decision_function((np.array([[7.0]]) - mean) / scale)[0] / 2.0
+    assert scores[1] == pytest.approx(expected, rel=1e-12)   # the fallback's, in its own scale
+    assert np.isnan(scores[2])                                # neither has its features
+    # a broken fallback is a clear model error at load
+    json_part, arrays = extra
+    broken = ({**json_part, "kind": "NoSuchClassifier"}, arrays)
+    path, *_ = _save(tmp_path, ELMClassifier(n_hidden=10, random_state=0),
+                     extras={"gaze_only": broken})
+    with pytest.raises(ModelError, match="gaze_only fallback cannot be rebuilt"):
+        load_model(path)
 
 
 @pytest.mark.parametrize("overrides, message", [
