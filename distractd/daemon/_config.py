@@ -70,6 +70,7 @@ DEFAULTS = {
         "address": "127.0.0.1",
         "port": 9105,
         "per_stream": False,
+        "cache_s": 1.0,
     },
     "security": {
         "curve": False,
@@ -82,6 +83,7 @@ DEFAULTS = {
         "max_batch_messages": 1024,
         "log_level": "info",
         "rejection_log_interval_s": 10.0,
+        "drain_timeout_s": 5.0,
     },
 }
 """Every option and its default; ``config/distractd.toml`` mirrors it."""
@@ -102,12 +104,13 @@ _CONSTRAINTS = {
     "smoothing": {"mode": Options(("hysteresis", "dwell")), "on": Interval(None, None),
                   "off": Interval(None, None), "min_dwell_s": Interval(0, None)},
     "metrics": {"enabled": bool, "address": str, "port": Interval(0, 65535, integer=True),
-                "per_stream": bool},
+                "per_stream": bool, "cache_s": Interval(0, 60)},
     "security": {"curve": bool, "secret_key_file": str, "authorized_keys_dir": str},
     "service": {"poll_interval_s": Interval(0.001, 1), "status_interval_s": _POSITIVE,
                 "max_batch_messages": Interval(1, 1_000_000, integer=True),
                 "log_level": Options(("debug", "info", "warning", "error")),
-                "rejection_log_interval_s": Interval(0, None)},
+                "rejection_log_interval_s": Interval(0, None),
+                "drain_timeout_s": Interval(0, 600)},
 }
 
 

@@ -4,12 +4,23 @@ Label values are bounded and pre-bound at construction (rejection reasons, state
 so a scrape shows every series from the start and the hot path does no label look-ups. Per-stream
 values are not labelled series by default (streams come and go; their ids are unbounded); they are
 summed at scrape time by a custom collector, and exported per stream only when
-``metrics.per_stream`` is enabled.
+``metrics.per_stream`` is enabled. prometheus-client's process (``process_*``: RSS, CPU, open
+descriptors) and platform (``python_info``) collectors join the daemon's own families.
+
+:class:`MetricsServer` serves the registry over HTTP from one thread of its own with an exposition
+built at most once per ``metrics.cache_s``, so a storm of scrapes cannot stall the loop thread.
 """
 
 import math
+import socket
+import threading
+import time
+from http.server import BaseHTTPRequestHandler, HTTPServer
 
-from prometheus_client import Counter, Gauge, Histogram, Info
+from prometheus_client import (
+    CONTENT_TYPE_LATEST, Counter, Gauge, Histogram, Info, PlatformCollector, ProcessCollector,
+    generate_latest,
+)
 from prometheus_client.core import GaugeMetricFamily
 
 from .. import __version__
@@ -17,12 +28,11 @@ from ..pipeline import ALERT_KINDS, REJECT_REASONS
 from ..pipeline.formats import REJECTION_REASONS, STATES
 from ._gate import REFUSAL_REASONS
 
-__all__ = ["Metrics", "LATENCY_BUCKETS_S"]
+__all__ = ["Metrics", "MetricsServer", "LATENCY_BUCKETS_S"]
 
 LATENCY_BUCKETS_S = (50e-6, 100e-6, 250e-6, 500e-6, 1e-3, 2.5e-3, 5e-3, 10e-3, 25e-3, 50e-3,
                      0.1, 0.25, 1.0)
 """Processing-latency histogram buckets in seconds, from 50 µs."""
-
 
 
 class Metrics:
@@ -103,13 +113,22 @@ class Metrics:
         self.active_streams = Gauge("distractd_active_streams", "Streams with a live session.",
                                     registry=registry)
         self.streams_expired = Counter("distractd_streams_expired_total",
-                                       "Sessions closed after input.idle_timeout_s of silence.",
+                                       "Sessions closed after sessions.idle_timeout_s of silence.",
                                        registry=registry)
         self.field_mismatch = Counter("distractd_stream_field_mismatch_total",
                                       "Sessions whose stream lacks every field some feature of the "
                                       "loaded model is computed from (checked once per session, "
                                       "at its first windows).", registry=registry)
+        self.pupil_reconnects = Counter("distractd_pupil_reconnects_total",
+                                        "Moves of the Pupil backbone subscription to the SUB_PORT "
+                                        "Pupil Remote named after the backbone went silent (a "
+                                        "Pupil Capture restart).", registry=registry)
+        self.output_dropped = Counter("distractd_output_dropped_total",
+                                      "Output messages that some subscriber did not get because "
+                                      "its queue held output.sndhwm messages.", registry=registry)
         registry.register(_StreamCollector(self))
+        ProcessCollector(registry=registry)
+        PlatformCollector(registry=registry)
 
     def set_model(self, model_id, kind):
         self.model_info.clear()
@@ -138,3 +157,93 @@ class _StreamCollector:
             for stream, rate in streams:
                 each.add_metric([stream], rate)
             yield each
+
+
+class MetricsServer:
+    """``GET /metrics`` served by one thread of its own from a cached exposition.
+
+    prometheus-client's ``start_http_server`` builds the exposition in a new thread per scrape, so
+    concurrent scrapes hold the GIL in parallel and stall the loop thread (200 concurrent scrapes
+    raised ingest latency from a p99 of 2.5 ms to about 1 s). Here one thread answers scrapes one
+    at a time (listen backlog :data:`BACKLOG`, :data:`CLIENT_TIMEOUT_S` per client) and rebuilds
+    the exposition only when the last one is ``cache_s`` old, so the loop loses at most one build
+    per ``cache_s`` to scrapes, however many arrive.
+
+    Parameters
+    ----------
+    registry : CollectorRegistry
+    address : str
+        IPv4 or IPv6 address to bind (``metrics.address``).
+    port : int
+        TCP port (``metrics.port``; 0 picks a free one).
+    cache_s : float
+        Longest age of a served exposition, in seconds (``metrics.cache_s``; 0 builds one per
+        scrape).
+
+    Attributes
+    ----------
+    port : int
+        The bound port.
+    """
+
+    BACKLOG = 1024
+    CLIENT_TIMEOUT_S = 2.0
+
+    def __init__(self, registry, address, port, cache_s):
+        self.registry = registry
+        self.cache_s = cache_s
+        self._body = b""
+        self._built_s = -math.inf
+        server_class = _HTTPServer6 if ":" in address else _HTTPServer
+        self._http = server_class((address, port), _handler(self))
+        self.port = self._http.server_address[1]
+        self._thread = threading.Thread(target=self._http.serve_forever, name="distractd-metrics",
+                                        daemon=True)
+
+    def start(self):
+        self._thread.start()
+        return self
+
+    def close(self):
+        """Stop serving and close the listening socket."""
+        if self._thread.is_alive():
+            self._http.shutdown()
+        self._http.server_close()
+
+    def exposition(self):
+        """The registry's text exposition, at most ``cache_s`` old (called by the server thread)."""
+        now = time.monotonic()
+        if now - self._built_s >= self.cache_s:
+            self._body = generate_latest(self.registry)
+            self._built_s = now
+        return self._body
+
+
+class _HTTPServer(HTTPServer):
+    request_queue_size = MetricsServer.BACKLOG
+    allow_reuse_address = True
+
+
+class _HTTPServer6(_HTTPServer):
+    address_family = socket.AF_INET6
+
+
+def _handler(server):
+    class Handler(BaseHTTPRequestHandler):
+        timeout = MetricsServer.CLIENT_TIMEOUT_S
+
+        def do_GET(self):  # noqa: N802 (the http.server protocol)
+            if self.path.split("?", 1)[0] not in ("/metrics", "/"):
+                self.send_error(404, "only /metrics is served")
+                return
+            body = server.exposition()
+            self.send_response(200)
+            self.send_header("Content-Type", CONTENT_TYPE_LATEST)
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        def log_message(self, *_):
+            """Scrapes are not logged (the journal would fill with them)."""
+
+    return Handler

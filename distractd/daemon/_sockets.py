@@ -73,8 +73,9 @@ class Sockets:
                 _bind(sub, endpoint, "input.bind")
             for endpoint in config["input"]["connect"]:
                 sub.connect(endpoint)
-            pub = self._socket(zmq.PUB)
+            pub = self._socket(zmq.XPUB)  # a PUB that says when a subscriber's queue is full
             pub.sndhwm = config["output"]["sndhwm"]
+            pub.xpub_nodrop = True
             self._secure(pub)
             self.gatekeeper.watch(pub, "output")
             _bind(pub, config["output"]["bind"], "output.bind")

@@ -19,11 +19,13 @@ from distractd.simulators import NotifyReceiver, free_port
 class Daemon:
     """``distractd run`` with its ports, notifications, an output subscriber and metrics."""
 
-    def __init__(self, overrides=(), config_path=None, env=None):
-        self.input = f"tcp://127.0.0.1:{free_port()}"
-        self.output = f"tcp://127.0.0.1:{free_port()}"
-        self.metrics_port = free_port()
-        command = [sys.executable, "-m", "distractd.cli", "run"]
+    def __init__(self, overrides=(), config_path=None, env=None, like=None, wrapper=()):
+        """``like``: a stopped daemon whose endpoints and metrics port to bind again (a restart);
+        ``wrapper``: a command that runs the daemon's command line (its arguments follow)."""
+        self.input = like.input if like else f"tcp://127.0.0.1:{free_port()}"
+        self.output = like.output if like else f"tcp://127.0.0.1:{free_port()}"
+        self.metrics_port = like.metrics_port if like else free_port()
+        command = [*wrapper, sys.executable, "-m", "distractd.cli", "run"]
         if config_path is not None:
             command += ["--config", str(config_path)]
         for override in (f'input.bind=["{self.input}"]', f"output.bind={self.output}",
