@@ -26,7 +26,8 @@ their sources; in short:
   blink, a quick check, a short track loss) are bridged. A road-lost-away sequence with a loss
   shorter than ``glance_min_dip_s`` starts the glance at the last road sample; after a longer loss,
   a gap or at the start, a glance starts at its first away sample. Glances shorter than
-  ``glance_min_dip_s`` are not counted. Lost samples never extend a glance toward an alert.
+  ``glance_min_dip_s`` are not counted. Lost samples extend a glance toward an alert only as
+  ``glance_lost_carry_s`` allows (a short loss after an off-road sample).
 - **AttenD buffer** (Kircher & Ahlström 2009), on the raw classes, time-weighted (the interval
   before each sample takes the sample's class): drains 1 s/s off road; for mirror and instrument
   glances only after their first ``glance_free_s``; refills 1 s/s from ``glance_buffer_delay_s``
@@ -35,7 +36,8 @@ their sources; in short:
   included) reaches ``glance_long_s``, once per glance; ``time_sharing`` when the glance-away time
   within the last ``glance_sharing_window_s`` (glances since the last reset) reaches
   ``glance_sharing_s``, once until the driver has looked at the road continuously for
-  ``glance_sharing_reset_s``. Both are checked on samples away only, so track loss never raises one.
+  ``glance_sharing_reset_s``. Both are checked on samples away only (a lost sample the head-pose
+  fallback classes off road is away), so track loss alone never raises one.
 
 The module is over 450 lines because the compiled per-sample step, its helpers (road-centre
 mode, classification, glance closing, time-sharing) and their state layout must live together:
