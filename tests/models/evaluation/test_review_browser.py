@@ -1,0 +1,120 @@
+"""The review page in a real headless browser: Debian's Chromium driven by Playwright.
+
+The test loads a simulated drive served by a real ``distractd review`` subprocess, selects
+stretches with the mouse, relabels one, makes part of it unknown and undoes that, saves, and reads
+the saved file back with :func:`~distractd.models.detectors.read_labels`. With
+``DISTRACTD_REVIEW_SCREENSHOT=<path>`` it also writes the screenshot of docs/review.md.
+"""
+
+import os
+import shutil
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from distractd.models.detectors import read_labels
+from distractd.pipeline import labels_from_intervals, read_recording
+
+CHROMIUM = "/usr/bin/chromium"
+CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+                 "--disable-background-networking", "--disable-component-update",
+                 "--disable-sync"]
+DEFAULT_MODEL = Path(__file__).resolve().parents[3] / "distractd" / "data" / "default_model.npz"
+
+
+@pytest.fixture(scope="module")
+def browser():
+    """Chromium from Debian's package through Playwright (never a downloaded browser)."""
+    sync_api = pytest.importorskip("playwright.sync_api",
+                                   reason="Playwright is not installed (pip install playwright)")
+    if not (os.access(CHROMIUM, os.X_OK) or shutil.which("chromium")):
+        pytest.skip(f"Chromium is not installed at {CHROMIUM} (apt-get install chromium)")
+    with sync_api.sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        yield browser
+        browser.close()
+
+
+def _drag(page, box, start, end):
+    """Drag across the chart ``box`` from fraction ``start`` to fraction ``end`` of its width."""
+    y = box["y"] + box["height"] / 2
+    page.mouse.move(box["x"] + start * box["width"], y)
+    page.mouse.down()
+    page.mouse.move(box["x"] + end * box["width"], y, steps=8)
+    page.mouse.up()
+
+
+def _selection(page):
+    element = page.locator("#selection")
+    return float(element.get_attribute("data-t0")), float(element.get_attribute("data-t1"))
+
+
+def test_a_stretch_edited_in_the_browser_is_saved_for_training(browser, review_server,
+                                                               review_drive):
+    server = review_server(review_drive, "--model", DEFAULT_MODEL)
+    page = browser.new_page(viewport={"width": 1400, "height": 1200})
+    problems = []
+    page.on("pageerror", lambda error: problems.append(str(error)))
+    page.goto(server.url)
+    page.wait_for_selector("body[data-ready='1']", timeout=60_000)
+    assert "drive.npz" in page.locator("#title").inner_text()
+    assert page.locator("#errors").is_hidden()
+    recording = read_recording(review_drive)
+    t0, t1 = float(recording.t.min()), float(recording.t.max())
+
+    page.locator("#timeline .u-over").scroll_into_view_if_needed()
+    plot = page.locator("#timeline .u-over").bounding_box()
+    _drag(page, plot, 0.30, 0.45)
+    a, b = _selection(page)
+    # where the mouse went, to a pixel
+    assert a == pytest.approx(t0 + 0.30 * (t1 - t0), abs=(t1 - t0) / plot["width"] * 1.5)
+    assert b == pytest.approx(t0 + 0.45 * (t1 - t0), abs=(t1 - t0) / plot["width"] * 1.5)
+    page.click("#set-distracted")
+    # a second stretch inside it made unknown, then undone with the key
+    _drag(page, plot, 0.35, 0.40)
+    assert _selection(page)[0] > a
+    page.keyboard.press("u")
+    page.keyboard.press("z")
+    page.click("#save")
+    page.wait_for_function("document.getElementById('status').textContent.startsWith('saved')")
+    saved = review_drive.with_name("drive.labels.intervals.csv")
+    assert str(saved) in page.locator("#status").inner_text()
+
+    kind, intervals = read_labels(saved)
+    assert kind == "intervals"
+    t = recording.t
+    labels = labels_from_intervals(t, intervals)
+    inside = (t >= a) & (t < b)
+    assert np.all(labels[inside] == 1)
+    original = labels_from_intervals(t, recording.label_intervals())
+    np.testing.assert_array_equal(labels[~inside], original[~inside])
+    assert (original[inside] == 0).any()       # the edit changed something
+
+    # zoomed in far enough, the charts get every sample
+    page.click("#zoom-all")
+    for _ in range(6):
+        page.keyboard.press("+")
+    page.wait_for_selector("body[data-detail='samples']", timeout=30_000)
+    # the next low-confidence stretch is one where the detector's margin is small
+    page.keyboard.press("n")
+    page.wait_for_function("document.getElementById('status').textContent.includes('margin')")
+    low_a, low_b = _selection(page)
+    assert (low_a, low_b) != (a, b)
+    _, drive = server.get("/api/drive")
+    windows = drive["windows"]
+    centre = 0.5 * (np.array(windows["t_start"]) + np.array(windows["t_end"]))
+    margin = np.array([np.inf if m is None else m for m in windows["confidence"]])
+    assert np.all(margin[(centre > low_a) & (centre < low_b)] < 0.5)
+    assert problems == []
+
+    screenshot = os.environ.get("DISTRACTD_REVIEW_SCREENSHOT")
+    if screenshot:
+        page.click("#zoom-all")
+        _drag(page, plot, 0.30, 0.45)
+        page.select_option("#feature", "sd_gaze_r_yaw")
+        page.wait_for_selector("#chart-windows .u-over")
+        page.evaluate("window.scrollTo(0, 0)")
+        page.wait_for_timeout(500)
+        page.screenshot(path=screenshot, full_page=True)
+    page.close()
