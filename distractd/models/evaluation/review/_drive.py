@@ -27,7 +27,7 @@ from pathlib import Path
 
 import numpy as np
 
-from ...._errors import DistractdError
+from ...._errors import ConfigError, DistractdError
 from ....pipeline import (
     FEATURE_NAMES, GLANCE_CLASSES, PipelineConfig, detect_events, detect_glances, extract_features,
     read_recording,
@@ -139,7 +139,7 @@ class ReviewDrive:
     def save(self, rows):
         """Check the page's intervals and write them to :attr:`save_to`; return a short report."""
         if self.save_to is None:
-            raise PermissionError("saving is off: " + "; ".join(self.errors))
+            raise ConfigError("labels: saving is off: " + "; ".join(self.errors))
         intervals = check_intervals(rows, self.t_span)
         backup = save_intervals(intervals, self.save_to)
         self.labels = [list(row) for row in intervals]
@@ -191,12 +191,17 @@ def load_drive(path, labels=None, model=None, config=None, decision=None):
         predicted = _attempt(errors, predict_windows, detector, recording, rule)
         if predicted is not None:
             drive.windows, drive.scores, drive.states = predicted
+            drive.features_baseline = bool(detector.pipeline_config.get("baseline"))
             drive.threshold = rule.smoother.on
             drive.model = {"id": detector.model_id, "kind": detector.kind, "path": str(model)}
             drive.segments = _attempt(errors, _segments, detector, drive.windows) or []
     if drive.windows is None:
         drive.windows = extract_features(recording, config)
-    drive.features_baseline = bool(config.baseline)
+        drive.features_baseline = bool(config.baseline)
+    if len(drive.windows) == 0:
+        errors.append(f"{path}: no complete window (the recording spans "
+                      f"{recording.duration_s:.1f} s, a window {config.window_s:g} s): no "
+                      f"features, scores or per-window labels")
     drive.truth = [list(row) for row in recording.label_intervals()]
     drive.labels, drive.labels_source = drive.truth, "the recording's own labels"
     drive.save_to = save_path(path)

@@ -174,11 +174,12 @@ class _Handler(BaseHTTPRequestHandler):
         if not isinstance(body, dict) or "intervals" not in body:
             return self._error(HTTPStatus.BAD_REQUEST, "labels: the body must be "
                                "{\"intervals\": [[start_s, end_s, label], ...]}")
+        drive = self.server.drive
+        if drive.save_to is None:
+            return self._error(HTTPStatus.CONFLICT, "saving is off: " + "; ".join(drive.errors))
         try:
             with self.server.save_lock:
-                report = self.server.drive.save(body["intervals"])
-        except PermissionError as exc:
-            return self._error(HTTPStatus.CONFLICT, str(exc))
+                report = drive.save(body["intervals"])
         except DistractdError as exc:
             return self._error(HTTPStatus.BAD_REQUEST, str(exc))
         except OSError as exc:
