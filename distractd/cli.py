@@ -173,12 +173,24 @@ def _declare_run(parser):
                         "defaults, as in config/distractd.toml)")
     parser.add_argument("--set", dest="overrides", action="append", default=[],
                         metavar="SECTION.KEY=VALUE", help="override one option (repeatable)")
+    parser.add_argument("--check", action="store_true",
+                        help="check the configuration and model, compile every kernel into "
+                             "numba's cache (NUMBA_CACHE_DIR) as a start would, then exit; run at "
+                             "install so that the first start is not a cold one")
+    _add_output_options(parser)
 
 
 def _run(args):
-    from .daemon import run
+    from .daemon import Model, load_config, run
 
-    return run(args.config, args.overrides)
+    if not args.check:
+        return run(args.config, args.overrides)
+    config = load_config(args.config, args.overrides)
+    model = Model(config["model"]["path"], config["model"]["max_bytes"])
+    _report(args, {"model": model.path, "model_id": model.detector.model_id},
+            f"configuration and model {model.detector.model_id} ({model.path}) checked, kernels "
+            f"compiled")
+    return 0
 
 
 def _declare_replay(parser):

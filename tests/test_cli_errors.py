@@ -240,3 +240,22 @@ def test_a_bad_file_through_the_installed_command_is_one_line(files):
     assert result.returncode == 1 and result.stdout == ""
     assert result.stderr == (f"distractd info: error: {paths['random-npz']}: not a distractd "
                              f"recording (the binary form is an .npz archive)\n")
+
+
+@pytest.mark.parametrize("bad", BAD_FILES)
+def test_run_check_names_a_bad_configuration_or_model_in_one_line(files, bad, capsys):
+    _, paths, _, _ = files
+    assert main(["run", "--check", "--config", paths[bad]]) == 1
+    _one_line_error(capsys, "run", paths[bad], "config file")
+    assert main(["run", "--check", "--set", f"model.path={paths[bad]}"]) == 1
+    _one_line_error(capsys, "run", paths[bad], "model file")
+
+
+def test_run_check_loads_the_model_and_exits(capsys):
+    from distractd.models import load_model
+
+    assert main(["run", "--check", "--json"]) == 0
+    summary = json.loads(capsys.readouterr().out)
+    assert summary["model_id"] == load_model(default_model_path()).model_id
+    assert main(["run", "--check", "--set", "sessions.min_quality=2.0"]) == 1
+    assert "sessions.min_quality" in _one_line_error(capsys, "run")
