@@ -11,6 +11,9 @@ $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip
 	$(BIN)/pip install --quiet -e '.[test]'
+	# compile every numba kernel now (into the package's __pycache__, or NUMBA_CACHE_DIR), so
+	# that no daemon start, demo or test pays for a cold cache
+	$(BIN)/distractd run --check --quiet
 	touch $(STAMP)
 
 demo: $(STAMP)
