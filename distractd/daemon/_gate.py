@@ -75,7 +75,8 @@ class Gatekeeper(threading.Thread):
         self.authorized_keys = authorized_keys
         self.metrics = metrics
         self.n_open = 0             # accepted or connected descriptors, handshake or not
-        self.established = set()    # (socket name, fd) past the handshake
+        self.n_established = 0      # past the handshake
+        self.n_refused_open = 0     # refused, their descriptor not yet closed
         self.monitors = []          # (monitor endpoint, socket name)
         self._stopping = threading.Event()
         self._zap = context.socket(zmq.REP)
@@ -121,20 +122,27 @@ class Gatekeeper(threading.Thread):
             self._zap.close(linger=0)
 
     def _event(self, name, event):
-        kind, key = event["event"], (name, event["value"])
+        """Follow one monitor event. Handshake events do not say which connection they concern
+        (their value is an error code), so a disconnection is taken as the end of a refused
+        connection while refused ones are still open, else of an established one: the counts are
+        exact once connections settle."""
+        kind = event["event"]
         if kind in (zmq.EVENT_ACCEPTED, zmq.EVENT_CONNECTED):
             self.n_open += 1
             return
         if kind == zmq.EVENT_DISCONNECTED:
             self.n_open -= 1
-            if key in self.established:
-                self.established.discard(key)
+            if self.n_refused_open:
+                self.n_refused_open -= 1
+            else:
+                self.n_established -= 1
                 self.metrics.connections_closed[name].inc()
         elif kind == zmq.EVENT_HANDSHAKE_SUCCEEDED:
-            self.established.add(key)
+            self.n_established += 1
         else:   # failed for another reason than a refusal of this handler's
+            self.n_refused_open += 1
             self.metrics.connections_refused["handshake_failed"].inc()
-        self.metrics.connections.set(len(self.established))
+        self.metrics.connections.set(self.n_established)
 
     def _answer(self, request):
         """The reply to a ZAP request: status 200, or 400 with the reason of the refusal."""
@@ -147,6 +155,7 @@ class Gatekeeper(threading.Thread):
             reason = "curve_denied"
         if reason is None:
             return [version, request_id, b"200", b"OK", b"", b""]
+        self.n_refused_open += 1
         self.metrics.connections_refused[reason].inc()
         log.debug("refused a connection from %s: %s", address.decode("ascii", "replace"), reason)
         return [version, request_id, b"400", reason.encode("ascii"), b"", b""]

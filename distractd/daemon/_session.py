@@ -98,7 +98,11 @@ class Session:
         """
         if not self.fields_checked:
             self.fields_seen |= np.isfinite(block).any(axis=0)
-        return self.processor.update(block)
+        resets = self.processor.rejected["clock_reset"]
+        windows = self.processor.update(block)
+        if self.segmenter is not None and self.processor.rejected["clock_reset"] != resets:
+            self.segmenter.clock_reset = True
+        return windows
 
     def check_fields(self, windows, model_id, features, columns, needs, fallback_needs=None):
         """Once per session, at its first complete windows: what the stream lacks for the model.
@@ -248,6 +252,7 @@ class StreamSegmenter:
         self.normalize = normalize
         self.n_committed = 0
         self.current = None
+        self.clock_reset = False
         self._t_end = np.zeros(self.online.max_lag + 4 * prototypes.max_length + 16)
 
     def update(self, X_raw, t_end):
@@ -255,9 +260,10 @@ class StreamSegmenter:
 
         The windows go to the segmenter ``max_length`` at a time, so the end-time ring (max_lag +
         4 max_length windows) still holds every window a commit can reach, however long the batch.
-        A window ending before its predecessor (the tracker's clock was reset) ends the sequence:
-        the pending frames are committed and segmentation starts again, so no segment spans the
-        reset (its end would precede its start).
+        A window ending before its predecessor, or the first windows after the pipeline restarted
+        the stream (:attr:`clock_reset`, set by the session), end the sequence: the pending frames
+        are committed and segmentation starts again, so no segment spans a tracker clock reset
+        (its end could precede its start).
         """
         ring = len(self._t_end)
         step = self.online.prototypes.max_length
@@ -267,6 +273,9 @@ class StreamSegmenter:
         previous = self._t_end[(self.online.n_frames - 1) % ring] if self.online.n_frames \
             else -np.inf
         back = np.flatnonzero(np.diff(t_end, prepend=previous) < 0)
+        if self.clock_reset:   # the pipeline restarted the stream since the last windows
+            self.clock_reset = False
+            back = np.union1d(back, [0])
         edges = [0, *back[back > 0], len(t_end)]
         for lo, hi in zip(edges[:-1], edges[1:]):
             if lo in back:   # the stream's clock went back (a tracker restart): a new sequence

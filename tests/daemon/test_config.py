@@ -1,5 +1,6 @@
 """Daemon configuration: the shipped file, overrides, and errors that name the field."""
 
+import os
 import tomllib
 from pathlib import Path
 
@@ -68,3 +69,39 @@ def test_bad_files(tmp_path):
     broken.write_text("[input\n")
     with pytest.raises(ConfigError, match="invalid TOML"):
         load_config(broken)
+
+
+def test_relative_paths_in_the_file_are_relative_to_it(tmp_path):
+    path = tmp_path / "etc" / "d.toml"
+    path.parent.mkdir()
+    path.write_text('[model]\npath = "models/m.npz"\n')
+    assert load_config(path)["model"]["path"] == str(tmp_path / "etc" / "models" / "m.npz")
+    assert load_config(path, ["model.path=x.npz"])["model"]["path"] == "x.npz"   # --set: as given
+
+
+@pytest.mark.parametrize("content, message", [
+    (b"[input]\n# " + b"x" * (1 << 20) + b"\n", "more than the bound of 1048576"),
+    (b'[pupil]\nstream = "caf\xe9"\n', "not UTF-8 text (byte 0xe9 at offset 21)"),
+    (b"x = " + b"{a=" * 3000 + b"1" + b"}" * 3000, "nested too deep"),
+    (b"[output]\nsndhwm = 0\n", "output.sndhwm must be an integer in [1, 1e+07], got 0"),
+    (b'[smoothing]\nmode = "hysteresis"\non = 0.1\noff = 0.3\n',
+     "smoothing.off must be <= smoothing.on (0.1) in hysteresis mode, got 0.3"),
+    (b"[sessions]\nidle_timeout_s = 1" + b"0" * 30 + b"\n", "must fit a 64-bit integer"),
+    (b'[pupil]\nstream = "a b"\n', "pupil.stream must be a stream id"),
+    (b'[input]\ntopic = "caf\xc3\xa9."\n', "input.topic must be ASCII"),
+])
+def test_hostile_files_are_one_clear_error(tmp_path, content, message):
+    path = tmp_path / "d.toml"
+    path.write_bytes(content)
+    with pytest.raises(ConfigError) as info:
+        load_config(path)
+    assert message in str(info.value)
+
+
+def test_only_regular_files_are_read(tmp_path):
+    fifo = tmp_path / "fifo.toml"
+    os.mkfifo(fifo)
+    for path, kind in ((fifo, "a FIFO"), (tmp_path, "a directory"),
+                       (Path("/dev/zero"), "a character device")):
+        with pytest.raises(ConfigError, match=f"is {kind}; it must be a regular file"):
+            load_config(path)
