@@ -43,6 +43,8 @@ DEFAULTS = {
         "remote": "",
         "stream": "pupil",
         "timeout_s": 2.0,
+        "silence_s": 2.0,
+        "reorder_s": 0.25,
     },
     "output": {
         "bind": "tcp://127.0.0.1:5556",
@@ -96,7 +98,8 @@ _CONSTRAINTS = {
               "max_message_bytes": Interval(64, 1 << 30, integer=True),
               "max_block_samples": Interval(1, 1_000_000, integer=True), "rcvhwm": _QUEUE,
               "max_connections": Interval(1, 1_000_000, integer=True)},
-    "pupil": {"remote": str, "stream": str, "timeout_s": _POSITIVE},
+    "pupil": {"remote": str, "stream": str, "timeout_s": _POSITIVE, "silence_s": _POSITIVE,
+              "reorder_s": Interval(0, 10)},
     "output": {"bind": str, "republish_s": _POSITIVE, "sndhwm": _QUEUE},
     "model": {"path": str, "max_bytes": Interval(1024, 1 << 34, integer=True)},
     "sessions": {"idle_timeout_s": _POSITIVE, "max_streams": Interval(1, 1_000_000, integer=True),

@@ -348,9 +348,9 @@ class Service:
         return (self.config["pupil"]["stream"], block, None) if len(block) else None
 
     def _follow_pupil(self, link, poller, ready, stopping, touched, counts):
-        """Drain the Pupil backbone, feed the gaze samples the adapter holds once the backbone is
-        quiet for ``pupil.reorder_s`` (or the daemon stops), and follow Pupil Remote to a new
-        backbone port after ``pupil.silence_s`` of silence; return the messages read."""
+        """Drain the Pupil backbone; after ``pupil.silence_s`` of silence (or when the daemon
+        stops) feed the gaze samples the adapter still holds for reordering, and follow Pupil
+        Remote to a new backbone port; return the messages read."""
         n = 0
         if link.sub in ready or stopping:
             n = self._drain(link.sub, self._decode_pupil, touched,
@@ -358,7 +358,7 @@ class Service:
         now = time.monotonic()
         if n:
             link.heard(now)
-        elif self.pupil.n_held and (stopping or now - link.heard_s >= self.pupil.reorder_s):
+        elif self.pupil.n_held and (stopping or now - link.heard_s >= link.silence_s):
             block = self.pupil.flush()
             inbox = self.inboxes.get(self.config["pupil"]["stream"]) \
                 or self._new_session(self.config["pupil"]["stream"], now)

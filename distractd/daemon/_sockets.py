@@ -1,11 +1,14 @@
-"""The daemon's sockets: input SUB, output PUB, the Pupil backbone SUB, and CURVE security.
+"""The daemon's sockets: input SUB, output PUB, the Pupil link, and CURVE security.
 
 Every socket is built in the loop's thread by :class:`Sockets` (a context manager that closes them
 all with ``linger=0``); with ``security.curve`` the bound input and output sockets are CURVE servers,
-and a :class:`Gatekeeper` (``_gate.py``) decides which peers may connect to them.
+and a :class:`Gatekeeper` (``_gate.py``) decides which peers may connect to them. The Pupil link
+(:class:`PupilLink`) owns the Pupil backbone SUB socket and re-asks Pupil Remote for ``SUB_PORT``
+when the backbone goes silent, since Pupil Capture binds a new backbone port at every launch.
 """
 
 import logging
+import time
 
 import zmq
 import zmq.auth
@@ -14,7 +17,7 @@ from .._errors import ConfigError
 from ..pipeline.formats import PupilAdapter
 from ._gate import DESCRIPTOR_RESERVE, Gatekeeper, raise_descriptor_limit
 
-__all__ = ["Sockets", "pupil_sub_endpoint"]
+__all__ = ["Sockets", "PupilLink", "pupil_sub_endpoint"]
 
 log = logging.getLogger("distractd.daemon")
 
@@ -33,17 +36,106 @@ def pupil_sub_endpoint(context, remote, timeout_s):
                           f"pupil.timeout_s={timeout_s} ({exc})") from None
     finally:
         req.close(linger=0)
+    return _sub_endpoint(remote, port)
+
+
+def _sub_endpoint(remote, port):
     if not port.isdigit():
         raise ConfigError(f"pupil.remote {remote!r} answered SUB_PORT with {port!r}")
     host = remote.rsplit(":", 1)[0]
     return f"{host}:{port}"
 
 
+class PupilLink:
+    """The daemon's connection to Pupil Capture: the backbone SUB socket, kept pointed at the
+    port Pupil Remote names.
+
+    At start Pupil Remote must answer ``SUB_PORT`` within ``pupil.timeout_s`` (else
+    :class:`~distractd.ConfigError`). Afterwards, whenever the backbone has been silent for
+    ``pupil.silence_s``, the link asks again without blocking the loop (a REQ socket polled by
+    :meth:`check`); an answer naming another port replaces the SUB socket. A question unanswered
+    within ``pupil.timeout_s`` is dropped and asked again after the next ``silence_s``.
+
+    Attributes
+    ----------
+    sub : zmq.Socket
+        The current backbone subscription.
+    endpoint : str
+        Its endpoint.
+    """
+
+    def __init__(self, context, pupil, rcvhwm):
+        self.context = context
+        self.remote = pupil["remote"]
+        self.timeout_s = pupil["timeout_s"]
+        self.silence_s = pupil["silence_s"]
+        self.rcvhwm = rcvhwm
+        self.endpoint = pupil_sub_endpoint(context, self.remote, self.timeout_s)
+        self.sub = self._subscribe(self.endpoint)
+        self.req = None
+        self.heard_s = self.asked_s = time.monotonic()
+
+    def _subscribe(self, endpoint):
+        sub = self.context.socket(zmq.SUB)
+        sub.linger = 0
+        sub.rcvhwm = self.rcvhwm
+        for topic in PupilAdapter.TOPICS:
+            sub.subscribe(topic)
+        sub.connect(endpoint)
+        log.info("pupil: subscribed to %s", endpoint)
+        return sub
+
+    def heard(self, now_s):
+        """Note that the backbone delivered messages at ``now_s`` (monotonic s)."""
+        self.heard_s = now_s
+
+    def check(self, now_s):
+        """Ask or read Pupil Remote as the silence requires; return the replaced SUB socket
+        (already closed; :attr:`sub` is its successor) or None."""
+        if self.req is None:
+            if now_s - max(self.heard_s, self.asked_s) >= self.silence_s:
+                self.req = self.context.socket(zmq.REQ)
+                self.req.linger = 0
+                self.req.connect(self.remote)
+                self.req.send_string("SUB_PORT", zmq.NOBLOCK)
+                self.asked_s = now_s
+            return None
+        if not self.req.poll(0):
+            if now_s - self.asked_s >= self.timeout_s:
+                log.warning("pupil: %s did not answer SUB_PORT within pupil.timeout_s=%s",
+                            self.remote, self.timeout_s)
+                self._close_req()
+            return None
+        answer = self.req.recv().decode("utf-8", "replace")
+        self._close_req()
+        try:
+            endpoint = _sub_endpoint(self.remote, answer)
+        except ConfigError as exc:
+            log.warning("pupil: %s", exc)
+            return None
+        if endpoint == self.endpoint:
+            return None
+        log.info("pupil: backbone moved from %s to %s", self.endpoint, endpoint)
+        old, self.sub, self.endpoint = self.sub, self._subscribe(endpoint), endpoint
+        old.close(linger=0)
+        self.heard_s = now_s
+        return old
+
+    def _close_req(self):
+        self.req.close(linger=0)
+        self.req = None
+
+    def close(self):
+        self.sub.close(linger=0)
+        if self.req is not None:
+            self._close_req()
+
+
 class Sockets:
     """Context manager building the input, output and Pupil sockets of ``config``.
 
-    Entering returns ``(sub, pub, pupil_sub)``; ``pupil_sub`` is None unless ``pupil.remote`` is
-    set.
+    Entering returns ``(sub, pub, pupil)``; ``pupil`` is a :class:`PupilLink`, None unless
+    ``pupil.remote`` is set.
     """
 
     def __init__(self, context, config, metrics):
@@ -52,6 +144,7 @@ class Sockets:
         self.metrics = metrics
         self.sockets = []
         self.gatekeeper = None
+        self.pupil = None
 
     def _socket(self, kind):
         sock = self.context.socket(kind)
@@ -80,26 +173,20 @@ class Sockets:
             self.gatekeeper.watch(pub, "output")
             _bind(pub, config["output"]["bind"], "output.bind")
             self.gatekeeper.start()
-            pupil_sub = None
             if config["pupil"]["remote"]:
-                endpoint = pupil_sub_endpoint(self.context, config["pupil"]["remote"],
-                                              config["pupil"]["timeout_s"])
-                pupil_sub = self._socket(zmq.SUB)
-                pupil_sub.rcvhwm = config["input"]["rcvhwm"]
-                for topic in PupilAdapter.TOPICS:
-                    pupil_sub.subscribe(topic)
-                pupil_sub.connect(endpoint)
-                log.info("pupil: subscribed to %s", endpoint)
+                self.pupil = PupilLink(self.context, config["pupil"], config["input"]["rcvhwm"])
         except BaseException:
             self.__exit__()
             raise
-        return sub, pub, pupil_sub
+        return sub, pub, self.pupil
 
     def __exit__(self, *_):
         for sock in self.sockets:
             sock.close(linger=0)
         if self.gatekeeper is not None:
             self.gatekeeper.stop()
+        if self.pupil is not None:
+            self.pupil.close()
 
     def _gatekeeper(self):
         """The :class:`Gatekeeper` of this configuration, with the descriptor limit raised and

@@ -24,7 +24,7 @@ from distractd.pipeline.formats import STATES, encode_block, encode_map
 from distractd.pipeline import (
     FIELD_INDEX, FIELDS, N_FIELDS, PipelineConfig, Recording, extract_features, write_recording,
 )
-from distractd.simulators import PupilEmulator, replay, simulate_drive
+from distractd.simulators import replay, simulate_drive
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -263,31 +263,6 @@ def test_sighup_rejects_a_corrupt_model_and_swaps_a_good_one(start_daemon, drive
     assert daemon.process.poll() is None
     assert daemon.stop() == 0
     assert "reload rejected" in daemon.log_text
-
-
-def test_pupil_capture_path(start_daemon, drive, detector):
-    emulator = PupilEmulator(drive, port=0, speed=40.0)
-    ready = threading.Event()
-    thread = threading.Thread(target=emulator.run, kwargs={"on_ready": lambda e: ready.set()},
-                              daemon=True)
-    thread.start()
-    assert ready.wait(5)
-    daemon = start_daemon([f"pupil.remote=tcp://127.0.0.1:{emulator.port}", "pupil.stream=eyes",
-                           "sessions.idle_timeout_s=3"])
-    seen = drive.samples.copy()  # what Pupil Core can carry: no head pose, eyelids or saccades
-    for field in ("head_x", "head_y", "head_z", "head_yaw", "head_pitch", "head_roll",
-                  "eyelid_r", "eyelid_l", "saccade"):
-        seen[:, FIELD_INDEX[field]] = np.nan
-    blink = seen[:, FIELD_INDEX["blink"]]
-    blink[:np.argmax(blink == 1)] = np.nan
-    windows, scores, states = expected_states(Recording(seen), detector)
-    published = states_of(daemon.collect(
-        lambda m: len(states_of(m, "eyes")) >= len(windows), timeout_s=60), "eyes")
-    thread.join(30)
-    assert [m["t"] for m in published] == pytest.approx(windows.t_end.tolist(), abs=1e-9)
-    assert [m["state"] for m in published] == states.tolist()
-    assert daemon.metric("distractd_samples_received_total") == drive.n_samples
-    assert daemon.stop() == 0
 
 
 def test_curve_encrypts_and_authenticates(start_daemon, drive, tmp_path):

@@ -5,7 +5,10 @@ never import each other (DESIGN §1).
 """
 
 from ._files import read_recordings, recording_files
-from ._pupil import PupilAdapter, gaze_angles, gaze_normal, pupil_datums
+from ._pupil import (
+    GAZE_FRAME, MIN_PUPIL_CONFIDENCE, PupilAdapter, blink_datum, gaze_angles, gaze_datum,
+    gaze_normal, pupil_datums,
+)
 from ._recording import (
     Recording, describe, label_intervals, labels_from_intervals, read_csv, read_intervals,
     read_recording, write_csv, write_intervals, write_recording,
@@ -30,7 +33,8 @@ __all__ = [
     "decode_samples", "valid_stream_id",
     "encode_map", "encode_block", "state_message", "transition_event", "segment_event",
     "glance_state", "alert_event", "encode_state", "encode_event", "decode_output",
-    "PupilAdapter", "gaze_angles", "gaze_normal", "pupil_datums",
+    "PupilAdapter", "gaze_angles", "gaze_normal", "pupil_datums", "gaze_datum", "blink_datum",
+    "GAZE_FRAME", "MIN_PUPIL_CONFIDENCE",
     "read_taamneh", "is_taamneh", "DRIVES", "DEG_PER_PX", "CENTER_PX", "read_recordings",
     "recording_files",
 ]

@@ -2,50 +2,79 @@
 
 Pupil Capture serves *Pupil Remote* (a REP socket, port 50020 by default) which answers
 ``SUB_PORT`` with the port of its IPC backbone; subscribers connect there and receive multipart
-``[topic, msgpack payload, *raw frames]`` messages. The adapter subscribes to ``gaze.3d.``
-(gaze datums, one canonical sample each), ``pupil.`` (the latest 3-D diameter of each eye) and
-``blink`` (``blinks`` onset/offset events), and maps:
+``[topic, msgpack payload, *raw frames]`` messages. The adapter subscribes to ``gaze.3d.``,
+``pupil.`` and ``blink`` and maps each gaze datum to one canonical sample:
 
 ============================  =====================================================================
 canonical field               Pupil datum
 ============================  =====================================================================
 ``t``                         gaze ``timestamp`` (Pupil time, s)
-``gaze_r_yaw``/``_pitch``     eye 0's gaze normal (``gaze_normals_3d["0"]`` or, from
-                              ``gaze.3d.0.``, ``gaze_normal_3d``): yaw = atan2(x, z),
+``gaze_r_yaw``/``_pitch``     eye 0's gaze normal (``gaze_normals_3d["0"]`` of ``gaze.3d.01.`` or
+                              ``gaze_normal_3d`` of ``gaze.3d.0.``): yaw = atan2(x, z),
                               pitch = atan2(-y, hypot(x, z)) in the world camera frame
-                              (x right, y down, z forward), rad
+                              (x right, y down, z forward), rad; NaN in a ``gaze.3d.1.`` datum
 ``gaze_l_yaw``/``_pitch``     the same for eye 1
-``pupil_r``/``pupil_l``       latest ``diameter_3d`` (mm) of ``pupil.0.*``/``pupil.1.*``
-``confidence``                gaze ``confidence``
-``blink``                     1 between a blink onset and offset, 0 otherwise (NaN before the
+``pupil_r``/``pupil_l``       ``diameter_3d`` (mm) of the eye's pupil datum in the gaze datum's
+                              ``base_data``, else of the eye's latest ``pupil.<eye>.3d`` datum
+``confidence``                gaze ``confidence`` (Capture: mean of the matched pupil datums')
+``blink``                     1 between a ``blinks`` onset and offset, 0 otherwise (NaN before the
                               first blink event)
 ============================  =====================================================================
 
-Pupil Core has no head pose and no eyelid signal: those fields stay NaN. Eye 0 is the right eye.
+Eye 0 is the right eye. Pupil Core has no head pose and no eyelid signal: those fields stay NaN.
+Its gaze is **eye-in-head** (the world camera sits on the head), :data:`GAZE_FRAME`.
 
-The other direction, :func:`pupil_datums`, turns a canonical sample into the datums Capture would
-publish for it (``pupil.0.3d``, ``pupil.1.3d``, a binocular ``gaze.3d.01.`` and, where the blink
-flag changes, a ``blinks`` onset/offset); gaze rotations become unit normals in the world camera
-frame: ``(sin yaw cos pitch, -sin pitch, cos yaw cos pitch)``.
+Capture's gaze stream is not monotonic: its real-time matcher pairs the eyes' pupil datums into
+binocular ``gaze.3d.01.`` datums stamped with the mean of the pair's timestamps and maps a datum
+alone (``gaze.3d.0.``/``gaze.3d.1.``) when its confidence is below 0.6 or no partner is near, so a
+datum can be older than the one before it. :class:`PupilAdapter` holds gaze samples for
+``reorder_s`` and releases them in timestamp order, so none is lost as ``backwards_t``.
+
+The other direction builds the datums Capture publishes: :func:`pupil_datums` (``pupil.<eye>.2d``
+and ``pupil.<eye>.3d`` from a gaze normal, a diameter and a confidence, with the eye camera
+geometry below), :func:`gaze_datum` (a gaze datum from one or two matched 3-D pupil datums, with
+Capture's topic, confidence and timestamp rules) and :func:`blink_datum`.
+
+Geometry (a pinhole approximation of a Pupil Core headset, not a calibration): eye centres in the
+world camera frame are Capture's initial ``Gazer3D`` eye translations, eye 0 at x = +20 mm (the
+wearer's right is +x), eye 1 at x = -40 mm; each eye camera looks back at its eye (rotated 180°
+about y from the world camera), 192 x 192 px with a 140 px focal length, the eyeball centre 35 mm
+in front of it; pye3d's eyeball radius 10.39 mm; the world camera is 1280 x 720 px with a 794 px
+focal length; monocular gaze points lie 500 mm along the gaze normal.
 """
 
 import math
 
 import numpy as np
 
-from ._schema import FIELD_INDEX, empty_block
+from ._schema import FIELD_INDEX, N_FIELDS, empty_block
 from ._wire import Rejected, unpack
 
-__all__ = ["PupilAdapter", "gaze_angles", "gaze_normal", "pupil_datums"]
+__all__ = [
+    "PupilAdapter", "gaze_angles", "gaze_normal", "pupil_datums", "gaze_datum", "blink_datum",
+    "GAZE_FRAME", "MIN_PUPIL_CONFIDENCE", "PYE3D_METHOD",
+]
+
+GAZE_FRAME = "head"
+"""Pupil Core's gaze rotations are eye-in-head (see docs/inputs.md, "Eye-in-head gaze")."""
+MIN_PUPIL_CONFIDENCE = 0.6
+"""Capture maps pupil datums below this confidence alone (monocular), never in a pair."""
+PYE3D_METHOD = "pye3d 0.3.0 real-time"
+DETECTOR_2D_METHOD = "2d c++"
+
+EYE_CENTERS_MM = {"0": (20.0, 15.0, -20.0), "1": (-40.0, 15.0, -20.0)}
+_EYE_RADIUS_MM = 10.39
+_EYE_SPHERE_MM = (0.0, 0.0, 35.0)     # eyeball centre in the eye camera frame
+_EYE_CAMERA_FLIP = (-1.0, 1.0, -1.0)  # eye camera <-> world camera rotation (its own inverse)
+_EYE_PX, _EYE_FOCAL_PX = 192.0, 140.0
+_WORLD_PX, _WORLD_FOCAL_PX = (1280.0, 720.0), 794.0
+_GAZE_DISTANCE_MM = 500.0
 
 _COLUMNS = {name: FIELD_INDEX[name] for name in (
     "t", "gaze_r_yaw", "gaze_r_pitch", "gaze_l_yaw", "gaze_l_pitch", "pupil_r", "pupil_l",
     "confidence", "blink")}
-_EYE_FIELDS = {"0": ("gaze_r_yaw", "gaze_r_pitch"), "1": ("gaze_l_yaw", "gaze_l_pitch")}
-
-
-_EYE_CENTERS_MM = {"0": [-32.0, 12.0, -20.0], "1": [28.0, 12.0, -20.0]}
-_GAZE_DISTANCE_MM = 500.0
+_EYE_FIELDS = {"0": ("gaze_r_yaw", "gaze_r_pitch", "pupil_r"),
+               "1": ("gaze_l_yaw", "gaze_l_pitch", "pupil_l")}
 
 
 def gaze_angles(normal):
@@ -60,60 +89,131 @@ def gaze_normal(yaw_rad, pitch_rad):
     return [math.sin(yaw_rad) * cos_pitch, -math.sin(pitch_rad), math.cos(yaw_rad) * cos_pitch]
 
 
-def pupil_datums(row, t, blink):
-    """The datums Pupil Capture would publish for one canonical sample.
+def _eye_image(point):
+    """Pixel coordinates of a point (mm) in the eye camera frame."""
+    return (_EYE_FOCAL_PX * point[0] / point[2] + _EYE_PX / 2,
+            _EYE_FOCAL_PX * point[1] / point[2] + _EYE_PX / 2)
+
+
+_SPHERE_PX = _eye_image(_EYE_SPHERE_MM)
+_SPHERE_DIAMETER_PX = 2 * _EYE_FOCAL_PX * _EYE_RADIUS_MM / _EYE_SPHERE_MM[2]
+
+
+def pupil_datums(eye, timestamp, normal, diameter_mm, confidence):
+    """The ``pupil.<eye>.2d`` and ``pupil.<eye>.3d`` datums of one eye camera frame.
 
     Parameters
     ----------
-    row : ndarray of shape (N_FIELDS,)
-        A canonical sample.
-    t : float
-        Its Pupil time (s).
-    blink : float
-        The blink flag of the previous sample (0 or 1).
+    eye : int
+        0 (right eye) or 1 (left eye).
+    timestamp : float
+        The frame's Pupil time in s.
+    normal : sequence of 3 float
+        The eye's unit gaze normal in the world camera frame.
+    diameter_mm : float
+        The pupil's diameter in mm.
+    confidence : float
+        Detection confidence, 0..1.
 
     Returns
     -------
-    datums : list of dict
-        In publishing order; each holds its ``topic``.
-    blink : float
-        The blink flag after this sample.
+    list of dict
+        The 2-D datum, then the 3-D datum (pye3d's fields), each holding its ``topic``.
     """
-    datums = []
-    confidence = float(row[FIELD_INDEX["confidence"]])
-    flag = float(row[FIELD_INDEX["blink"]])
-    if not math.isnan(flag) and flag != blink:
-        datums.append({"topic": "blinks", "type": "onset" if flag else "offset",
-                       "timestamp": t, "confidence": 1.0, "base_data": []})
-        blink = flag
-    pupils = []
-    for eye, field in (("0", "pupil_r"), ("1", "pupil_l")):
-        diameter = float(row[FIELD_INDEX[field]])
-        if math.isnan(diameter):
-            continue
-        pupils.append({"topic": f"pupil.{eye}.3d", "id": int(eye), "timestamp": t,
-                       "confidence": confidence, "diameter_3d": diameter,
-                       "diameter": diameter * 8.0, "norm_pos": [0.5, 0.5],
-                       "method": "pye3d 0.3.0 real-time"})
-    datums += pupils
-    normals = {eye: gaze_normal(float(row[FIELD_INDEX[f"gaze_{side}_yaw"]]),
-                                float(row[FIELD_INDEX[f"gaze_{side}_pitch"]]))
-               for eye, side in (("0", "r"), ("1", "l"))}
-    if all(math.isnan(n[0]) for n in normals.values()):
-        point = [math.nan] * 3
+    x, y, z = (flip * float(v) for flip, v in zip(_EYE_CAMERA_FLIP, normal))
+    centre = [s + _EYE_RADIUS_MM * n for s, n in zip(_EYE_SPHERE_MM, (x, y, z))]
+    u, v = _eye_image(centre)
+    major_px = _EYE_FOCAL_PX * diameter_mm / centre[2]
+    minor_px = major_px * abs(x * centre[0] + y * centre[1] + z * centre[2]) / math.hypot(*centre)
+    ellipse = {"center": [u, v], "axes": [minor_px, major_px],
+               "angle": math.degrees(math.atan2(y, x)) + 90.0}
+    base = {"id": eye, "timestamp": timestamp, "confidence": confidence,
+            "norm_pos": [u / _EYE_PX, 1.0 - v / _EYE_PX], "diameter": major_px,
+            "ellipse": ellipse}
+    datum_3d = {
+        **base, "topic": f"pupil.{eye}.3d", "method": PYE3D_METHOD, "location": [u, v],
+        "sphere": {"center": list(_EYE_SPHERE_MM), "radius": _EYE_RADIUS_MM},
+        "projected_sphere": {"center": list(_SPHERE_PX), "axes": [_SPHERE_DIAMETER_PX] * 2,
+                             "angle": 0.0},
+        "circle_3d": {"center": centre, "normal": [x, y, z], "radius": diameter_mm / 2},
+        "diameter_3d": diameter_mm, "model_confidence": 1.0,
+        "theta": math.acos(max(-1.0, min(1.0, y))), "phi": math.atan2(z, x)}
+    return [{**base, "topic": f"pupil.{eye}.2d", "method": DETECTOR_2D_METHOD}, datum_3d]
+
+
+def _world_normal(datum):
+    return np.multiply(_EYE_CAMERA_FLIP, datum["circle_3d"]["normal"])
+
+
+def _norm_pos(point):
+    (width, height), focal = _WORLD_PX, _WORLD_FOCAL_PX
+    return [0.5 + focal * point[0] / point[2] / width, 0.5 - focal * point[1] / point[2] / height]
+
+
+def _nearest_point(c0, n0, c1, n1):
+    """Midpoint of the closest points of two gaze lines; the cyclopean point at 500 mm when they
+    are (nearly) parallel or meet behind the eyes."""
+    w = c0 - c1
+    b, d, e = n0 @ n1, n0 @ w, n1 @ w
+    denominator = 1.0 - b * b
+    if denominator > 1e-9:
+        s, r = (b * e - d) / denominator, (e - b * d) / denominator
+        if s > 0 and r > 0:
+            return (c0 + s * n0 + c1 + r * n1) / 2
+    cyclop = n0 + n1
+    return (c0 + c1) / 2 + _GAZE_DISTANCE_MM * cyclop / np.linalg.norm(cyclop)
+
+
+def gaze_datum(pupils):
+    """The gaze datum Capture's 3-D gaze mapper publishes for one match of 3-D pupil datums.
+
+    Parameters
+    ----------
+    pupils : list of dict
+        One datum (monocular, ``gaze.3d.<eye>.``) or two (eye 0, eye 1: ``gaze.3d.01.``).
+
+    Returns
+    -------
+    dict
+        With Capture's ``topic``, ``confidence`` and ``timestamp`` (means over the match),
+        ``base_data`` (the match), ``gaze_point_3d``, ``norm_pos`` and the eye centres and
+        normals (``eye_centers_3d``/``gaze_normals_3d`` keyed by eye, or ``eye_center_3d``/
+        ``gaze_normal_3d``).
+    """
+    normals = {str(p["id"]): _world_normal(p) for p in pupils}
+    centres = {eye: np.array(EYE_CENTERS_MM[eye]) for eye in normals}
+    if len(pupils) == 2:
+        point = _nearest_point(centres["0"], normals["0"], centres["1"], normals["1"])
+        geometry = {"topic": "gaze.3d.01.",
+                    "eye_centers_3d": {eye: c.tolist() for eye, c in centres.items()},
+                    "gaze_normals_3d": {eye: n.tolist() for eye, n in normals.items()}}
     else:
-        point = [_GAZE_DISTANCE_MM * v for v in np.nanmean([normals["0"], normals["1"]], axis=0)]
-    datums.append({
-        "topic": "gaze.3d.01.", "timestamp": t, "confidence": confidence,
-        "gaze_normals_3d": normals, "eye_centers_3d": _EYE_CENTERS_MM, "gaze_point_3d": point,
-        "norm_pos": [0.5 + point[0] / (2 * _GAZE_DISTANCE_MM),
-                     0.5 - point[1] / (2 * _GAZE_DISTANCE_MM)],
-        "base_data": pupils})
-    return datums, blink
+        (eye, normal), = normals.items()
+        point = centres[eye] + _GAZE_DISTANCE_MM * normal
+        geometry = {"topic": f"gaze.3d.{eye}.", "eye_center_3d": centres[eye].tolist(),
+                    "gaze_normal_3d": normal.tolist()}
+    if point[2] < 0:  # Capture flips a gaze point behind the world camera
+        point = -point
+    return {**geometry, "gaze_point_3d": point.tolist(), "norm_pos": _norm_pos(point),
+            "confidence": float(np.mean([p["confidence"] for p in pupils])),
+            "timestamp": float(np.mean([p["timestamp"] for p in pupils])),
+            "base_data": pupils}
+
+
+def blink_datum(timestamp, onset, base_data=()):
+    """A ``blinks`` datum (Capture's blink detector) for a blink onset or offset at ``timestamp``."""
+    return {"topic": "blinks", "type": "onset" if onset else "offset", "timestamp": timestamp,
+            "confidence": 1.0, "base_data": list(base_data), "record": True}
 
 
 class PupilAdapter:
-    """Turn Pupil backbone messages into canonical one-sample blocks.
+    """Turn Pupil backbone messages into canonical samples, released in timestamp order.
+
+    Parameters
+    ----------
+    reorder_s : float, default=0.25
+        How long (s of Pupil time) a gaze sample is held for older ones still to come; a sample
+        older than one already released stays late (the pipeline counts it ``backwards_t``).
 
     Attributes
     ----------
@@ -121,16 +221,25 @@ class PupilAdapter:
         Latest 3-D pupil diameter of eye ``"0"`` and ``"1"``, in mm.
     blink : float
         1.0 inside a blink, 0.0 outside, NaN before the first blink event.
+    n_held : int
+        Gaze samples waiting for release.
     """
 
     TOPICS = ("gaze.3d.", "pupil.", "blink")
+    GAZE_FRAME = GAZE_FRAME
 
-    def __init__(self):
+    def __init__(self, reorder_s=0.25):
+        self.reorder_s = reorder_s
         self.diameter_mm = {"0": math.nan, "1": math.nan}
         self.blink = math.nan
+        self._held = []
+
+    @property
+    def n_held(self):
+        return len(self._held)
 
     def update(self, frames):
-        """Consume one message; return a (1, N_FIELDS) block for a gaze datum, else None.
+        """Consume one message; return the block of samples it releases (often 0 rows).
 
         Raises
         ------
@@ -148,31 +257,47 @@ class PupilAdapter:
                                         f"got {timestamp!r}")
         try:
             if topic.startswith("gaze.3d."):
-                return self._gaze(topic, datum, float(timestamp))
-            if topic.startswith("pupil."):
+                self._held.append(self._gaze(topic, datum, float(timestamp)))
+                return self._release(float(timestamp) - self.reorder_s)
+            if topic.startswith("pupil.") and topic.endswith(".3d"):
                 eye = str(datum.get("id", topic.split(".")[1]))
-                if eye in self.diameter_mm and "diameter_3d" in datum:
+                if eye in self.diameter_mm:
                     self.diameter_mm[eye] = float(datum["diameter_3d"])
             elif topic.startswith("blink"):
                 self.blink = {"onset": 1.0, "offset": 0.0}.get(datum.get("type"), self.blink)
         except (TypeError, ValueError, AttributeError, KeyError) as exc:
             raise Rejected("wrong_type", f"pupil {topic}: {type(exc).__name__}: {exc}") from None
-        return None
+        return empty_block(0)
+
+    def flush(self):
+        """Release every held sample (the stream went quiet); a block, possibly of 0 rows."""
+        return self._release(math.inf)
+
+    def _release(self, until_t):
+        held = self._held
+        if not held or min(row[0] for row in held) > until_t:
+            return empty_block(0)
+        held.sort(key=lambda row: row[0])
+        n = next((i for i, row in enumerate(held) if row[0] > until_t), len(held))
+        block = np.array(held[:n]).reshape(n, N_FIELDS)
+        del held[:n]
+        return block
 
     def _gaze(self, topic, datum, timestamp):
-        block = empty_block(1)
-        row = block[0]
+        row = empty_block(1)[0]
         row[_COLUMNS["t"]] = timestamp
-        row[_COLUMNS["confidence"]] = float(datum.get("confidence", math.nan))
+        row[_COLUMNS["confidence"]] = float(datum["confidence"])
         if "gaze_normals_3d" in datum:
-            normals = datum["gaze_normals_3d"]
+            normals = {str(eye): normal for eye, normal in datum["gaze_normals_3d"].items()}
         else:
             normals = {topic[len("gaze.3d."):].rstrip(".")[:1]: datum["gaze_normal_3d"]}
-        for eye, normal in normals.items():
-            fields = _EYE_FIELDS.get(str(eye))
-            if fields is not None:
-                row[[_COLUMNS[fields[0]], _COLUMNS[fields[1]]]] = gaze_angles(normal)
-        row[_COLUMNS["pupil_r"]] = self.diameter_mm["0"]
-        row[_COLUMNS["pupil_l"]] = self.diameter_mm["1"]
+        diameters = dict(self.diameter_mm)
+        for pupil in datum.get("base_data") or ():
+            if isinstance(pupil, dict) and "diameter_3d" in pupil:
+                diameters[str(pupil.get("id"))] = float(pupil["diameter_3d"])
+        for eye, (yaw, pitch, diameter) in _EYE_FIELDS.items():
+            if eye in normals:
+                row[[_COLUMNS[yaw], _COLUMNS[pitch]]] = gaze_angles(normals[eye])
+            row[_COLUMNS[diameter]] = diameters[eye]
         row[_COLUMNS["blink"]] = self.blink
-        return block
+        return row

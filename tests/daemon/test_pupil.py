@@ -1,0 +1,112 @@
+"""The daemon following a Pupil Capture (the emulator) as a real subprocess: the published states
+equal the batch pipeline's on the same datums, nothing is lost to Capture's unordered gaze, and
+the daemon finds the backbone again after Capture restarts on a new port."""
+
+import threading
+
+import msgpack
+import numpy as np
+import pytest
+from pupil_labs.pupil_core_network_client import Device
+
+from distractd.daemon import DEFAULTS, decision_options, default_model_path
+from distractd.models import load_model
+from distractd.models.detectors import DecisionRule, predict_windows
+from distractd.pipeline.formats import STATES, PupilAdapter, Recording
+from distractd.simulators import PupilEmulator, free_port, simulate_drive
+
+
+@pytest.fixture(scope="module")
+def drive():
+    return simulate_drive(7, duration_s=60.0)
+
+
+class Running:
+    """An emulator in a thread, stopped and joined on exit."""
+
+    def __init__(self, recording, **options):
+        self.emulator = PupilEmulator(recording, **options)
+        self.stopped = threading.Event()
+        ready = threading.Event()
+        self.thread = threading.Thread(target=self.emulator.run, kwargs={
+            "stop": self.stopped.is_set, "on_ready": lambda e: ready.set()}, daemon=True)
+        self.thread.start()
+        assert ready.wait(5)
+
+    def stop(self):
+        self.stopped.set()
+        self.thread.join(5)
+
+
+def _states(messages, stream):
+    seen = {}
+    for kind, name, message in messages:
+        if kind == "state" and name == stream:
+            seen.setdefault(message["t"], message)
+    return [seen[t] for t in sorted(seen)]
+
+
+def _adapted(messages):
+    """The samples the daemon's adapter makes of ``messages`` (Pupil client messages)."""
+    adapter = PupilAdapter(DEFAULTS["pupil"]["reorder_s"])
+    blocks = [adapter.update([m.topic.encode(), msgpack.packb(m.payload)]) for m in messages]
+    return np.concatenate(blocks + [adapter.flush()])
+
+
+def test_pupil_capture_path_equals_batch(start_daemon, drive):
+    running = Running(drive, port=0, speed=10.0, wait_subscriptions=6)  # the test's 3 + daemon's 3
+    try:
+        device = Device("127.0.0.1", running.emulator.port)
+        with device.subscribe(PupilAdapter.TOPICS) as subscription:
+            daemon = start_daemon([f"pupil.remote=tcp://127.0.0.1:{running.emulator.port}",
+                                   "pupil.stream=eyes", "sessions.idle_timeout_s=3"])
+            messages = []
+            while True:
+                message = subscription.recv_new_message(timeout_ms=500)
+                if message is not None:
+                    messages.append(message)
+                elif running.emulator.n_passes:
+                    break
+    finally:
+        running.stop()
+    samples = _adapted(messages)
+    assert len(samples) > drive.n_samples  # binocular datums reuse a partner: ~2 per sample
+    detector = load_model(default_model_path())
+    windows, scores, labels = predict_windows(detector, Recording(samples),
+                                              DecisionRule(**decision_options(DEFAULTS)))
+    published = _states(daemon.collect(lambda m: len(_states(m, "eyes")) >= len(windows),
+                                       timeout_s=60), "eyes")
+    assert [m["t"] for m in published] == pytest.approx(windows.t_end.tolist(), abs=1e-9)
+    assert [m["state"] for m in published] == np.array(STATES, dtype=object)[labels].tolist()
+    assert daemon.metric("distractd_samples_received_total") == len(samples)
+    assert daemon.metric("distractd_samples_rejected_total", reason="backwards_t") == 0
+    assert daemon.metric("distractd_pupil_reconnects_total") == 0
+    assert daemon.stop() == 0
+
+
+def test_daemon_follows_capture_to_a_new_backbone_port(start_daemon, drive):
+    remote_port = free_port()
+    first_half = Recording(drive.samples[:1200])
+    second_half = Recording(drive.samples[1200:2400])
+    first = Running(first_half, port=remote_port, speed=20.0, wait_subscriptions=3)
+    daemon = start_daemon([f"pupil.remote=tcp://127.0.0.1:{remote_port}", "pupil.stream=eyes",
+                           "pupil.silence_s=0.5", "pupil.timeout_s=0.5"])
+    try:
+        daemon.collect(lambda m: first.emulator.n_passes > 0, timeout_s=30)
+        old_backbone = first.emulator.sub_port
+    finally:
+        first.stop()  # Capture quits; a new one binds Pupil Remote again, the backbone elsewhere
+    received_before = daemon.metric("distractd_samples_received_total")
+    assert received_before > 0
+    second = Running(second_half, port=remote_port, speed=20.0, wait_subscriptions=3)
+    try:
+        assert second.emulator.sub_port != old_backbone
+        messages = daemon.collect(lambda m: second.emulator.n_passes > 0 and any(
+            s["t"] > float(second_half.t[-1]) - 5 for s in _states(m, "eyes")), timeout_s=60)
+    finally:
+        second.stop()
+    assert daemon.metric("distractd_pupil_reconnects_total") == 1
+    assert daemon.metric("distractd_samples_received_total") > received_before
+    assert max(s["t"] for s in _states(messages, "eyes")) > float(first_half.t[-1])
+    assert "backbone moved" in daemon.stderr()
+    assert daemon.stop() == 0
