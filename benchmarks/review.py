@@ -13,7 +13,8 @@ Prints JSON lines:
 - ``browser`` (when Chromium and Playwright are present): from loading the page to the charts
   drawn, and from a zoom key to the new view drawn, in headless Chromium.
 
-Times are the median of ``--repeats`` runs, in seconds.
+Times are the median of ``--repeats`` runs, in seconds; ``cpu_s`` is the CPU time the stage took,
+which on a busy shared machine says more than the wall time.
 """
 
 import argparse
@@ -40,12 +41,14 @@ CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic"
 
 
 def median_time(function, repeats):
-    times, result = [], None
+    """Median wall seconds of ``repeats`` calls, median CPU seconds of this process, the result."""
+    walls, cpus, result = [], [], None
     for _ in range(repeats):
-        start = time.perf_counter()
+        start, start_cpu = time.perf_counter(), time.process_time()
         result = function()
-        times.append(time.perf_counter() - start)
-    return round(statistics.median(times), 3), result
+        walls.append(time.perf_counter() - start)
+        cpus.append(time.process_time() - start_cpu)
+    return round(statistics.median(walls), 3), round(statistics.median(cpus), 3), result
 
 
 def fetch(url):
@@ -123,13 +126,14 @@ def main():
         common = {"duration_s": args.duration, "rate_hz": args.rate,
                   "samples": recording.n_samples}
         load_drive(path, model=MODEL)   # warm-up: numba caches, file cache
-        seconds, _ = median_time(lambda: extract_features(read_recording(path)), args.repeats)
-        print(json.dumps({"stage": "baseline", **common, "read_and_windows_s": seconds}),
-              flush=True)
+        seconds, cpu, _ = median_time(lambda: extract_features(read_recording(path)),
+                                      args.repeats)
+        print(json.dumps({"stage": "baseline", **common, "read_and_windows_s": seconds,
+                          "cpu_s": cpu}), flush=True)
         for model in (None, MODEL):
-            seconds, drive = median_time(lambda: load_drive(path, model=model), args.repeats)
+            seconds, cpu, _ = median_time(lambda: load_drive(path, model=model), args.repeats)
             print(json.dumps({"stage": "prepare", **common, "model": model is not None,
-                              "load_drive_s": seconds}), flush=True)
+                              "load_drive_s": seconds, "cpu_s": cpu}), flush=True)
         process, url = start_server(path, "--model", MODEL)
         try:
             drive = json.loads(fetch(url + "api/drive"))
@@ -140,7 +144,7 @@ def main():
                                                f"&px={args.px}"),
                                 ("one second", f"api/view?t0={t0 + 600}&t1={t0 + 601}"
                                                f"&px={args.px}")):
-                seconds, body = median_time(lambda: fetch(url + query), args.repeats)
+                seconds, _, body = median_time(lambda: fetch(url + query), args.repeats)
                 print(json.dumps({"stage": "http", **common, "request": name, "seconds": seconds,
                                   "bytes": len(body), "full_detail": json.loads(body).get(
                                       "full")}), flush=True)

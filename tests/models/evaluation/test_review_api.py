@@ -162,22 +162,20 @@ def test_window_rows_that_end_nowhere_in_the_recording_are_named(review_server, 
 
 def test_missing_files_are_one_line_on_the_page_and_the_console(review_server, review_drive,
                                                                 tmp_path):
+    missing = f"recording {tmp_path / 'nowhere.npz'}: no such file"
     server = review_server(tmp_path / "nowhere.npz")
     status, drive = server.get("/api/drive")
-    assert status == 200
-    assert drive == {"name": "nowhere.npz",
-                     "errors": [f"recording {tmp_path / 'nowhere.npz'}: no such file"]}
+    assert status == 200 and drive == {"name": "nowhere.npz", "errors": [missing]}
     status, answer = server.get("/api/view?t0=0&t1=10&px=100")
-    assert status == 409 and answer["error"] == f"recording {tmp_path / 'nowhere.npz'}: no such file"
+    assert status == 409 and answer["error"] == missing
     stderr = server.stop()
-    assert f"distractd review: error: recording {tmp_path / 'nowhere.npz'}: no such file" in stderr
+    assert f"distractd review: error: {missing}" in stderr
     assert "Traceback" not in stderr
 
-    server = review_server(review_drive, "--model", tmp_path / "none.npz", "--labels",
-                           tmp_path / "none.csv")
+    server = review_server(review_drive, "--model", tmp_path / "none.npz", "--labels", tmp_path)
     _, drive = server.get("/api/drive")
     assert drive["errors"][:2] == [f"model {tmp_path / 'none.npz'}: no such file",
-                                   f"labels {tmp_path / 'none.csv'}: no such file"]
+                                   f"labels {tmp_path}: not a file"]
     assert drive["model"] is None and len(drive["windows"]["t_end"]) > 1000
     assert "Traceback" not in server.stop()
 

@@ -4,8 +4,8 @@ A 1 h drive at 60 Hz has 216,000 samples per channel, two orders of magnitude mo
 has pixels. Per pixel-wide time bucket the envelope (minimum and maximum) draws the same picture as
 every sample, so the page receives at most two points per pixel and channel; a view holding fewer
 samples than that gets them all (full detail when zoomed in). Event runs (saccades, blinks, track
-loss, glances) shorter than a pixel and closer than a pixel to their neighbour merge, so a zoomed-out
-drive stays a few thousand rectangles. Everything is vectorised over the view.
+loss, glances) closer than a pixel to their neighbour merge, so a zoomed-out drive stays a few
+thousand rectangles. Everything is vectorised over the view.
 """
 
 import numpy as np

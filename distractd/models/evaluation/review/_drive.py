@@ -240,7 +240,7 @@ def _existing(errors, path, what):
     """Whether ``path`` is a file; if not, the problem is added to ``errors``."""
     if Path(path).is_file():
         return True
-    errors.append(f"{what} {path}: no such file")
+    errors.append(f"{what} {path}: {'not a file' if Path(path).exists() else 'no such file'}")
     return False
 
 

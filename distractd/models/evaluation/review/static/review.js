@@ -322,13 +322,18 @@
     box.hidden = false;
     const parts = [];
     if (hasScore) parts.push(`detector score (model ${d.model.id}; threshold ${d.threshold})`);
-    if (hasFeature) parts.push(`${app.feature}${d.features_baseline ? " (against the running baseline)" : ""}, right axis`);
+    if (hasFeature) {
+      const against = d.features_baseline ? " (against the running baseline)" : "";
+      parts.push(`${app.feature}${against}, right axis`);
+    }
     box.querySelector("h2").textContent = parts.join(" · ");
     const series = [{ label: "t", value: (u, v) => (v === null ? "–" : clock(v, 0.01)) }];
     const data = [w.t_end];
     if (hasScore) {
       series.push({ label: "score", stroke: "#1f77b4", width: 1 });
-      series.push({ label: "threshold", stroke: "#555", dash: [4, 4], width: 1 });
+      series.push({
+        label: "threshold", stroke: "#555", dash: [4, 4], width: 1, points: { show: false },
+      });
       data.push(w.score, w.t_end.map(() => d.threshold));
     }
     if (hasFeature) {
@@ -373,7 +378,10 @@
       });
     }
     for (const g of d.glances_away) {
-      rows.push({ name: `glance ${g.replace("_", " ")}`, spans: () => app.runs[g] || [], colour: () => GLANCE_COLOURS[g] });
+      rows.push({
+        name: `glance ${g.replace("_", " ")}`, spans: () => app.runs[g] || [],
+        colour: () => GLANCE_COLOURS[g],
+      });
     }
     rows.push({ name: "track loss", spans: () => app.runs.track_loss || [], colour: () => "#7f7f7f" });
     rows.push({ name: "saccades", spans: () => app.runs.saccade || [], colour: () => "#1f77b4" });
