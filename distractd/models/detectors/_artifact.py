@@ -342,8 +342,12 @@ def load_model(path):
     except (KeyError, TypeError, ValueError) as error:
         raise ModelError(f"model file {path}: {header['kind']} cannot be rebuilt: {error}") \
             from error
-    extras = {key: (part["json"], {name: contents[f"extras/{key}/{name}"]
-                                   for name in part["arrays"]})
-              for key, part in header["extras"].items()}
+    try:
+        extras = {key: (part["json"], {name: contents[f"extras/{key}/{name}"]
+                                       for name in part["arrays"]})
+                  for key, part in header["extras"].items()}
+    except (KeyError, TypeError, AttributeError) as error:
+        raise ModelError(f"model file {path}: extras are missing or malformed: "
+                         f"{type(error).__name__}: {error}") from error
     return Detector(estimator, contents["normalizer/mean"], contents["normalizer/scale"],
                     header, extras)
