@@ -83,8 +83,8 @@ def test_lapsvm_hessenberg_outputs_equal_newton_refits():
             refit = clone(estimator).set_params(gamma_A=a, gamma_I=g).fit(X[train], y[train])
             expected = refit.decision_function(X[test])
             # cond(γ_A I + γ_I LK) reaches 3e12 here (γ_A = 1e-6, γ_I = 1e3), so the solvers may
-            # differ by up to cond·eps ≈ 3e-4 of the largest output, with the BLAS kernels of the
-            # CPU: measured 5e-6 (OpenBLAS Haswell kernels), 1.1e-5 (OPENBLAS_CORETYPE=Prescott, Katmai);
+            # differ by up to cond·eps ≈ 3e-4 of the largest output, with the CPU's BLAS kernels:
+            # measured 5e-6 (OpenBLAS Haswell), 1.1e-5 (OPENBLAS_CORETYPE=Prescott: Katmai);
             # 1e-12 where the condition number is below 1e5.
             np.testing.assert_allclose(outputs[i, j], expected, rtol=0,
                                        atol=1e-4 * np.abs(expected).max())
