@@ -46,6 +46,12 @@ DEFAULTS = {
         "silence_s": 2.0,
         "reorder_s": 0.25,
     },
+    "lsl": {
+        "inlets": [],
+        "outlets": False,
+        "timeout_s": 2.0,
+        "correction_interval_s": 5.0,
+    },
     "output": {
         "bind": "tcp://127.0.0.1:5556",
         "republish_s": 1.0,
@@ -100,6 +106,8 @@ _CONSTRAINTS = {
               "max_connections": Interval(1, 1_000_000, integer=True)},
     "pupil": {"remote": str, "stream": str, "timeout_s": _POSITIVE, "silence_s": _POSITIVE,
               "reorder_s": Interval(0, 10)},
+    "lsl": {"inlets": list, "outlets": bool, "timeout_s": _POSITIVE,
+            "correction_interval_s": _POSITIVE},
     "output": {"bind": str, "republish_s": _POSITIVE, "sndhwm": _QUEUE},
     "model": {"path": str, "max_bytes": Interval(1024, 1 << 34, integer=True)},
     "sessions": {"idle_timeout_s": _POSITIVE, "max_streams": Interval(1, 1_000_000, integer=True),
@@ -175,9 +183,13 @@ def _check_rules(config):
                 raise ConfigError(f"{section}.{key} entries must be ZeroMQ endpoints like "
                                   f"'tcp://127.0.0.1:5555', got {endpoint!r}")
     if not config["input"]["bind"] and not config["input"]["connect"] \
-            and not config["pupil"]["remote"]:
-        raise ConfigError("input.bind, input.connect and pupil.remote are all empty: "
-                          "the daemon would have no input")
+            and not config["pupil"]["remote"] and not config["lsl"]["inlets"]:
+        raise ConfigError("input.bind, input.connect, pupil.remote and lsl.inlets are all "
+                          "empty: the daemon would have no input")
+    for predicate in config["lsl"]["inlets"]:
+        if not isinstance(predicate, str) or not predicate.strip():
+            raise ConfigError(f"lsl.inlets entries must be LSL predicates like \"type='Gaze'\", "
+                              f"got {predicate!r}")
     if config["security"]["curve"] and not config["security"]["secret_key_file"]:
         raise ConfigError("security.secret_key_file must name a CURVE secret key file when "
                           "security.curve is true, got ''")

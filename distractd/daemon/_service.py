@@ -36,6 +36,7 @@ from ..pipeline.formats import (
 )
 from ._config import DEFAULTS, decision_options, load_config
 from ._files import check_archive
+from ._lsl import LslBridge, LslStates
 from ._metrics import Metrics, MetricsServer
 from ._session import Session, StreamSegmenter
 from ._sockets import Sockets
@@ -179,6 +180,7 @@ class Service:
         self.metrics.set_model(self.model.detector.model_id, self.model.detector.kind)
         self.inboxes = {}
         self.pupil = None
+        self.lsl_states = None
         self._apply(config)
         self._stop = False
         self._reload = False
@@ -189,6 +191,8 @@ class Service:
         self.config = config
         self.limits = Limits(config["input"]["topic"], config["input"]["max_message_bytes"],
                              config["input"]["max_block_samples"])
+        self.lsl_limits = Limits("samples.", config["input"]["max_message_bytes"],
+                                 config["input"]["max_block_samples"])
         self.rejection_log = _RateLimitedLog(config["service"]["rejection_log_interval_s"])
         logging.getLogger("distractd").setLevel(config["service"]["log_level"].upper())
 
@@ -223,7 +227,18 @@ class Service:
             with Sockets(context, self.config, self.metrics) as sockets:
                 if sockets[2] is not None:
                     self.pupil = PupilAdapter(self.config["pupil"]["reorder_s"])
-                self._loop(*sockets)
+                if self.config["lsl"]["outlets"]:
+                    self.lsl_states = LslStates(self.model.pipeline_config.hop_s)
+                bridge = None
+                if sockets[3] is not None:
+                    bridge = LslBridge(context, self.config["lsl"],
+                                       self.config["input"]["max_block_samples"])
+                    bridge.start()
+                try:
+                    self._loop(*sockets)
+                finally:
+                    if bridge is not None:
+                        bridge.stop()
         finally:
             blas.restore_original_limits()
             context.term()
@@ -233,11 +248,13 @@ class Service:
 
     # -- the loop ------------------------------------------------------------------------
 
-    def _loop(self, sub, pub, pupil):
+    def _loop(self, sub, pub, pupil, lsl):
         poller = zmq.Poller()
         poller.register(sub, zmq.POLLIN)
         if pupil is not None:
             poller.register(pupil.sub, zmq.POLLIN)
+        if lsl is not None:
+            poller.register(lsl, zmq.POLLIN)
         service = self.config["service"]
         timeout_ms = service["poll_interval_s"] * 1e3
         now = time.monotonic()
@@ -263,6 +280,9 @@ class Service:
                                       service["max_batch_messages"], counts)
             if pupil is not None:
                 n_read += self._follow_pupil(pupil, poller, ready, stopping, touched, counts)
+            if lsl is not None and (lsl in ready or stopping):
+                n_read += self._drain(lsl, self._decode_lsl, touched,
+                                      service["max_batch_messages"], counts)
             pending = self._ingest(touched, now) if touched else []
             if pending:
                 self._classify_and_publish(pending, pub, counts)
@@ -342,6 +362,9 @@ class Service:
 
     def _decode_native(self, frames):
         return decode_samples(frames, self.limits)
+
+    def _decode_lsl(self, frames):
+        return decode_samples(frames, self.lsl_limits)
 
     def _decode_pupil(self, frames):
         block = self.pupil.update(frames)
@@ -456,6 +479,8 @@ class Service:
             for message in states:
                 self._send(pub, encode_state(message))
                 metrics.windows[message["state"]].inc()
+                if self.lsl_states is not None:
+                    self.lsl_states.publish(message)
             for message in events:
                 self._send(pub, encode_event(message))
                 if message["type"] == "transition":

@@ -16,6 +16,7 @@ import zmq.auth
 from .._errors import ConfigError
 from ..pipeline.formats import PupilAdapter
 from ._gate import DESCRIPTOR_RESERVE, Gatekeeper, raise_descriptor_limit
+from ._lsl import LSL_ENDPOINT
 
 __all__ = ["Sockets", "PupilLink", "pupil_sub_endpoint"]
 
@@ -134,8 +135,9 @@ class PupilLink:
 class Sockets:
     """Context manager building the input, output and Pupil sockets of ``config``.
 
-    Entering returns ``(sub, pub, pupil)``; ``pupil`` is a :class:`PupilLink`, None unless
-    ``pupil.remote`` is set.
+    Entering returns ``(sub, pub, pupil, lsl)``; ``pupil`` is a :class:`PupilLink`, None unless
+    ``pupil.remote`` is set; ``lsl`` the PULL socket the LSL bridge pushes to, None unless
+    ``lsl.inlets`` is set.
     """
 
     def __init__(self, context, config, metrics):
@@ -175,10 +177,15 @@ class Sockets:
             self.gatekeeper.start()
             if config["pupil"]["remote"]:
                 self.pupil = PupilLink(self.context, config["pupil"], config["input"]["rcvhwm"])
+            lsl = None
+            if config["lsl"]["inlets"]:
+                lsl = self._socket(zmq.PULL)
+                lsl.rcvhwm = config["input"]["rcvhwm"]
+                lsl.bind(LSL_ENDPOINT)
         except BaseException:
             self.__exit__()
             raise
-        return sub, pub, self.pupil
+        return sub, pub, self.pupil, lsl
 
     def __exit__(self, *_):
         for sock in self.sockets:

@@ -58,7 +58,7 @@ def test_errors_name_the_field_and_value(override, message):
 
 
 def test_no_input_at_all_is_an_error():
-    with pytest.raises(ConfigError, match="input.bind, input.connect and pupil.remote are all"):
+    with pytest.raises(ConfigError, match="input.bind, input.connect, pupil.remote and lsl.inlets "):
         load_config(overrides=["input.bind=[]"])
 
 

@@ -5,6 +5,7 @@ never import each other (DESIGN §1).
 """
 
 from ._files import read_recordings, recording_files
+from ._lsl import STATE_CHANNELS, LslMapping, lsl_mapping, lsl_stream_id
 from ._pupil import (
     GAZE_FRAME, MIN_PUPIL_CONFIDENCE, PupilAdapter, blink_datum, gaze_angles, gaze_datum,
     gaze_normal, pupil_datums,
@@ -35,6 +36,7 @@ __all__ = [
     "glance_state", "alert_event", "encode_state", "encode_event", "decode_output",
     "PupilAdapter", "gaze_angles", "gaze_normal", "pupil_datums", "gaze_datum", "blink_datum",
     "GAZE_FRAME", "MIN_PUPIL_CONFIDENCE",
+    "LslMapping", "lsl_mapping", "lsl_stream_id", "STATE_CHANNELS",
     "read_taamneh", "is_taamneh", "DRIVES", "DEG_PER_PX", "CENTER_PX", "read_recordings",
     "recording_files",
 ]

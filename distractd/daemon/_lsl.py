@@ -1,0 +1,181 @@
+"""Lab Streaming Layer beside the daemon's other inputs: inlets in, state outlets out (pylsl).
+
+:class:`LslBridge` is a thread that resolves the LSL streams matching ``lsl.inlets`` (LSL
+predicates such as ``type='Gaze'``), opens an inlet per stream, pulls chunks, maps them with
+:func:`~distractd.pipeline.formats.lsl_mapping` (clock correction included) and hands them to the
+daemon's loop as native block messages (``samples.<stream_id>``, with ``seq``) over an in-process
+PUSH/PULL pair, so they are decoded, validated and counted like any other input; the blocking LSL
+calls (resolving, opening, ``time_correction``) never stall the loop. :class:`LslStates` publishes
+every stream's states as an LSL outlet ``distractd.<stream>`` (``lsl.outlets``).
+
+liblsl binds its data ports (TCP/UDP 16572-16604 by default) on **all interfaces** and answers
+discovery on the local network; the outlets are visible to every host there (liblsl's
+``lsl_api.cfg`` restricts this, e.g. ``[ports] IPv6 = disable`` and ``[multicast]
+ResolveScope = machine``).
+"""
+
+import logging
+import threading
+import time
+
+import zmq
+
+from .._errors import ConfigError, SchemaError
+from ..pipeline.formats import STATE_CHANNELS, encode_block, lsl_mapping, lsl_stream_id
+
+try:
+    import pylsl
+    from pylsl.util import LostError, TimeoutError as LslTimeout
+except ImportError:  # an optional extra: distractd[lsl]
+    pylsl = None
+
+__all__ = ["LslBridge", "LslStates", "LSL_ENDPOINT"]
+
+log = logging.getLogger("distractd.daemon")
+
+LSL_ENDPOINT = "inproc://distractd-lsl"
+"""Where the bridge pushes its block messages and the loop pulls them."""
+
+
+def _need_pylsl(option):
+    if pylsl is None:
+        raise ConfigError(f"{option} needs pylsl: pip install 'distractd[lsl]'")
+
+
+def _channels(info):
+    """``desc/channels/channel`` of a full stream info as a list of dicts."""
+    channels = []
+    channel = info.desc().child("channels").child("channel")
+    while not channel.empty():
+        channels.append({key: channel.child_value(key) for key in ("label", "type", "eye",
+                                                                   "unit")})
+        channel = channel.next_sibling("channel")
+    if len(channels) != info.channel_count():
+        channels = [{"label": channel.get("label", "")} for channel in channels] + [
+            {} for _ in range(info.channel_count() - len(channels))]
+    return channels
+
+
+class _Inlet:
+    """One opened LSL stream: its inlet, mapping, stream id, sequence and clock correction."""
+
+    def __init__(self, info, timeout_s):
+        self.inlet = pylsl.StreamInlet(info, max_buflen=60, max_chunklen=0, recover=True)
+        full = self.inlet.info(timeout=timeout_s)
+        channel_format = "string" if full.channel_format() == pylsl.cf_string else "numeric"
+        self.mapping = lsl_mapping(full.name(), channel_format, _channels(full),
+                                   full.desc().child_value("gaze_frame"))
+        self.stream = lsl_stream_id(full.name(), full.source_id())
+        self.seq = 0
+        self.offset_s = self.inlet.time_correction(timeout=timeout_s)
+        self.corrected_s = time.monotonic()
+        log.info("lsl: stream %s (%s, %d channels%s), gaze frame %s, clock offset %r s",
+                 self.stream, full.type(), full.channel_count(),
+                 f"; ignored {', '.join(self.mapping.ignored)}" if self.mapping.ignored else "",
+                 self.mapping.gaze_frame, self.offset_s)
+
+
+class LslBridge(threading.Thread):
+    """Pull the LSL streams matching ``config["lsl"]["inlets"]`` and push them to the loop.
+
+    Parameters
+    ----------
+    context : zmq.Context
+        The daemon's context (the PUSH socket connects to :data:`LSL_ENDPOINT` in it).
+    lsl : dict
+        The ``lsl`` configuration section.
+    max_chunk : int
+        Most samples per message (``input.max_block_samples``).
+    """
+
+    def __init__(self, context, lsl, max_chunk):
+        _need_pylsl("lsl.inlets")
+        super().__init__(name="distractd-lsl", daemon=True)
+        self.context = context
+        self.predicate = " or ".join(f"({p})" for p in lsl["inlets"])
+        self.timeout_s = lsl["timeout_s"]
+        self.correction_s = lsl["correction_interval_s"]
+        self.max_chunk = max_chunk
+        self.stopping = threading.Event()
+
+    def stop(self):
+        self.stopping.set()
+        self.join(5)
+
+    def run(self):
+        push = self.context.socket(zmq.PUSH)
+        push.linger = 0
+        push.connect(LSL_ENDPOINT)
+        resolver = pylsl.ContinuousResolver(pred=self.predicate, forget_after=5.0)
+        inlets, refused = {}, set()
+        try:
+            while not self.stopping.is_set():
+                for info in resolver.results():
+                    uid = info.uid()
+                    if uid not in inlets and uid not in refused:
+                        try:
+                            inlets[uid] = _Inlet(info, self.timeout_s)
+                        except (SchemaError, LslTimeout) as exc:
+                            refused.add(uid)
+                            log.warning("lsl: stream %r not used: %s", info.name(), exc)
+                pulled = 0
+                for uid, inlet in list(inlets.items()):
+                    try:
+                        pulled += self._pull(inlet, push)
+                    except LostError:
+                        log.warning("lsl: stream %s lost", inlet.stream)
+                        del inlets[uid]
+                if not pulled:
+                    self.stopping.wait(0.005)
+        finally:
+            for inlet in inlets.values():
+                inlet.inlet.close_stream()
+            push.close(linger=0)
+
+    def _pull(self, inlet, push):
+        chunk, timestamps = inlet.inlet.pull_chunk(timeout=0.0, max_samples=self.max_chunk)
+        if not timestamps:
+            return 0
+        now = time.monotonic()
+        if now - inlet.corrected_s >= self.correction_s:
+            inlet.offset_s = inlet.inlet.time_correction(timeout=self.timeout_s)
+            inlet.corrected_s = now
+        block = inlet.mapping.decode(chunk, timestamps, inlet.offset_s)
+        push.send_multipart(encode_block(inlet.stream, block, inlet.seq))
+        inlet.seq += 1
+        return len(timestamps)
+
+
+class LslStates:
+    """An LSL outlet per stream, ``distractd.<stream>`` of type ``DistractionState``, carrying
+    :data:`~distractd.pipeline.formats.STATE_CHANNELS` for every published state (stamped with
+    this host's ``local_clock()`` at publication)."""
+
+    def __init__(self, hop_s):
+        _need_pylsl("lsl.outlets")
+        self.rate_hz = 1.0 / hop_s
+        self.outlets = {}
+
+    def publish(self, message):
+        stream = message["stream"]
+        outlet = self.outlets.get(stream)
+        if outlet is None:
+            outlet = self.outlets[stream] = self._outlet(stream)
+        state = {"distracted": 1.0, "attentive": 0.0}.get(message["state"], float("nan"))
+        glance = message.get("glance") or {}
+        off_road_s = glance.get("off_road_s")
+        outlet.push_sample([message["t"], state, message["score"], message["quality"],
+                            float("nan") if off_road_s is None else off_road_s])
+
+    def drop(self, stream):
+        """Close the outlet of an expired stream."""
+        self.outlets.pop(stream, None)
+
+    def _outlet(self, stream):
+        info = pylsl.StreamInfo(f"distractd.{stream}", "DistractionState", len(STATE_CHANNELS),
+                                self.rate_hz, "double64", f"distractd.{stream}")
+        channels = info.desc().append_child("channels")
+        for label in STATE_CHANNELS:
+            channels.append_child("channel").append_child_value("label", label)
+        log.info("lsl: outlet distractd.%s", stream)
+        return pylsl.StreamOutlet(info)

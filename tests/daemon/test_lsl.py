@@ -1,0 +1,90 @@
+"""LSL on loopback: an outlet in this process -> the daemon (a real subprocess) -> states on its
+ZeroMQ output equal to the batch pipeline's on the same samples, and the same states on the
+daemon's LSL outlet."""
+
+import re
+import time
+import uuid
+
+import numpy as np
+import pylsl
+import pytest
+
+from distractd.daemon import DEFAULTS, decision_options, default_model_path
+from distractd.models import load_model
+from distractd.models.detectors import DecisionRule, predict_windows
+from distractd.pipeline.formats import (
+    FIELDS, STATE_CHANNELS, STATES, Recording, lsl_mapping, lsl_stream_id,
+)
+from distractd.simulators import simulate_drive
+
+
+def _states(messages, stream):
+    seen = {}
+    for kind, name, message in messages:
+        if kind == "state" and name == stream:
+            seen.setdefault(message["t"], message)
+    return [seen[t] for t in sorted(seen)]
+
+
+def _outlet(name, source_id, labels):
+    info = pylsl.StreamInfo(name, "Gaze", len(labels), 60.0, "double64", source_id)
+    channels = info.desc().append_child("channels")
+    for label in labels:
+        channel = channels.append_child("channel")
+        channel.append_child_value("label", label)
+    return pylsl.StreamOutlet(info)
+
+
+def test_lsl_outlet_to_daemon_states_and_back(start_daemon):
+    drive = simulate_drive(7, duration_s=50.0)
+    name, source_id = f"distractd-test-{uuid.uuid4().hex[:8]}", "tracker-1"
+    stream = lsl_stream_id(name, source_id)
+    labels = list(FIELDS[1:])
+    outlet = _outlet(name, source_id, labels)
+    daemon = start_daemon([f"lsl.inlets=[\"name='{name}'\"]", "lsl.outlets=true",
+                           "lsl.correction_interval_s=100000", "sessions.idle_timeout_s=3"])
+    assert outlet.wait_for_consumers(60)
+    base = pylsl.local_clock() - drive.t[0]
+    state_inlet = None
+    from_lsl = []
+    for start in range(0, drive.n_samples, 60):  # 1 s of samples every 0.05 s: 20x real time
+        chunk = drive.samples[start:start + 60]
+        outlet.push_chunk(chunk[:, 1:].tolist(), (base + chunk[:, 0]).tolist())
+        time.sleep(0.05)
+        if state_inlet is None:
+            found = pylsl.resolve_byprop("name", f"distractd.{stream}", 1, 0.0)
+            if found:
+                state_inlet = pylsl.StreamInlet(found[0])
+                state_inlet.open_stream(10)
+        else:
+            from_lsl += state_inlet.pull_chunk(timeout=0.0)[0]
+    offset = float(re.search(rf"lsl: stream {re.escape(stream)} .*clock offset (\S+) s",
+                             daemon.stderr())[1])
+    samples = lsl_mapping(name, "double64", [{"label": x} for x in labels]).decode(
+        drive.samples[:, 1:], base + drive.t, offset)
+    detector = load_model(default_model_path())
+    windows, scores, labels_ = predict_windows(detector, Recording(samples),
+                                               DecisionRule(**decision_options(DEFAULTS)))
+    published = _states(daemon.collect(lambda m: len(_states(m, stream)) >= len(windows),
+                                       timeout_s=60), stream)
+    assert [m["t"] for m in published] == windows.t_end.tolist()
+    assert [m["state"] for m in published] == np.array(STATES, dtype=object)[labels_].tolist()
+    np.testing.assert_allclose([m["score"] for m in published], scores, rtol=1e-12,
+                               equal_nan=True)
+    assert daemon.metric("distractd_samples_received_total") == drive.n_samples
+    # the daemon's LSL outlet carries the same states
+    assert state_inlet is not None
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline and (not from_lsl or from_lsl[-1][0] < published[-1]["t"]):
+        from_lsl += state_inlet.pull_chunk(timeout=0.5)[0]
+    by_t = {m["t"]: m for m in published}
+    assert len(from_lsl) > 10
+    for row in from_lsl:
+        values = dict(zip(STATE_CHANNELS, row))
+        message = by_t[values["t_end"]]
+        assert values["distracted"] == pytest.approx(
+            {"distracted": 1.0, "attentive": 0.0}.get(message["state"], np.nan), nan_ok=True)
+        assert values["score"] == pytest.approx(message["score"], nan_ok=True)
+        assert values["quality"] == message["quality"]
+    assert daemon.stop() == 0
