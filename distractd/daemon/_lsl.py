@@ -86,9 +86,11 @@ class LslBridge(threading.Thread):
         The ``lsl`` configuration section.
     max_chunk : int
         Most samples per message (``input.max_block_samples``).
+    gaze_frames : dict
+        Filled with ``stream id -> gaze frame`` of every stream opened, before its first message.
     """
 
-    def __init__(self, context, lsl, max_chunk):
+    def __init__(self, context, lsl, max_chunk, gaze_frames):
         _need_pylsl("lsl.inlets")
         super().__init__(name="distractd-lsl", daemon=True)
         self.context = context
@@ -96,6 +98,7 @@ class LslBridge(threading.Thread):
         self.timeout_s = lsl["timeout_s"]
         self.correction_s = lsl["correction_interval_s"]
         self.max_chunk = max_chunk
+        self.gaze_frames = gaze_frames
         self.stopping = threading.Event()
 
     def stop(self):
@@ -114,7 +117,8 @@ class LslBridge(threading.Thread):
                     uid = info.uid()
                     if uid not in inlets and uid not in refused:
                         try:
-                            inlets[uid] = _Inlet(info, self.timeout_s)
+                            inlet = inlets[uid] = _Inlet(info, self.timeout_s)
+                            self.gaze_frames[inlet.stream] = inlet.mapping.gaze_frame
                         except (SchemaError, LslTimeout) as exc:
                             refused.add(uid)
                             log.warning("lsl: stream %r not used: %s", info.name(), exc)

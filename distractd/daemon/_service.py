@@ -181,6 +181,7 @@ class Service:
         self.inboxes = {}
         self.pupil = None
         self.lsl_states = None
+        self.gaze_frames = {}  # stream id -> "head" for eye-in-head sources (Pupil, LSL)
         self._apply(config)
         self._stop = False
         self._reload = False
@@ -227,12 +228,14 @@ class Service:
             with Sockets(context, self.config, self.metrics) as sockets:
                 if sockets[2] is not None:
                     self.pupil = PupilAdapter(self.config["pupil"]["reorder_s"])
+                    self.gaze_frames[self.config["pupil"]["stream"]] = PupilAdapter.GAZE_FRAME
                 if self.config["lsl"]["outlets"]:
                     self.lsl_states = LslStates(self.model.pipeline_config.hop_s)
                 bridge = None
                 if sockets[3] is not None:
                     bridge = LslBridge(context, self.config["lsl"],
-                                       self.config["input"]["max_block_samples"])
+                                       self.config["input"]["max_block_samples"],
+                                       self.gaze_frames)
                     bridge.start()
                 try:
                     self._loop(*sockets)
@@ -448,6 +451,12 @@ class Service:
         inbox = self.inboxes[stream] = _Inbox(session, pipeline_config)
         self.metrics.active_streams.set(len(self.inboxes))
         log.info("stream %s: new session (%d active)", stream, len(self.inboxes))
+        if self.gaze_frames.get(stream) == "head":
+            session.gaze_frame = "head"
+            log.warning("stream %s: eye-in-head gaze without head pose (a head-mounted tracker): "
+                        "the glance channel learns its road centre in eye-in-head angles and a "
+                        "head turn with the eyes centred looks like the road; the model's gaze "
+                        "features were learned on car-frame gaze (docs/inputs.md)", stream)
         return inbox
 
     def _send(self, pub, frames):

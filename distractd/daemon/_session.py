@@ -69,6 +69,7 @@ class Session:
         self.segmenter = segmenter
         self.last_seen_s = now_s
         self.next_seq = None
+        self.gaze_frame = None  # "head": eye-in-head gaze without head pose (set by the service)
         self.state = "unknown"
         self.latest = None
         self.latest_s = None  # monotonic time (s) ``latest`` was published (set by the service)
@@ -221,7 +222,8 @@ class Session:
                 self.stream, (float(windows.t_start[i]), t_end), state, float(scores[i]),
                 model_id, float(windows.quality[i]),
                 self.segmenter.current if self.segmenter else None, glance,
-                None if baseline is None else bool(np.isfinite(windows.X[i]).any())))
+                None if baseline is None else bool(np.isfinite(windows.X[i]).any()),
+                self.gaze_frame))
         events += [segment_event(self.stream, segment) for segment in segments]
         if states:
             self.latest = states[-1]

@@ -73,6 +73,7 @@ def test_lsl_outlet_to_daemon_states_and_back(start_daemon):
     np.testing.assert_allclose([m["score"] for m in published], scores, rtol=1e-12,
                                equal_nan=True)
     assert daemon.metric("distractd_samples_received_total") == drive.n_samples
+    assert not any("gaze_frame" in m for m in published)  # a remote tracker: car-frame gaze
     # the daemon's LSL outlet carries the same states
     assert state_inlet is not None
     deadline = time.monotonic() + 10

@@ -78,6 +78,8 @@ def test_pupil_capture_path_equals_batch(start_daemon, drive):
                                        timeout_s=60), "eyes")
     assert [m["t"] for m in published] == pytest.approx(windows.t_end.tolist(), abs=1e-9)
     assert [m["state"] for m in published] == np.array(STATES, dtype=object)[labels].tolist()
+    assert {m["gaze_frame"] for m in published} == {"head"}  # Pupil Core gaze is eye-in-head
+    assert "eye-in-head gaze without head pose" in daemon.stderr()
     assert daemon.metric("distractd_samples_received_total") == len(samples)
     assert daemon.metric("distractd_samples_rejected_total", reason="backwards_t") == 0
     assert daemon.metric("distractd_pupil_reconnects_total") == 0

@@ -247,7 +247,7 @@ def encode_block(stream, block, seq, fields=FIELDS):
 
 
 def state_message(stream, window_s, state, score, model_id, quality, segment, glance=None,
-                  baseline=None):
+                  baseline=None, gaze_frame=None):
     """The payload of a ``state.<stream>`` message (DESIGN §3).
 
     Parameters
@@ -269,6 +269,9 @@ def state_message(stream, window_s, state, score, model_id, quality, segment, gl
     baseline : bool, default=None
         Whether the stream's feature baseline is ready (``"baseline": "ready"``) or warming up
         (``"warming"``); the key is left out when None (a model without baselines).
+    gaze_frame : str, default=None
+        ``"head"`` for a stream of eye-in-head gaze without head pose (a head-mounted tracker);
+        the key is left out when None (car-frame gaze).
     """
     message = {"v": VERSION, "stream": stream, "t": window_s[1], "window": list(window_s),
                "state": state, "score": score, "model": model_id, "quality": quality,
@@ -277,6 +280,8 @@ def state_message(stream, window_s, state, score, model_id, quality, segment, gl
         message["glance"] = glance
     if baseline is not None:
         message["baseline"] = "ready" if baseline else "warming"
+    if gaze_frame is not None:
+        message["gaze_frame"] = gaze_frame
     return message
 
 
