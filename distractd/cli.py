@@ -230,19 +230,33 @@ def _declare_pupil_emulator(parser):
                         help="Pupil Remote port (default: %(default)s)")
     parser.add_argument("--host", default="127.0.0.1", help="bind address (default: %(default)s)")
     parser.add_argument("--speed", type=float, default=1.0, help="time scale (default: 1)")
+    parser.add_argument("--loop", action="store_true",
+                        help="start the recording again at its end (default: the data stop, "
+                             "Pupil Remote keeps answering)")
+    parser.add_argument("--wait-subscriptions", type=int, default=0, metavar="N",
+                        help="hold the first sample until N topic subscriptions reached the "
+                             "backbone (default: 0, stream at once as Capture does)")
     _add_output_options(parser)
 
 
 def _pupil_emulator(args):
+    import signal
+    import threading
+
     from .pipeline import read_recording
     from .simulators import PupilEmulator
 
     emulator = PupilEmulator(read_recording(args.input), port=args.port, host=args.host,
-                             speed=args.speed)
-    sent = emulator.run(on_ready=lambda e: args.quiet or args.json or print(
+                             speed=args.speed, loop=args.loop,
+                             wait_subscriptions=args.wait_subscriptions)
+    stopped = threading.Event()
+    for signum in (signal.SIGINT, signal.SIGTERM):
+        signal.signal(signum, lambda *_: stopped.set())
+    sent = emulator.run(stop=stopped.is_set, on_ready=lambda e: args.quiet or args.json or print(
         f"Pupil Remote on tcp://{e.host}:{e.port}, backbone SUB_PORT {e.sub_port}, "
-        f"PUB_PORT {e.pub_port}; streaming at the first subscription", flush=True))
-    _report(args, {"datums": sent}, f"sent {sent} datums")
+        f"PUB_PORT {e.pub_port}; serving until SIGINT/SIGTERM (Ctrl-C)", flush=True))
+    _report(args, {"datums": sent, "passes": emulator.n_passes},
+            f"sent {sent} datums in {emulator.n_passes} passes")
     return 0
 
 

@@ -1,6 +1,10 @@
 """The Pupil Capture emulator against Pupil Labs' own client (``pupil-core-network-client``):
 data path, control path, notifications, time sync, looping; and Capture's gaze matching rule."""
 
+import json
+import signal
+import subprocess
+import sys
 import threading
 import time
 
@@ -9,9 +13,9 @@ import pytest
 from pupil_labs.pupil_core_network_client import Device
 
 from distractd.pipeline.formats import (
-    FIELD_INDEX, Recording, empty_block, gaze_normal, pupil_datums,
+    FIELD_INDEX, Recording, empty_block, gaze_normal, pupil_datums, write_recording,
 )
-from distractd.simulators import CaptureMatcher, PupilEmulator
+from distractd.simulators import CaptureMatcher, PupilEmulator, free_port
 
 
 def _recording(n_samples=600, t0=100.0):
@@ -191,3 +195,24 @@ def test_capture_matcher_pairs_close_datums_and_maps_low_confidence_alone():
     alone = [_pupil(0, 1 + k / 120) for k in range(12)]
     out = [matcher.add(p) for p in alone]
     assert out[:10] == [None] * 10 and out[10] == [alone[0]]  # a queue over 10 gives way
+
+
+def test_cli_loops_until_sigterm(tmp_path):
+    path = tmp_path / "short.npz"
+    write_recording(Recording(_recording().samples[:60]), path)
+    port = free_port()
+    process = subprocess.Popen(
+        [sys.executable, "-m", "distractd.cli", "pupil-emulator", str(path), "--port", str(port),
+         "--speed", "5", "--loop", "--json"], stdout=subprocess.PIPE, text=True)
+    try:
+        device = Device("127.0.0.1", port)
+        with device.subscribe("pupil.0.3d") as subscription:
+            messages = _messages(subscription, lambda m: len(m) >= 150)
+        assert len(messages) >= 150  # 2.5 passes of a 60-sample recording
+        process.send_signal(signal.SIGTERM)
+        out, _ = process.communicate(timeout=30)
+    finally:
+        process.kill()
+    assert process.returncode == 0
+    summary = json.loads(out)
+    assert summary["passes"] >= 2 and summary["datums"] >= 150 * 4
