@@ -1,131 +1,156 @@
-"""Per-driver clustering G-mean on a simulated 34-driver cohort, beside S0 Tables 5.3/5.4.
+"""Labelling on simulated drivers never used in development: clusters, expert corrections, trust.
 
-Each driver: ``simulate_drive(seed)``, features, every third window (1.5 s spacing, about the
-source's 1,053 windows per subject), windows of known label and quality >= 0.5, z-scored; c = 2,
-n_O = 1, n_H = 500. Clustering G-mean with the best map (S0 eq 5.12), mean over ``--runs`` seeds,
-then mean and sd over drivers. The rule mapping's G-mean (no ground truth) is reported too.
+For each driver of a simulated cohort (``cohort_seeds(--drivers, --cohort-seed)``; the default seed
+90210 was never used in development, which used 31415) and each protocol (cognitive,
+visual-manual), drives 0 and 1 are simulated (full protocol, about 25 min) and windowed with the
+shipped default model's pipeline settings, baseline off (raw windows). Every third window of drive
+0 (1.5 s apart, about the source's 1,053 windows per subject) is clustered; c = 2.
 
-Hyper-parameters: the labelling defaults (``make_clusterer``), or with ``--lodo`` chosen per driver by
-leave-one-driver-out over a small grid (the best mean G-mean on the other drivers), as in S0 §5.5.2.
-``--features`` names one or more feature sets (``FEATURE_SETS`` of the labelling module; default
-``all``), each scored on the same drives.
+1. **Clustering G-mean** (best map, S0 eq 5.12) of every method on today's inputs (whole drive
+   z-scored, all features: ``representation="drive", features="all"``) and on the drift-free
+   representation (running baseline, label-free feature selection: ``"baseline", "auto"``).
+2. **Labelling** (``label_windows``, drift-free, auto features), without a prior (gaze-dispersion
+   rule) and with the shipped default model's prior (``model_prior``): the fraction of windows of
+   known truth the expert must correct (label wrong or left out), the labels' G-mean, mean
+   confidence against the fraction right (calibration), its expected calibration error over 10
+   bins, Cohen's kappa with the prior and whether the warning fired.
+3. **A detector trained on the uncorrected labels** (the README's research loop: ``train_detector``
+   SS-ELM, 60 labelled windows, small grid) on drive 0 with the preliminary labels, window G-mean
+   on drive 1 (a new drive of the same driver) against the truth; beside it the same detector
+   trained on drive 0's true labels.
 
-What drives the clusters: per driver, the absolute correlation of every z-scored feature with the
-cluster indicator (first seed) and with the true label; the summary line lists the five features
-with the largest mean over drivers.
-Prints one JSON line per driver, then one per (feature set, method).
+Prints one JSON line per (driver, protocol) as it goes, then one summary line per protocol.
+Run: ``OMP_NUM_THREADS=1 .venv/bin/python benchmarks/studies/clustering_cohort.py [--drivers 4]``
 """
 
 import argparse
-import itertools
 import json
+import time
 import warnings
 
 import numpy as np
 from sklearn.exceptions import ConvergenceWarning
 
-from distractd.models.clustering import make_clusterer
-from distractd.models.clustering._labelling import (
-    FEATURE_SETS, _cluster_from_rule, _feature_columns, _standardize,
-)
+from distractd.models import load_model
+from distractd.models.clustering import METHODS, label_windows, model_prior
+from distractd.models.detectors import train_detector
 from distractd.models.evaluation import clustering_g_mean, g_mean
-from distractd.pipeline import FEATURE_NAMES, extract_features
-from distractd.simulators import simulate_drive
+from distractd.pipeline import FEATURE_NAMES, PipelineConfig, extract_features
+from distractd.simulators import cohort_seeds, simulate_drive
 
-PUBLISHED = {"kmeans": 0.5732, "uselm": 0.6581, "elm-jec": 0.6994, "elm-clr": 0.6801}
-GRID = {
-    "kmeans": [{}],
-    "uselm": [{"lam": lam} for lam in (2.0**-4, 1.0, 2.0**4)],
-    "elm-jec": [{"lam": lam, "gamma": gamma} for lam, gamma in
-                itertools.product((2.0**-2, 1.0, 2.0**2), (2.0**-2, 1.0, 2.0**2))],
-    "elm-clr": [{"delta": delta, "n_neighbors": k} for delta, k in
-                itertools.product((1e-2, 1.0, 1e2), (6, 16, 31))],
-}
+PROTOCOLS = ("cognitive", "visual-manual")
+INPUTS = {"today": ("drive", "all"), "drift-free": ("baseline", "auto")}
+DEFAULT_MODEL = "distractd/data/default_model.npz"
 
 
-def _driver_data(seed):
-    windows = extract_features(simulate_drive(seed))
-    rows = np.arange(0, len(windows), 3)
-    rows = rows[(windows.label[rows] >= 0) & (windows.quality[rows] >= 0.5)]
-    Z, names = _standardize(windows.X[rows], FEATURE_NAMES)
-    return Z, names, windows.label[rows].astype(int)
+def calibration_error(confidence, correct, bins=10):
+    """Expected calibration error: mean |confidence - fraction right| over equal-count bins."""
+    order = np.argsort(confidence)
+    parts = np.array_split(order, bins)
+    return float(sum(len(p) * abs(confidence[p].mean() - correct[p].mean()) for p in parts if
+                     len(p)) / len(confidence))
 
 
-def _abs_correlation(Z, v):
-    """|Pearson correlation| of every column of ``Z`` (z-scored) with ``v``; 0 for a constant v."""
-    centred = v - v.mean()
-    norm = np.sqrt((centred**2).sum() * len(v))
-    return np.abs(Z.T @ centred) / norm if norm > 0 else np.zeros(Z.shape[1])
+def labelling_scores(labels, truth):
+    known = truth >= 0
+    kept = known & (labels.label >= 0)
+    correct = (labels.label[kept] == truth[kept]).astype(float)
+    return {"expert_corrects": float(1 - correct.sum() / known.sum()),
+            "g_mean": g_mean(truth[kept], labels.label[kept]),
+            "mean_confidence": float(labels.confidence[kept].mean()),
+            "fraction_right": float(correct.mean()),
+            "ece": calibration_error(labels.confidence[kept], correct),
+            "kappa_prior": labels.trust["kappa_prior"], "warned": labels.warning is not None}
 
 
-def _scores(method, params, Z, names, y, runs, columns):
-    """Mean best-map and rule-map G-mean over ``runs`` seeds, and the first seed's correlations."""
-    best, rule = [], []
-    for seed in range(runs):
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore", ConvergenceWarning)
-            c = make_clusterer(method, random_state=seed, **params).fit_predict(Z[:, columns])
-        best.append(clustering_g_mean(y, c))
-        rule.append(g_mean(y, (c == _cluster_from_rule(Z, names, c)).astype(int)))
-        if seed == 0:
-            correlation = _abs_correlation(Z, c.astype(float))
-    return float(np.mean(best)), float(np.mean(rule)), correlation
+def detector_g_mean(windows, labels, test, seed):
+    """G-mean on ``test`` of an SS-ELM trained on ``windows`` carrying ``labels``."""
+    train = windows[np.arange(len(windows))]
+    train.label = labels.astype(np.int8)
+    estimator, parts = train_detector(train, "sselm", n_labelled=60, grid="small", seed=seed,
+                                      segment_frames=0)
+    columns = [FEATURE_NAMES.index(name) for name in parts["feature_names"]]
+    X = test.X[:, columns]
+    ok = np.isfinite(X).all(axis=1) & (test.label >= 0)
+    Z = (X[ok] - parts["normalizer_mean"]) / parts["normalizer_scale"]
+    return g_mean(test.label[ok], (estimator.decision_function(Z) > 0).astype(int))
 
 
-def _top(names, correlations, n=5):
-    mean = np.mean(correlations, axis=0)
-    return {names[i]: round(float(mean[i]), 3) for i in np.argsort(mean)[::-1][:n]}
+def run_driver(seed, protocol, detector, config, methods):
+    windows = extract_features(simulate_drive(seed, protocol=protocol), config)
+    test = extract_features(simulate_drive(seed, drive=1, protocol=protocol), config)
+    thin = np.arange(0, len(windows), 3)
+    w = windows[thin]
+    known = w.label >= 0
+    row = {"seed": seed, "protocol": protocol, "n_windows": len(w),
+           "distracted_fraction": round(float(np.mean(w.label[known] == 1)), 3)}
+    prior = model_prior(detector, w, FEATURE_NAMES)
+    row["prior_g_mean"] = g_mean(w.label[known], (prior[known] > 0.5).astype(int))
+    for name, (representation, features) in INPUTS.items():
+        for method in methods:
+            t0 = time.perf_counter()
+            result = label_windows(w, FEATURE_NAMES, method, representation=representation,
+                                   features=features, random_state=0)
+            used = known & (result.cluster >= 0)
+            row[f"{name}/{method}"] = {
+                "cluster_g_mean": clustering_g_mean(w.label[used], result.cluster[used]),
+                "fit_s": round(time.perf_counter() - t0, 2)}
+            if name == "today":
+                continue
+            row[f"{name}/{method}"]["no_prior"] = labelling_scores(result, w.label)
+            with_prior = label_windows(w, FEATURE_NAMES, method, prior=prior, random_state=0)
+            row[f"{name}/{method}"]["prior"] = labelling_scores(with_prior, w.label)
+            if method == "kmeans":
+                # every window of drive 0 carries the label of the nearest labelled (thinned) one
+                spread = np.repeat(with_prior.label, 3)[:len(windows)]
+                row["detector_on_prior_kmeans_labels"] = detector_g_mean(windows, spread, test, 0)
+    row["detector_on_truth"] = detector_g_mean(windows, windows.label, test, 0)
+    return row
+
+
+def summary(rows, methods):
+    out = {}
+    for name in INPUTS:
+        for method in methods:
+            cells = [r[f"{name}/{method}"] for r in rows]
+            entry = {"cluster_g_mean": _mean_sd([c["cluster_g_mean"] for c in cells])}
+            for mode in ("no_prior", "prior"):
+                if mode in cells[0]:
+                    entry[mode] = {key: _mean_sd([c[mode][key] for c in cells]) for key in
+                                   ("expert_corrects", "g_mean", "mean_confidence",
+                                    "fraction_right", "ece")}
+                    entry[mode]["warned"] = int(sum(c[mode]["warned"] for c in cells))
+            out[f"{name}/{method}"] = entry
+    for key in ("prior_g_mean", "detector_on_prior_kmeans_labels", "detector_on_truth"):
+        out[key] = _mean_sd([r[key] for r in rows])
+    return out
+
+
+def _mean_sd(values):
+    values = np.asarray(values, dtype=float)
+    return [round(float(np.nanmean(values)), 3), round(float(np.nanstd(values)), 3)]
 
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--drivers", type=int, default=34)
-    parser.add_argument("--first-driver", type=int, default=0)
-    parser.add_argument("--runs", type=int, default=3)
-    parser.add_argument("--methods", nargs="+", choices=list(PUBLISHED), default=list(PUBLISHED))
-    parser.add_argument("--features", nargs="+", choices=list(FEATURE_SETS), default=["all"])
-    parser.add_argument("--lodo", action="store_true", help="leave-one-driver-out grid selection")
+    parser.add_argument("--drivers", type=int, default=4)
+    parser.add_argument("--cohort-seed", type=int, default=90210)
+    parser.add_argument("--methods", nargs="+", choices=METHODS, default=list(METHODS))
+    parser.add_argument("--model", default=DEFAULT_MODEL, help="cohort model giving the prior")
     args = parser.parse_args()
-    drivers = range(args.first_driver, args.first_driver + args.drivers)
-    cases = [(features, method) for features in args.features for method in args.methods]
-    # table[case][grid index] -> list over drivers of (best-map G-mean, rule G-mean)
-    table = {case: [[] for _ in (GRID[case[1]] if args.lodo else [{}])] for case in cases}
-    correlations = {case: [] for case in cases}
-    label_correlations = []
-    for driver in drivers:
-        Z, names, y = _driver_data(driver)
-        if names != list(FEATURE_NAMES):
-            raise SystemExit(f"driver {driver}: constant or missing features, got {names}")
-        label_correlations.append(_abs_correlation(Z, y.astype(float)))
-        line = {"driver": driver, "n_windows": len(y), "distracted_fraction": round(y.mean(), 3)}
-        for features, method in cases:
-            columns = _feature_columns(names, features)
-            for i, params in enumerate(GRID[method] if args.lodo else [{}]):
-                best, rule, correlation = _scores(method, params, Z, names, y, args.runs, columns)
-                table[features, method][i].append((best, rule))
-                if i == 0:
-                    correlations[features, method].append(correlation)
-            key = method if len(args.features) == 1 else f"{features}/{method}"
-            line[key] = round(table[features, method][0][-1][0], 3)
-        print(json.dumps(line), flush=True)
-    print(json.dumps({"label_correlation_top5": _top(FEATURE_NAMES, label_correlations)}),
-          flush=True)
-    for features, method in cases:
-        scores = np.array(table[features, method])  # (grid, drivers, 2)
-        if args.lodo:
-            total = scores[:, :, 0].sum(axis=1)
-            chosen = [int(np.argmax(total - scores[:, d, 0])) for d in range(len(drivers))]
-            per_driver = scores[chosen, np.arange(len(drivers))]
-        else:
-            per_driver = scores[0]
-        print(json.dumps({"method": method, "features": features, "drivers": len(drivers),
-                          "runs": args.runs, "lodo": args.lodo,
-                          "g_mean_mean": round(float(per_driver[:, 0].mean()), 4),
-                          "g_mean_sd": round(float(per_driver[:, 0].std(ddof=1)), 4),
-                          "rule_g_mean_mean": round(float(per_driver[:, 1].mean()), 4),
-                          "published": PUBLISHED[method],
-                          "cluster_correlation_top5": _top(FEATURE_NAMES,
-                                                           correlations[features, method])}),
+    detector = load_model(args.model)
+    config = PipelineConfig.from_dict({**detector.pipeline_config, "baseline": False})
+    rows = {protocol: [] for protocol in PROTOCOLS}
+    warnings.simplefilter("ignore", ConvergenceWarning)
+    for seed in cohort_seeds(args.drivers, args.cohort_seed):
+        for protocol in PROTOCOLS:
+            row = run_driver(seed, protocol, detector, config, args.methods)
+            rows[protocol].append(row)
+            print(json.dumps(row), flush=True)
+    for protocol in PROTOCOLS:
+        print(json.dumps({"summary": protocol, "drivers": args.drivers,
+                          "cohort_seed": args.cohort_seed, **summary(rows[protocol],
+                                                                     args.methods)}),
               flush=True)
 
 

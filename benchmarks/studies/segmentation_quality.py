@@ -1,22 +1,27 @@
-"""Segmentation quality on simulated drives: ACA vs HACA, and the online segmenter's commit lag.
+"""Segmentation quality on simulated drives: today's inputs against the drift-free representation,
+and the online segmenter's commits, lag and state against its prototype budget.
 
-For each driver of a simulated cohort (``simulate_cohort``-style seeds, full protocol drives of
-20-30 min, 2 Hz windows from ``extract_features``):
+For each driver of a simulated cohort (``cohort_seeds(--drivers, --cohort-seed)``; the default seed
+90210 was never used in development, which used 31415) and each protocol (cognitive,
+visual-manual): a full-protocol drive (about 25 min), 2 Hz windows.
 
-- batch ACA and HACA with the driving defaults (``segment_drive``) on the whole drive: frame
-  accuracy after mapping every cluster to its majority class (many-to-one) and after the best
-  one-to-one (Hungarian) map (the metric of S2 Tables 4.4.7-4.4.8), and boundary F1 within ±2 s
-  against the true task-section boundaries; a predicted boundary is a change of cluster between
-  consecutive segments, placed half-way between the centres of the two windows around it;
-- online: prototypes fitted on the first half of the drive (``fit_segment_prototypes``, z-score of
-  that half), the second half streamed window by window through ``OnlineSegmenter``: frame
-  accuracy of the stored cluster labels (no mapping fitted on the test half), agreement with the
-  batch programme, forced commits, and the commit lag of every frame (median, p95, max).
+- batch ACA and HACA with the driving defaults and k = 2 (``segment_drive``) on today's inputs
+  (raw features z-scored over the drive) and on the drift-free representation (running baseline,
+  label-free feature selection: ``t_end=..., features="auto"``): frame accuracy after the best
+  one-to-one (Hungarian) map (the metric of S2 Tables 4.4.7-4.4.8) and after mapping every
+  cluster to its majority class, and boundary F1 within ±2 s against the true task-section
+  boundaries; a predicted boundary is a change of cluster between consecutive windows, placed
+  half-way between their centres;
+- online (``--online``): the pipeline's causal per-stream baseline (``PipelineConfig(baseline=True)``),
+  the windows after its warm-up; prototypes fitted on the first half of the drive
+  (``fit_segment_prototypes``, z-score of that half, clusters labelled by that half's truth), the
+  second half streamed window by window through ``OnlineSegmenter``, for each prototype budget
+  (longest segment, segments kept) and commit lag: frame accuracy of the stored cluster labels,
+  agreement with the batch programme, forced commits (of all commits) and forced frames, the
+  commit lag of every frame (median, p95, max) and the stream's state in bytes.
 
-``--grid`` instead runs the one-parameter-at-a-time tuning grid around the defaults on the first
-``--n-grid`` drivers (ACA only, one restart, at most 10 iterations, to stay cheap). Prints JSON lines.
-
-Run: ``.venv/bin/python benchmarks/studies/segmentation_quality.py [--drivers 10] [--grid]``
+Prints JSON lines as it goes. Run:
+``OMP_NUM_THREADS=1 .venv/bin/python benchmarks/studies/segmentation_quality.py [--drivers 2] [--online]``
 """
 
 import argparse
@@ -29,16 +34,21 @@ from scipy.optimize import linear_sum_assignment
 from distractd.models import ACA, OnlineSegmenter
 from distractd.models.evaluation import clustering_accuracy, clustering_accuracy_many_to_one
 from distractd.models.segmentation import fit_segment_prototypes, segment_drive, standardize_windows
-from distractd.pipeline import extract_features
+from distractd.pipeline import PipelineConfig, extract_features
 from distractd.simulators import cohort_seeds, simulate_drive
 
 TOLERANCE_S = 2.0
-COHORT_SEED = 2024
+COHORT_SEED = 90210
+PROTOCOLS = ("cognitive", "visual-manual")
+INPUTS = {"today": {}, "drift-free": {"features": "auto"}}
+# online prototype budgets: (longest segment s, segments kept, commit lag in windows)
+BUDGETS = [(20.0, 50, 40), (20.0, 16, 40), (10.0, 32, 40), (10.0, 16, 40), (10.0, 8, 40),
+           (10.0, 16, 20), (5.0, 16, 40)]
 
 
-def _drive(seed):
-    recording = simulate_drive(seed)
-    windows = extract_features(recording)
+def _drive(seed, protocol="cognitive", config=None):
+    recording = simulate_drive(seed, protocol=protocol)
+    windows = extract_features(recording, config)
     t = recording.samples[:, 0]
     flips = np.flatnonzero(np.diff(recording.labels.astype(np.int64)) != 0)
     truth = (t[flips] + t[flips + 1]) / 2
@@ -63,46 +73,60 @@ def boundary_f1(predicted, truth, tolerance_s=TOLERANCE_S):
 
 
 def _scores(y, frame_clusters, centres, truth):
-    return {"acc_many_to_one": clustering_accuracy_many_to_one(y, frame_clusters),
-            "acc_hungarian": clustering_accuracy(y, frame_clusters),
+    known = y >= 0
+    return {"acc_hungarian": clustering_accuracy(y[known], frame_clusters[known]),
+            "acc_many_to_one": clustering_accuracy_many_to_one(y[known], frame_clusters[known]),
             "boundary_f1": boundary_f1(_boundaries(centres, frame_clusters), truth),
             "n_segments": int(np.count_nonzero(np.diff(frame_clusters)) + 1)}
 
 
-def evaluate_batch(windows, centres, truth, method, seed):
+def evaluate_batch(windows, centres, truth, method, inputs, seed):
     t0 = time.perf_counter()
-    est = segment_drive(windows.X, method=method, random_state=seed)
+    t_end = windows.t_end if inputs == "drift-free" else None
+    est = segment_drive(windows.X, method=method, n_clusters=2, random_state=seed, t_end=t_end,
+                        **INPUTS[inputs])
     scores = _scores(windows.label, est.labels_, centres, truth)
-    scores["n_segments_raw"] = len(est.segments_.labels)
     scores["fit_s"] = time.perf_counter() - t0
     return scores
 
 
-def evaluate_online(windows, centres, truth, seed, hop_s=0.5):
-    half = len(windows) // 2
-    Z_train, mean, scale = standardize_windows(windows.X[:half])
-    protos = fit_segment_prototypes(Z_train, windows.label[:half], random_state=seed)
-    Z_test = standardize_windows(windows.X[half:], mean, scale)[0]
-    online = OnlineSegmenter(protos)
+def evaluate_online(windows, centres, truth, seed, budget, hop_s=0.5):
+    max_seconds, max_segments, lag = budget
+    ready = np.isfinite(windows.X).all(axis=1)
+    X, y, centres = windows.X[ready], windows.label[ready], centres[ready]
+    half = len(X) // 2
+    Z_train, mean, scale = standardize_windows(X[:half])
+    protos = fit_segment_prototypes(Z_train, y[:half], max_seconds=max_seconds,
+                                    max_segments=max_segments, random_state=seed)
+    Z_test = standardize_windows(X[half:], mean, scale)[0]
+    online = OnlineSegmenter(protos, max_lag=lag)
+    t0 = time.process_time()
     rows = np.concatenate([online.update(z)[0] for z in Z_test] + [online.flush()])
+    cpu_us = (time.process_time() - t0) / len(Z_test) * 1e6
     lengths = rows["end"] - rows["start"]
     frame_label = np.repeat(rows["label"], lengths)
     frame_cluster = np.repeat(rows["cluster"], lengths)
-    lag = np.repeat(rows["committed_at"], lengths) - np.arange(len(Z_test))
-    lag = lag[:rows["start"][-1]]  # the last segment is committed by the flush
+    lag_frames = (np.repeat(rows["committed_at"], lengths) - np.arange(len(Z_test)))[:-lag]
     batch = protos.segment(Z_test)
-    y = windows.label[half:]
-    return {"acc_stored_labels": float(np.mean(frame_label == y)),
-            "acc_many_to_one": clustering_accuracy_many_to_one(y, frame_cluster),
-            "boundary_f1": boundary_f1(_boundaries(centres[half:], frame_cluster), truth),
+    y_test = y[half:]
+    known = y_test >= 0
+    owned = sum(v.nbytes for v in vars(online).values() if isinstance(v, np.ndarray))
+    n_commits = len(np.unique(rows["committed_at"]))
+    return {"budget": {"max_seconds": max_seconds, "max_segments": max_segments,
+                       "max_lag": lag, "horizon": online.horizon},
+            "prototype_frames": int(protos.X.shape[0]), "state_bytes": int(owned),
+            "acc_stored_labels": float(np.mean(frame_label[known] == y_test[known])),
+            "acc_many_to_one": clustering_accuracy_many_to_one(y_test[known],
+                                                               frame_cluster[known]),
+            "boundary_f1": boundary_f1(_boundaries(centres[half:], frame_label), truth),
             "agreement_with_batch": float(np.mean(
                 frame_cluster == np.repeat(batch["cluster"], batch["end"] - batch["start"]))),
-            "forced_commits": online.forced_commits, "n_segments": len(rows),
-            "lag_windows": [float(np.median(lag)), float(np.percentile(lag, 95)), int(lag.max())],
-            "lag_s": [float(np.median(lag)) * hop_s, float(np.percentile(lag, 95)) * hop_s,
-                      float(lag.max()) * hop_s],
-            "prototype_segments": protos.n_segments,
-            "cluster_labels": protos.cluster_labels.tolist()}
+            "commits": n_commits, "forced_commits": online.forced_commits,
+            "forced_commit_fraction": online.forced_commits / max(n_commits, 1),
+            "forced_frame_fraction": online.forced_frames / len(Z_test), "pruned": online.pruned,
+            "lag_s": [float(np.median(lag_frames)) * hop_s,
+                      float(np.percentile(lag_frames, 95)) * hop_s, float(lag_frames.max()) * hop_s],
+            "cpu_us_per_update": cpu_us}
 
 
 GRID = {"nei": [0.05, 0.1, 0.3, 0.6], "max_seconds": [10.0, 20.0, 40.0],
@@ -130,35 +154,46 @@ def run_grid(drives, hop_s=0.5):
 
 
 def _mean(results):
-    return {key: float(np.mean([r[key] for r in results])) for key in results[0]
-            if not isinstance(results[0][key], list)}
+    return {key: round(float(np.mean([r[key] for r in results])), 4) for key in results[0]
+            if not isinstance(results[0][key], (list, dict))}
 
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--drivers", type=int, default=10)
-    parser.add_argument("--grid", action="store_true")
+    parser.add_argument("--drivers", type=int, default=2)
+    parser.add_argument("--cohort-seed", type=int, default=COHORT_SEED)
+    parser.add_argument("--online", action="store_true", help="the online budget table instead")
+    parser.add_argument("--grid", action="store_true", help="the ACA tuning grid (cognitive)")
     parser.add_argument("--n-grid", type=int, default=3)
     args = parser.parse_args()
-    seeds = cohort_seeds(args.drivers, COHORT_SEED)
+    seeds = cohort_seeds(args.drivers, args.cohort_seed)
     if args.grid:
         run_grid([_drive(s) for s in seeds[:args.n_grid]])
         return
-    summary = {"aca": [], "haca": [], "online": []}
-    for i, seed in enumerate(seeds):
-        windows, centres, truth = _drive(seed)
-        row = {"driver": i, "seed": int(seed), "n_windows": len(windows),
-               "distracted_fraction": float(np.mean(windows.label == 1))}
-        for method in ("aca", "haca"):
-            row[method] = evaluate_batch(windows, centres, truth, method, i)
-            summary[method].append(row[method])
-        row["online"] = evaluate_online(windows, centres, truth, i)
-        summary["online"].append(row["online"])
-        print(json.dumps(row), flush=True)
-    lags = np.array([r["lag_windows"] for r in summary["online"]])
-    print(json.dumps({"summary": {method: _mean(rows) for method, rows in summary.items()},
-                      "online_lag_windows_median_of_medians": float(np.median(lags[:, 0])),
-                      "online_lag_windows_max": int(lags[:, 2].max())}))
+    summary = {}
+    for protocol in PROTOCOLS:
+        for i, seed in enumerate(seeds):
+            if args.online:
+                windows, centres, truth = _drive(seed, protocol, PipelineConfig(baseline=True))
+                for budget in BUDGETS:
+                    row = evaluate_online(windows, centres, truth, i, budget)
+                    summary.setdefault((protocol, budget), []).append(row)
+                    print(json.dumps({"protocol": protocol, "seed": seed, **row}), flush=True)
+                continue
+            windows, centres, truth = _drive(seed, protocol)
+            row = {"protocol": protocol, "seed": seed, "n_windows": len(windows),
+                   "majority_rate": float(max(np.mean(windows.label == 1),
+                                              np.mean(windows.label == 0)))}
+            for inputs in INPUTS:
+                for method in ("aca", "haca"):
+                    row[f"{inputs}/{method}"] = evaluate_batch(windows, centres, truth, method,
+                                                               inputs, i)
+                    summary.setdefault((protocol, inputs, method), []).append(
+                        row[f"{inputs}/{method}"])
+            print(json.dumps(row), flush=True)
+    for key, rows in summary.items():
+        print(json.dumps({"summary": [str(k) for k in key], "drivers": args.drivers,
+                          "cohort_seed": args.cohort_seed, **_mean(rows)}), flush=True)
 
 
 if __name__ == "__main__":

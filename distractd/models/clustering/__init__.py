@@ -2,10 +2,13 @@
 
 from ._elmclr import ELMCLR
 from ._elmjec import ELMJEC
-from ._labelling import FEATURE_SETS, METHODS, WindowLabels, label_windows, make_clusterer
+from ._labelling import (
+    FEATURE_SETS, METHODS, MIN_KAPPA, REPRESENTATIONS, WindowLabels, label_windows, make_clusterer,
+    model_prior,
+)
 from ._uselm import USELM
 
 __all__ = [
     "USELM", "ELMJEC", "ELMCLR", "METHODS", "FEATURE_SETS", "WindowLabels", "make_clusterer",
-    "label_windows",
+    "label_windows", "model_prior", "REPRESENTATIONS", "MIN_KAPPA",
 ]

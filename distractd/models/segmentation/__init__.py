@@ -8,6 +8,9 @@ from ._haca import (
 )
 from ._kernels import KERNELS, frame_kernel, gaussian_bandwidth
 from ._online_segmenter import OnlineSegmenter
+from ._representation import (
+    DRIFT_LAG_S, DRIFT_MAX_AUTOCORRELATION, drift_features, drift_free_windows,
+)
 from ._prototypes import SEGMENT_DTYPE, SegmentPrototypes, fit_segment_prototypes
 
 __all__ = [
@@ -15,4 +18,5 @@ __all__ = [
     "frame_kernel", "gaussian_bandwidth", "segment_drive", "driving_segmenter",
     "standardize_windows", "DRIVING_NEI", "DRIVING_MAX_SECONDS", "DRIVING_N_CLUSTERS",
     "SEGMENT_DTYPE", "SegmentPrototypes", "fit_segment_prototypes", "OnlineSegmenter",
+    "drift_free_windows", "drift_features", "DRIFT_LAG_S", "DRIFT_MAX_AUTOCORRELATION",
 ]

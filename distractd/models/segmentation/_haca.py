@@ -20,6 +20,7 @@ from ._aca_search import (
     Segmentation, _as_segmentation, _check_lengths, _make_problem, _Problem, _segment_problem,
 )
 from ._kernels import KERNELS
+from ._representation import drift_features, drift_free_windows
 
 __all__ = ["HACA", "segment_drive", "driving_segmenter", "standardize_windows", "DRIVING_NEI",
            "DRIVING_MAX_SECONDS", "DRIVING_N_CLUSTERS"]
@@ -252,11 +253,13 @@ def driving_segmenter(method="aca", n_clusters=DRIVING_N_CLUSTERS, max_seconds=D
 
 
 def segment_drive(X, method="aca", n_clusters=DRIVING_N_CLUSTERS, max_seconds=DRIVING_MAX_SECONDS,
-                  hop_s=0.5, random_state=0):
+                  hop_s=0.5, random_state=0, *, t_end=None, features="all"):
     """Segment a drive's window-feature sequence with the driving defaults.
 
-    The features are z-scored per drive (:func:`standardize_windows`), then segmented by
-    :func:`driving_segmenter`.
+    The features (the drift-free representation when ``t_end`` is given,
+    :func:`~._representation.drift_free_windows`) are z-scored per drive
+    (:func:`standardize_windows`), restricted to the label-free selection when ``features="auto"``
+    (:func:`~._representation.drift_features`), then segmented by :func:`driving_segmenter`.
 
     Parameters
     ----------
@@ -264,11 +267,25 @@ def segment_drive(X, method="aca", n_clusters=DRIVING_N_CLUSTERS, max_seconds=DR
         Raw window features in time order (NaN where a measure had no data).
     method, n_clusters, max_seconds, hop_s, random_state
         See :func:`driving_segmenter`.
+    t_end : ndarray of shape (n_windows,) or None, default=None
+        Window end times, seconds: segment the drift-free representation (None: the raw
+        features, each z-scored over the drive).
+    features : {"all", "auto"}, default="all"
+        Every feature, or the label-free selection.
 
     Returns
     -------
     estimator : ACA or HACA
-        The fitted estimator (``segments_``, ``labels_``).
+        The fitted estimator (``segments_``, ``labels_``); ``features_`` marks the columns used.
     """
+    if features not in ("all", "auto"):
+        raise ConfigError(f"segment features must be 'all' or 'auto', got {features!r}")
+    X = np.asarray(X, dtype=np.float64)
+    if t_end is not None:
+        X = drift_free_windows(t_end, X)
+    keep = (drift_features(X, hop_s=hop_s) if features == "auto"
+            else np.ones(X.shape[1], dtype=bool))
     est = driving_segmenter(method, n_clusters, max_seconds, hop_s, random_state)
-    return est.fit(standardize_windows(X)[0])
+    est.fit(standardize_windows(X)[0][:, keep])
+    est.features_ = keep
+    return est

@@ -11,12 +11,19 @@ sequence and flushed, its committed segments equal
 :meth:`~._prototypes.SegmentPrototypes.segment`, the batch programme (one core, two drivers), as
 long as no commit was forced.
 
-Bounded lag: coalescence can take arbitrarily long, so every frame older than ``max_lag`` frames
-(default ``max_length``) is committed regardless: the best current chain is committed up to the
-end of its segment that holds that frame, and the paths that disagree are pruned. Every frame is
-then final at most ``max_lag`` frames after it arrived (measured at the end of each ``update``),
-memory stays bounded, and ``forced_commits`` counts where the result may differ from the batch
-programme.
+Label-final commits: the forward programme often keeps several ways of cutting a long stretch of
+one cluster into segments of at most ``max_length`` frames, and those chains coalesce late (a
+median of 3-5 ``max_length`` on driving data). What a consumer needs is the cluster of every frame,
+and it is final sooner: once every live chain gives frames ``[committed_end, e)`` the same
+clusters, any future best segmentation does too (it continues one of them), so those frames are
+committed as runs of one cluster, exactly as the batch programme will label them.
+
+Bounded lag: agreement can take arbitrarily long near a change of cluster, so every frame older
+than ``max_lag`` frames (default ``prototypes.commit_lag``) is committed regardless: the best
+current chain is committed up to the end of its segment that holds that frame, and the paths that
+disagree are pruned. Every frame is then final at most ``max_lag`` frames after it arrived
+(measured at the end of each ``update``), memory stays bounded, and ``forced_commits`` /
+``forced_frames`` count where the result may differ from the batch programme.
 
 Memory: everything derived from the prototypes (their frames transposed, cluster terms, lengths) is
 held once by :class:`SegmentPrototypes` and shared by every stream. A stream owns one DTAK column
@@ -58,6 +65,33 @@ def _coalesced_end(head, obj, offset, committed, last, max_len):
 
 
 @njit(cache=True)
+def _agreed_end(head, lab, obj, offset, committed, start, last, max_len):
+    """End (exclusive) of the frames from ``start`` on to which every live chain ending in the last
+    ``max_len`` frames gives the same cluster (``start`` when none)."""
+    lo = max(committed, last - max_len + 1)
+    agreed = last + 1
+    reference = np.empty(last + 1 - start, dtype=np.int64)
+    first = True
+    for e in range(lo, last + 1):
+        if not (e == committed or obj[e - offset + 1] < _INF):
+            continue
+        agreed = min(agreed, e + 1)
+        u = e
+        while u >= start and u >= 0:
+            head_u = head[u - offset]
+            cluster = lab[u - offset]
+            for f in range(max(head_u, start), min(u, agreed - 1) + 1):
+                if first:
+                    reference[f - start] = cluster
+                elif reference[f - start] != cluster:
+                    agreed = f
+                    break
+            u = head_u - 1
+        first = False
+    return max(agreed, start)
+
+
+@njit(cache=True)
 def _prune_to(head, obj, offset, anchor, last, max_len):
     """After forcing a commit at ``anchor``, make unreachable every frame whose chain avoids it.
 
@@ -83,9 +117,9 @@ class OnlineSegmenter:
     prototypes : SegmentPrototypes
         Reference segments, clusters and cluster labels.
     max_lag : int, default=None
-        Frames after which a frame is committed even if its boundary could still change (None:
-        ``prototypes.max_length``). The committed segments equal the batch programme whenever
-        ``forced_commits`` stays 0, e.g. with ``max_lag`` ≥ the stream length.
+        Frames after which a frame is committed even if its cluster could still change (None:
+        ``prototypes.commit_lag``). The clusters of the committed frames equal the batch
+        programme's whenever ``forced_commits`` stays 0, e.g. with ``max_lag`` ≥ the stream length.
 
     Attributes
     ----------
@@ -95,20 +129,29 @@ class OnlineSegmenter:
         Frames [0, committed_end) are in committed segments.
     forced_commits : int
         Commits forced by ``max_lag`` (each may make the result differ from the batch programme).
+    forced_frames : int
+        Frames those forced commits made final.
     """
 
-    def __init__(self, prototypes, max_lag=None):
+    def __init__(self, prototypes, max_lag=None, horizon=None):
         max_len = prototypes.max_length
-        max_lag = max_len if max_lag is None else max_lag
-        check_params({"max_lag": max_lag}, {"max_lag": Interval(0, None, integer=True)},
+        max_lag = prototypes.commit_lag if max_lag is None else max_lag
+        horizon = max(4 * max_len, max_lag + max_len) if horizon is None else horizon
+        check_params({"max_lag": max_lag, "horizon": horizon},
+                     {"max_lag": Interval(0, None, integer=True),
+                      "horizon": Interval(max_lag + max_len, None, integer=True)},
                      owner="OnlineSegmenter")
         self.prototypes = prototypes
         self.max_lag = max_lag
+        self.horizon = horizon
         self.n_frames = 0
         self.committed_end = 0
         self.forced_commits = 0
+        self.forced_frames = 0
+        self.pruned = 0
+        self._boundary = 0  # the programme's segment boundary: no chain is cut before it
         self._chunk = max_len
-        capacity = max_lag + 3 * max_len + 1
+        capacity = horizon + 3 * max_len + 1
         self._diag = np.zeros(capacity)
         self._obj = np.zeros(capacity + 1)
         self._head = np.zeros(capacity, dtype=np.int64)
@@ -127,10 +170,11 @@ class OnlineSegmenter:
         Returns
         -------
         committed : ndarray of SEGMENT_DTYPE
-            Segments that became final, in time order.
+            Segments that became final, in time order; a segment whose first frames became final
+            before its end is known is split there, and goes on in a later row of its cluster.
         provisional : numpy.void of SEGMENT_DTYPE or None
-            The best current segment holding the newest frame (None when every frame consumed is
-            already committed, e.g. before any frame).
+            The best current segment holding the newest frame, from the first frame not yet
+            committed (None when every frame consumed is already committed).
         """
         x_rows = np.ascontiguousarray(np.atleast_2d(x_rows), dtype=np.float64)
         d = self.prototypes.X.shape[1]
@@ -162,24 +206,62 @@ class OnlineSegmenter:
         self.n_frames += rows.shape[0]
         last = self.n_frames - 1
         max_len = self.prototypes.max_length
-        end = _coalesced_end(self._head, self._obj, self._offset, self.committed_end - 1, last,
+        committed = []
+        end = _coalesced_end(self._head, self._obj, self._offset, self._boundary - 1, last,
                              max_len)
-        committed = [self._commit(end, last)] if end >= self.committed_end else []
+        if end >= self._boundary:
+            committed.append(self._commit(end, last))
+        agreed = _agreed_end(self._head, self._lab, self._obj, self._offset, self._boundary - 1,
+                             self.committed_end, last, max_len)
         limit = last - self.max_lag
-        if limit >= self.committed_end and self._obj[last - self._offset + 1] < _INF:
+        if (agreed > self.committed_end or limit >= self.committed_end) and \
+                self._obj[last - self._offset + 1] < _INF:
+            starts, clusters = _backtrack(self._head, self._lab, self._offset,
+                                          self._boundary - 1, last)
+            if agreed <= limit:  # frames older than max_lag still undecided: force a boundary
+                anchor = last
+                while self._head[anchor - self._offset] > limit:
+                    anchor = self._head[anchor - self._offset] - 1
+                self.forced_commits += 1
+                self.forced_frames += anchor + 1 - max(agreed, self.committed_end)
+                committed.append(self._commit(anchor, last))
+                _prune_to(self._head, self._obj, self._offset, anchor, last, max_len)
+            else:  # agreed frames up to the last change of cluster, or all of them when due
+                upto = agreed
+                if limit < self.committed_end:
+                    change = starts[1:-1][clusters[1:] != clusters[:-1]]
+                    change = change[change <= agreed]
+                    upto = int(change[-1]) if change.size else self.committed_end
+                if upto > self.committed_end:
+                    committed.append(self._emit(np.append(np.minimum(starts[:-1], upto), upto),
+                                                clusters, last))
+        if last - self._boundary >= self.horizon and self._obj[last - self._offset + 1] < _INF:
             anchor = last
-            while self._head[anchor - self._offset] > limit:
+            while self._head[anchor - self._offset] > last - self.horizon:
                 anchor = self._head[anchor - self._offset] - 1
-            self.forced_commits += 1
+            self.pruned += 1
             committed.append(self._commit(anchor, last))
             _prune_to(self._head, self._obj, self._offset, anchor, last, max_len)
         return np.concatenate(committed) if committed else np.empty(0, dtype=SEGMENT_DTYPE)
 
     def _commit(self, end, now):
-        starts, clusters = _backtrack(self._head, self._lab, self._offset, self.committed_end - 1,
+        """Cut the programme at the segment boundary after ``end``; emit its frames not yet
+        committed."""
+        starts, clusters = _backtrack(self._head, self._lab, self._offset, self._boundary - 1,
                                       end)
-        self.committed_end = end + 1
-        return self.prototypes._rows(starts, clusters, now)
+        self._boundary = end + 1
+        return self._emit(starts, clusters, now)
+
+    def _emit(self, starts, clusters, now):
+        """Rows of the parts of segments ``starts``/``clusters`` from ``committed_end`` on;
+        ``committed_end`` moves to their end."""
+        starts = np.maximum(starts, self.committed_end)
+        keep = np.flatnonzero(starts[1:] > starts[:-1])
+        if keep.size == 0:
+            return np.empty(0, dtype=SEGMENT_DTYPE)
+        self.committed_end = int(starts[keep[-1] + 1])
+        return self.prototypes._rows(np.append(starts[keep], self.committed_end), clusters[keep],
+                                     now)
 
     def _provisional(self):
         if self.committed_end >= self.n_frames:
@@ -188,7 +270,7 @@ class OnlineSegmenter:
         u = last - self._offset
         if self._obj[u + 1] == _INF:
             return None
-        starts = np.array([self._head[u], last + 1])
+        starts = np.array([max(self._head[u], self.committed_end), last + 1])
         return self.prototypes._rows(starts, self._lab[u:u + 1], -1)[0]
 
     def _compact(self, n_new):
@@ -196,7 +278,7 @@ class OnlineSegmenter:
         used = self.n_frames - self._offset
         if used + n_new <= self._head.shape[0]:
             return
-        keep = min(self.committed_end, self.n_frames - self.prototypes.max_length + 1)
+        keep = min(self._boundary, self.n_frames - self.prototypes.max_length + 1)
         delta = keep - self._offset
         for buf in (self._diag, self._head, self._lab):
             buf[:used - delta] = buf[delta:used]

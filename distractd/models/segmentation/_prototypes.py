@@ -15,10 +15,11 @@ from ..._errors import ModelError
 from ..._validation import Interval, Options, check_params
 from ._aca_search import _INF, _backtrack, _cluster_terms, _nearest_cluster
 from ._dtak import _segment_matrix
-from ._haca import DRIVING_MAX_SECONDS, DRIVING_N_CLUSTERS, driving_segmenter
+from ._haca import DRIVING_N_CLUSTERS, driving_segmenter
 from ._kernels import KERNELS, _kernel_diag, _kernel_row
 
-__all__ = ["SEGMENT_DTYPE", "SegmentPrototypes", "fit_segment_prototypes"]
+__all__ = ["SEGMENT_DTYPE", "SegmentPrototypes", "fit_segment_prototypes", "PROTOTYPE_MAX_SECONDS",
+           "PROTOTYPE_SEGMENTS"]
 
 SEGMENT_DTYPE = np.dtype([("start", np.int64), ("end", np.int64), ("cluster", np.int64),
                           ("label", np.int8), ("committed_at", np.int64)])
@@ -26,6 +27,12 @@ SEGMENT_DTYPE = np.dtype([("start", np.int64), ("end", np.int64), ("cluster", np
 (1 distracted, 0 attentive, -1 unknown) and the frame after which it was committed (-1 if not)."""
 
 _FORMAT = "distractd.segment-prototypes/1"
+
+PROTOTYPE_MAX_SECONDS = 10.0
+"""Longest prototype segment, seconds (20 windows at the 0.5 s hop)."""
+
+PROTOTYPE_SEGMENTS = 16
+"""Prototype segments kept: about 320 frames, 26 KB of DTAK cells per stream."""
 
 
 class SegmentPrototypes:
@@ -47,15 +54,21 @@ class SegmentPrototypes:
         Gaussian width, in feature units.
     min_length, max_length : int, default=1, 10
         Segment length bounds of the programme, in frames.
+    commit_lag : int, default=None
+        Frames after which the online segmenter commits a frame even if its cluster could still
+        change (:class:`~._online_segmenter.OnlineSegmenter`'s default ``max_lag``); None:
+        ``max_length``.
     """
 
     def __init__(self, X, starts, clusters, cluster_labels, kernel="gaussian", sigma=1.0,
-                 min_length=1, max_length=10):
+                 min_length=1, max_length=10, commit_lag=None):
+        commit_lag = max_length if commit_lag is None else commit_lag
         check_params({"kernel": kernel, "sigma": sigma, "min_length": min_length,
-                      "max_length": max_length},
+                      "max_length": max_length, "commit_lag": commit_lag},
                      {"kernel": Options(("gaussian", "binary", "linear")),
                       "sigma": Interval(0, None), "min_length": Interval(1, None, integer=True),
-                      "max_length": Interval(1, None, integer=True)},
+                      "max_length": Interval(1, None, integer=True),
+                      "commit_lag": Interval(0, None, integer=True)},
                      owner="SegmentPrototypes", error=ModelError)
         self.X = np.ascontiguousarray(X, dtype=np.float64)
         self.starts = np.asarray(starts, dtype=np.int64)
@@ -65,6 +78,7 @@ class SegmentPrototypes:
         self.sigma = float(sigma)
         self.min_length = int(min_length)
         self.max_length = int(max_length)
+        self.commit_lag = int(commit_lag)
         k = self.cluster_labels.shape[0]
         if (self.X.ndim != 2 or self.starts.shape != (self.clusters.shape[0] + 1,)
                 or self.starts[0] != 0 or self.starts[-1] != self.X.shape[0]
@@ -84,7 +98,8 @@ class SegmentPrototypes:
 
     @classmethod
     def from_segmentation(cls, X, segmentation, frame_labels=None, *, n_clusters, kernel="gaussian",
-                          sigma=1.0, min_length=1, max_length=10, max_segments=None, seed=None):
+                          sigma=1.0, min_length=1, max_length=10, commit_lag=None, max_segments=None,
+                          seed=None):
         """Prototypes from a fitted segmentation of ``X`` (ACA or the top level of HACA).
 
         Parameters
@@ -126,7 +141,7 @@ class SegmentPrototypes:
         rows = np.concatenate([np.arange(starts[j], starts[j + 1]) for j in keep])
         return cls(np.asarray(X)[rows], np.concatenate([[0], np.cumsum(lengths)]),
                    remap[clusters[keep]], labels, kernel=kernel, sigma=sigma,
-                   min_length=min_length, max_length=max_length)
+                   min_length=min_length, max_length=max_length, commit_lag=commit_lag)
 
     @property
     def n_segments(self):
@@ -135,7 +150,8 @@ class SegmentPrototypes:
     def to_artifact(self):
         """(JSON-able parameters, arrays) for the model artifact's ``extras["segmenter"]``."""
         params = {"format": _FORMAT, "kernel": self.kernel, "sigma": self.sigma,
-                  "min_length": self.min_length, "max_length": self.max_length}
+                  "min_length": self.min_length, "max_length": self.max_length,
+                  "commit_lag": self.commit_lag}
         arrays = {"X": self.X, "starts": self.starts, "clusters": self.clusters,
                   "cluster_labels": self.cluster_labels}
         return params, arrays
@@ -151,7 +167,8 @@ class SegmentPrototypes:
             raise ModelError(f"segmenter extras: missing arrays {sorted(missing)}")
         return cls(arrays["X"], arrays["starts"], arrays["clusters"], arrays["cluster_labels"],
                    kernel=params["kernel"], sigma=params["sigma"],
-                   min_length=params["min_length"], max_length=params["max_length"])
+                   min_length=params["min_length"], max_length=params["max_length"],
+                   commit_lag=params.get("commit_lag"))
 
     def segment(self, X):
         """Batch forward programme and backtrack over a whole sequence.
@@ -198,13 +215,17 @@ class SegmentPrototypes:
 
 
 def fit_segment_prototypes(X_normalized, y_window_labels=None, *, method="aca",
-                           n_clusters=DRIVING_N_CLUSTERS, max_seconds=DRIVING_MAX_SECONDS,
-                           hop_s=0.5, max_segments=50, random_state=0):
+                           n_clusters=DRIVING_N_CLUSTERS, max_seconds=PROTOTYPE_MAX_SECONDS,
+                           hop_s=0.5, max_segments=PROTOTYPE_SEGMENTS, random_state=0):
     """Prototypes for the online segmenter from a training drive's normalised windows.
 
-    Runs :func:`~._haca.driving_segmenter` (ACA or HACA with the driving defaults) on the
-    windows, maps every cluster to the majority label of its labelled windows, and keeps at most
-    ``max_segments`` segments (at least one per cluster), which bounds the online cost.
+    Runs :func:`~._haca.driving_segmenter` (ACA or HACA with the driving defaults, segments of at
+    most ``max_seconds``) on the windows, maps every cluster to the majority label of its labelled
+    windows, and keeps at most ``max_segments`` segments (at least one per cluster), which bounds
+    the online cost and state (prototype frames × ``max_length`` float32 cells per stream). The
+    commit lag is twice the longest segment: a frame's cluster is final once every chain ending in
+    the last ``max_length`` frames agrees on it, so one more ``max_length`` leaves room for that
+    agreement before a commit is forced (docs/segmentation.md, the budget table).
 
     Parameters
     ----------
@@ -214,11 +235,11 @@ def fit_segment_prototypes(X_normalized, y_window_labels=None, *, method="aca",
         1 distracted, 0 attentive, -1 unknown; None leaves every cluster's label unknown (-1).
     method : {"aca", "haca"}, default="aca"
     n_clusters : int, default=DRIVING_N_CLUSTERS
-    max_seconds : float, default=DRIVING_MAX_SECONDS
+    max_seconds : float, default=PROTOTYPE_MAX_SECONDS
         Longest segment, in seconds.
     hop_s : float, default=0.5
         Window hop, in seconds.
-    max_segments : int, default=50
+    max_segments : int, default=PROTOTYPE_SEGMENTS
         Prototype segments kept.
     random_state : int, default=0
         Seed of the segmentation and of the draw of kept segments.
@@ -236,7 +257,7 @@ def fit_segment_prototypes(X_normalized, y_window_labels=None, *, method="aca",
     max_len = max(int(round(max_seconds / hop_s)), int(np.diff(seg.starts).max()))
     return SegmentPrototypes.from_segmentation(
         X, seg, y_window_labels, n_clusters=n_clusters, sigma=est.sigma_, max_length=max_len,
-        max_segments=max_segments, seed=random_state)
+        commit_lag=2 * max_len, max_segments=max_segments, seed=random_state)
 
 
 @njit(cache=True)

@@ -45,22 +45,26 @@ def _stream(segmenter, X, rng):
     return np.concatenate(parts)
 
 
+def _frames(rows, field):
+    return np.repeat(rows[field], rows["end"] - rows["start"])
+
+
 @pytest.mark.parametrize("seed", [1, 2, 3])
 def test_stream_equals_batch_programme(prototypes, seed):
     X, _ = _sequence(seed, 40)
     batch = prototypes.segment(X)
     segmenter = OnlineSegmenter(prototypes, max_lag=len(X))  # exact: never forced
     online = _stream(segmenter, X, np.random.default_rng(seed))
-    assert segmenter.forced_commits == 0
-    for field in ("start", "end", "cluster", "label"):
-        assert np.array_equal(online[field], batch[field])
+    assert segmenter.forced_commits == 0 and segmenter.forced_frames == 0
+    for field in ("cluster", "label"):  # frame by frame: agreed frames commit mid-segment
+        assert np.array_equal(_frames(online, field), _frames(batch, field))
     assert online["start"][0] == 0 and online["end"][-1] == len(X)
     assert np.array_equal(online["start"][1:], online["end"][:-1])
 
 
 def test_one_window_at_a_time_commits_every_frame_within_max_length(prototypes):
     X, y = _sequence(4, 40)
-    segmenter = OnlineSegmenter(prototypes)  # max_lag = max_length = 14
+    segmenter = OnlineSegmenter(prototypes)  # max_lag = commit_lag = max_length = 14
     assert segmenter.max_lag == 14
     parts = []
     for u, x in enumerate(X):
@@ -71,10 +75,11 @@ def test_one_window_at_a_time_commits_every_frame_within_max_length(prototypes):
     assert np.array_equal(rows["start"][1:], rows["end"][:-1])
     assert (rows["committed_at"] - rows["start"]).max() <= 14
     assert segmenter.forced_commits > 0
-    # forcing changes little on this data: the frames keep the batch programme's cluster
+    # segments of 6-14 frames against a lag of 14: most frames are forced, and keep the batch
+    # programme's cluster on most of this data
     online = np.repeat(rows["cluster"], rows["end"] - rows["start"])
     batch = prototypes.segment(X)
-    assert np.mean(online == np.repeat(batch["cluster"], batch["end"] - batch["start"])) >= 0.95
+    assert np.mean(online == np.repeat(batch["cluster"], batch["end"] - batch["start"])) >= 0.8
     # the segments carry the distraction label of their cluster: mostly right on this easy data
     frame_label = np.repeat(rows["label"], rows["end"] - rows["start"])
     assert np.mean(frame_label == (y == 2)) >= 0.9
@@ -90,6 +95,25 @@ def test_forced_commits_keep_a_valid_segmentation(prototypes):
     assert np.all(rows["end"] - rows["start"] <= 14)
 
 
+def test_long_runs_commit_by_agreement_within_twice_max_length(prototypes):
+    """Runs of one class much longer than max_length: every chain soon gives their frames the same
+    cluster, so a lag of 2 max_length forces few frames, and those committed by agreement keep the
+    batch programme's cluster."""
+    rng = np.random.default_rng(11)
+    y = np.repeat(rng.permutation(np.tile([0, 1, 2], 4)), rng.integers(40, 70, size=12))
+    X = MEANS[y] + 0.6 * rng.normal(size=(len(y), 3))
+    segmenter = OnlineSegmenter(prototypes, max_lag=28)
+    parts = []
+    for u, x in enumerate(X):
+        parts.append(segmenter.update(x)[0])
+        assert segmenter.committed_end >= u - 28 + 1
+    rows = np.concatenate(parts + [segmenter.flush()])
+    assert segmenter.forced_frames <= 0.1 * len(X)
+    online = np.repeat(rows["cluster"], rows["end"] - rows["start"])
+    batch = prototypes.segment(X)
+    assert np.mean(online == np.repeat(batch["cluster"], batch["end"] - batch["start"])) >= 0.95
+
+
 def _owned_bytes(segmenter):
     """Bytes of the numpy arrays a segmenter owns (the shared prototypes excluded)."""
     return sum(v.nbytes for v in vars(segmenter).values() if isinstance(v, np.ndarray))
@@ -99,8 +123,9 @@ def test_stream_state_is_one_float32_cell_per_prototype_frame_and_length(prototy
     P, L = prototypes.X.shape[0], prototypes.max_length
     a, b = OnlineSegmenter(prototypes), OnlineSegmenter(prototypes)
     # DTAK cells P x L float32, plus kernel diagonal, cost, head and label of
-    # max_lag + 3 max_length + 1 pending frames (8 B each, one more cost)
-    expected = P * L * 4 + (L + 3 * L + 1) * 8 * 4 + 8
+    # horizon (4 max_length) + 3 max_length + 1 pending frames (8 B each, one more cost)
+    assert a.horizon == 4 * L
+    expected = P * L * 4 + (4 * L + 3 * L + 1) * 8 * 4 + 8
     assert _owned_bytes(a) == expected
     X, _ = _sequence(7, 40)
     _stream(a, X, np.random.default_rng(7))
@@ -119,9 +144,9 @@ def test_stream_state_of_the_shipped_model():
     protos = SegmentPrototypes.from_artifact(*load_model(default_model_path()).extras["segmenter"])
     P, L = protos.X.shape[0], protos.max_length
     assert L == 40 and 0 < P <= 400  # prototypes from the first 400 training windows
-    # P x 40 float32 cells + 4 x 161 pending-frame entries + 1: the former two float64 planes, a
-    # kernel row and a buffer of the frames took 1,069,616 B for a 1591-frame model
-    assert _owned_bytes(OnlineSegmenter(protos)) == P * L * 4 + 4 * 161 * 8 + 8 < 100_000
+    # P x 40 float32 cells + 4 x 281 pending-frame entries (horizon 160) + 1: the former two
+    # float64 planes, a kernel row and a buffer of the frames took 1,069,616 B for a 1591-frame model
+    assert _owned_bytes(OnlineSegmenter(protos)) == P * L * 4 + 4 * 281 * 8 + 8 < 100_000
 
 
 @pytest.mark.parametrize("seed", [1, 2])
