@@ -70,7 +70,7 @@ class Runner:
             futures = [self.client.submit(fn, item, *args, pure=False, **kwargs)
                        for item in items]
             try:
-                for future in as_completed(futures):
+                for future in as_completed(futures, loop=self.client.loop):
                     if future.status == "error":
                         future.result()  # raises the task's exception
                     bar.update()
@@ -121,16 +121,20 @@ def batch_runner(jobs=1, scheduler=None):
         with client:
             yield Runner(client)
         return
+    # every port on 127.0.0.1; the scheduler's HTTP port a free one (no clash with 8787)
     with LocalCluster(n_workers=jobs, threads_per_worker=1, processes=True,
-                      dashboard_address=None) as cluster, \
+                      dashboard_address="127.0.0.1:0") as cluster, \
             Client(cluster, set_as_default=False) as client:
         yield Runner(client)
 
 
 class RecordingWindows(NamedTuple):
-    """The feature windows of one recording, with the recording's metadata."""
+    """The feature windows of one recording, with what the recording says of itself."""
 
+    source: str
+    """The file read (a recording in memory: its ``recording_id``)."""
     meta: dict
+    duration_s: float
     windows: Windows
 
 
@@ -169,5 +173,9 @@ def recording_windows(sources, config=None, runner=None, progress=False):
 
 def _windows_of(source, config):
     """The task of :func:`recording_windows`: read one file (or take a recording), extract."""
-    recordings = [source] if isinstance(source, Recording) else read_recordings(source)
-    return [RecordingWindows(r.meta, extract_features(r, config)) for r in recordings]
+    if isinstance(source, Recording):
+        recordings, name = [source], str(source.meta.get("recording_id", "recording"))
+    else:
+        recordings, name = read_recordings(source), str(source)
+    return [RecordingWindows(name, r.meta, r.duration_s, extract_features(r, config))
+            for r in recordings]

@@ -76,6 +76,25 @@ def _add_output_options(parser, json=True):
                         help="print nothing but warnings and errors")
 
 
+def _add_batch(parser):
+    """--jobs and --scheduler: where batch work runs (distractd._parallel; needs the dask extra
+    beyond one job)."""
+    parser.add_argument("--jobs", type=int, default=1, metavar="N",
+                        help="run on a local Dask cluster of N worker processes; the results "
+                             "do not depend on it (default: %(default)s, no cluster)")
+    parser.add_argument("--scheduler", metavar="ADDRESS",
+                        help="run on the Dask cluster of this scheduler (tcp://host:8786), "
+                             "whose workers read the recordings at the paths given")
+
+
+def _output_file_or_folder(text):
+    """An existing writable folder, or an output file whose folder exists."""
+    if Path(text).is_dir():
+        _check_folder(Path(text).absolute())
+        return text
+    return _output_file(text)
+
+
 def _output_file(text):
     """An output file whose folder exists and is writable (an argparse type: checked before the
     work starts)."""
@@ -332,23 +351,48 @@ def _events(args):
 
 
 def _declare_features(parser):
-    parser.add_argument("input", help="recording to read (.csv or binary)")
-    parser.add_argument("--out", required=True, type=_output_file,
-                        help="CSV to write: t_start,t_end,quality,label and the 25 features")
+    parser.add_argument("inputs", nargs="+", metavar="IN",
+                        help="recordings (.csv, .parquet or binary), Taamneh et al. subject "
+                             "files or folders of them")
+    parser.add_argument("--out", required=True, type=_output_file_or_folder,
+                        help="CSV to write: t_start,t_end,quality,label and the features; an "
+                             "existing folder receives <recording_id>.csv per recording (needed "
+                             "when the inputs hold several)")
+    _add_batch(parser)
     _add_pipeline_config(parser)
     _add_output_options(parser)
 
 
 def _features(args):
-    from .pipeline import PipelineConfig, extract_features, read_recording
+    from ._parallel import batch_runner, recording_windows
+    from .pipeline import PipelineConfig
 
     config = _pipeline_config(args) or PipelineConfig()
-    recording = read_recording(args.input)
-    windows = extract_features(recording, config)
-    _need_windows(args.input, recording, windows, config.window_s)
-    windows.write_csv(args.out)
-    _report(args, {"output": args.out, "windows": len(windows)},
-            f"{args.out}: {len(windows)} windows")
+    with batch_runner(args.jobs, args.scheduler) as runner:
+        featured = recording_windows(args.inputs, config, runner,
+                                     progress=sys.stderr.isatty() and not args.quiet)
+    for item in featured:
+        _need_windows(item.source, item, item.windows, config.window_s)
+    out = Path(args.out)
+    if not out.is_dir():
+        if len(featured) > 1:
+            raise ConfigError(f"features: the inputs hold {len(featured)} recordings; --out "
+                              f"{args.out} must be an existing folder for one CSV each")
+        paths = [out]
+    else:
+        names = ["".join(c if c.isalnum() or c in "-_." else "_"
+                         for c in str(item.meta["recording_id"])) + ".csv" for item in featured]
+        repeated = sorted({name for name in names if names.count(name) > 1})
+        if repeated:
+            raise ConfigError(f"features: recordings share the recording_id of {repeated}; "
+                              f"give them to separate runs")
+        paths = [out / name for name in names]
+    for path, item in zip(paths, featured):
+        item.windows.write_csv(path)
+    outputs = [{"input": item.source, "output": str(path), "windows": len(item.windows)}
+               for path, item in zip(paths, featured)]
+    summary = outputs[0] if len(outputs) == 1 else {"outputs": outputs}
+    _report(args, summary, "\n".join(f"{o['output']}: {o['windows']} windows" for o in outputs))
     return 0
 
 
@@ -588,31 +632,35 @@ def _declare_train(parser):
     parser.add_argument("--seed", type=int, default=0, help="random seed (default: %(default)s)")
     parser.add_argument("--out", required=True, type=_output_file, metavar="MODEL",
                         help="model file to write")
+    _add_batch(parser)  # --cohort's features
     _add_pipeline_config(parser)
     _add_output_options(parser)
 
 
 def _train(args):
+    from ._parallel import batch_runner
     from .models import save_model
     from .models.detectors import train_cohort, train_model, training_windows
-    from .pipeline import PipelineConfig, read_recording, read_recordings
+    from .pipeline import PipelineConfig, read_recording
 
     config = _pipeline_config(args) or PipelineConfig()
     if args.cohort:
         model = args.model or "svm"
-        recordings = [r for path in args.inputs for r in read_recordings(path)]
-        estimator, parts = train_cohort(recordings, model, features=args.features,
-                                        grid=args.grid or "small", n_train=args.train,
-                                        config=config, seed=args.seed)
+        with batch_runner(args.jobs, args.scheduler) as runner:
+            estimator, parts = train_cohort(args.inputs, model, features=args.features,
+                                            grid=args.grid or "small", n_train=args.train,
+                                            config=config, seed=args.seed, runner=runner)
         model_id = save_model(args.out, estimator, **parts)
-        drivers = len(parts["summary"]["drivers"])
+        drives, drivers = parts["summary"]["n_recordings"], len(parts["summary"]["drivers"])
         summary = {"output": args.out, "model": model, "model_id": model_id, "cohort": True,
-                   "drives": len(recordings), "drivers": drivers,
+                   "drives": drives, "drivers": drivers,
                    "features": list(parts["feature_names"])}
         _report(args, summary, f"{args.out}: cohort {model} model {model_id} from "
-                               f"{len(recordings)} drives of {drivers} drivers, features "
+                               f"{drives} drives of {drivers} drivers, features "
                                f"{', '.join(parts['feature_names'])}")
         return 0
+    if args.jobs != 1 or args.scheduler:
+        raise ConfigError("train: --jobs and --scheduler apply to train --cohort")
     model = args.model or "sselm"
     windows = training_windows([read_recording(path) for path in args.inputs], config,
                                args.labels)
@@ -789,58 +837,43 @@ def _declare_evaluate(parser):
     parser.add_argument("--plots", action="store_true",
                         help="a timeline PNG per test drive of the first scheme")
     parser.add_argument("--seed", type=int, default=0, help="random seed (default: %(default)s)")
-    parser.add_argument("--jobs", type=int, default=1, metavar="N",
-                        help="processes for the sweeps; results do not depend on it "
-                             "(default: %(default)s)")
     parser.add_argument("--out", required=True, type=_output_folder, metavar="DIR",
                         help="directory for the results")
+    _add_batch(parser)  # features, folds x models, drives and sweeps
     _add_decision(parser)
     _add_pipeline_config(parser)
     _add_output_options(parser)
 
 
 def _evaluate(args):
+    from ._parallel import batch_runner
     from .models.evaluation import run_evaluation
-    from .pipeline import read_recordings
 
     if args.cohort is not None:
         from .simulators import simulate_cohort
 
-        recordings = simulate_cohort(args.cohort, args.seed, drives=args.drives,
-                                     protocol=args.protocol, duration_s=args.duration)
+        sources = simulate_cohort(args.cohort, args.seed, drives=args.drives,
+                                  protocol=args.protocol, duration_s=args.duration)
         config = _pipeline_config(args, drive_side="right")  # the simulator's car
     else:
-        recordings = [r for path in args.inputs for r in read_recordings(path)]
+        sources = args.inputs  # read where they live: by the workers on a cluster
         config = _pipeline_config(args)
-    if args.only:
-        recordings = [r for r in recordings if r.meta.get("protocol") in args.only]
-        if not recordings:
-            raise ConfigError(f"evaluate.only: no drive of protocol(s) {args.only}")
-    schemes = args.scheme or _default_schemes(recordings)
+    with batch_runner(args.jobs, args.scheduler) as runner:
+        document, text = run_evaluation(
+            sources, args.out, schemes=args.scheme, protocols=args.only, models=args.models,
+            grid=args.grid, recipe=args.recipe, normalisation=args.normalisation,
+            features=args.features, n_labelled=args.labelled, n_train=args.train,
+            n_unlabelled=args.unlabelled, n_draws=args.draws, seed=args.seed, config=config,
+            decision=_decision(args), unlabelled_sizes=args.unlabelled_sizes,
+            labelled_sizes=args.labelled_sizes, sweep_n_labelled=args.sweep_labelled,
+            sweep_n_unlabelled=args.sweep_unlabelled, plots=args.plots, runner=runner,
+            progress=sys.stderr.isatty() and not args.quiet)
     if not args.quiet:
-        print(f"{len(recordings)} drives of {len({r.meta.get('driver_id') for r in recordings})} "
-              f"drivers; schemes {', '.join(schemes)}", file=sys.stderr)
-    document, text = run_evaluation(
-        recordings, args.out, schemes=schemes, models=args.models, grid=args.grid,
-        recipe=args.recipe, normalisation=args.normalisation, features=args.features,
-        n_labelled=args.labelled, n_train=args.train, n_unlabelled=args.unlabelled,
-        n_draws=args.draws, seed=args.seed, config=config, decision=_decision(args),
-        unlabelled_sizes=args.unlabelled_sizes, labelled_sizes=args.labelled_sizes,
-        sweep_n_labelled=args.sweep_labelled, sweep_n_unlabelled=args.sweep_unlabelled,
-        plots=args.plots, n_jobs=args.jobs, progress=sys.stderr.isatty() and not args.quiet)
+        protocol = document["protocol"]
+        print(f"{protocol['n_drives']} drives of {protocol['n_drivers']} drivers; schemes "
+              f"{', '.join(protocol['schemes'])}", file=sys.stderr)
     _report(args, document, text)
     return 0
-
-
-def _default_schemes(recordings):
-    """The schemes the recordings support: new-driver (2+ drivers), new-drive (a driver with 2+
-    drives that each hold a distraction), then the source's."""
-    drivers = [r.meta.get("driver_id") for r in recordings]
-    schemes = ["new-driver"] if len(set(drivers)) >= 2 else []
-    tasked = [r.meta.get("driver_id") for r in recordings if (r.labels == 1).any()]
-    if any(tasked.count(d) >= 2 for d in set(tasked)):
-        schemes.append("new-drive")
-    return schemes + ["source"]
 
 
 def _declare_review(parser):
@@ -873,7 +906,7 @@ def _review(args):
 #: name: (help, declare arguments, run)
 _COMMANDS = {
     "info": ("Summarise a recording (binary or CSV).", _declare_info, _info),
-    "convert": ("Convert a recording between CSV and the binary format (by extension).",
+    "convert": ("Convert a recording between the binary format, CSV and Parquet (by extension).",
                 _declare_convert, _convert),
     "run": ("Run the daemon: subscribe to sample streams, publish distraction states.",
             _declare_run, _run),
@@ -892,7 +925,8 @@ _COMMANDS = {
               "expert to correct.", _declare_label, _label),
     "segment": ("Segment a drive's window features with ACA or HACA; one CSV row per segment.",
                 _declare_segment, _segment),
-    "simulate": ("Simulate drives of synthetic drivers (binary, or CSV for a .csv path).",
+    "simulate": ("Simulate drives of synthetic drivers (binary; CSV or Parquet for a .csv or "
+                 ".parquet path).",
                  _declare_simulate, _simulate),
     "train": ("Train a detector on labelled recordings and save the model: one driver's "
               "per-driver model (the source's), or with --cohort one driver-independent model "

@@ -20,6 +20,7 @@ import argparse
 import json
 import time
 
+from distractd._parallel import batch_runner
 from distractd.models.detectors import MODELS, model_specs
 from distractd.models.evaluation import evaluate_driver, run_evaluation
 from distractd.pipeline import extract_features
@@ -40,7 +41,9 @@ def main():
     parser.add_argument("--unlabelled-sizes", type=int, nargs="*", default=[0, 120, 240, 360, 480])
     parser.add_argument("--labelled-sizes", type=int, nargs="*", default=[16, 32, 48, 64, 80])
     parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--jobs", type=int, default=1, help="drivers evaluated in parallel")
+    parser.add_argument("--jobs", type=int, default=1,
+                        help="Dask workers of a local cluster (drives evaluated in parallel)")
+    parser.add_argument("--scheduler", default=None, help="a Dask scheduler's address instead")
     parser.add_argument("--out", default="evaluation-results")
     args = parser.parse_args()
 
@@ -57,11 +60,12 @@ def main():
                       "per_model_s": per_model}), flush=True)
 
     start = time.perf_counter()
-    document, text = run_evaluation(
-        recordings, args.out, schemes=("source",), normalisation="none", recipe="per-driver",
-        models=args.models, grid=args.grid, n_draws=args.draws, seed=args.seed,
-        unlabelled_sizes=args.unlabelled_sizes, labelled_sizes=args.labelled_sizes,
-        n_jobs=args.jobs, progress=False)
+    with batch_runner(args.jobs, args.scheduler) as runner:
+        document, text = run_evaluation(
+            recordings, args.out, schemes=("source",), normalisation="none",
+            recipe="per-driver", models=args.models, grid=args.grid, n_draws=args.draws,
+            seed=args.seed, unlabelled_sizes=args.unlabelled_sizes,
+            labelled_sizes=args.labelled_sizes, runner=runner, progress=False)
     elapsed = time.perf_counter() - start
     source = document["schemes"]["source"]
     for name in args.models:

@@ -216,8 +216,8 @@ def train_cohort(recordings, model="svm", *, features=None, grid="small", n_trai
     config = PipelineConfig.from_dict({**(config or PipelineConfig()).to_dict(),
                                        "baseline": True})
     featured = recording_windows(recordings, config, runner)
-    metas = [meta for meta, _ in featured]
-    windows = [w for _, w in featured]
+    metas = [item.meta for item in featured]
+    windows = [item.windows for item in featured]
     names = chosen_features(windows, features)
     columns = [FEATURE_NAMES.index(name) for name in names]
     kept = [thin_windows(w.t_end, stride_s) for w in windows]

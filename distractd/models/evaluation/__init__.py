@@ -12,7 +12,7 @@ from ._report import (
 )
 from ._schemes import (
     NORMALISATIONS, RECIPES, SCHEMES, Drive, evaluate_scheme, normalise_drives, scheme_drives,
-    scheme_folds,
+    scheme_folds, supported_schemes,
 )
 from ._splits import Split, make_splits
 from ._stats import (
@@ -27,7 +27,7 @@ __all__ = [
     "Split", "make_splits", "evaluate_driver", "evaluate_cohort", "sweep",
     "summarise", "summarise_scheme", "paired_tests", "PAIRS", "WINDOW_METRICS", "TIMINGS",
     "DEPLOYMENT_METRICS", "SCHEMES", "RECIPES", "NORMALISATIONS", "Drive", "scheme_drives",
-    "scheme_folds", "normalise_drives", "evaluate_scheme", "run_evaluation", "format_schemes",
+    "scheme_folds", "normalise_drives", "supported_schemes", "evaluate_scheme", "run_evaluation", "format_schemes",
     "format_table", "format_tests", "results_document", "write_results", "plot_sweep",
     "plot_timeline", "SCHEME_NOTES",
 ]

@@ -21,9 +21,7 @@ Choices the source leaves open, made here (see ``docs/evaluation.md``):
   scores of the whole drive in time order, smoothed as the daemon would.
 """
 
-import multiprocessing
 import time
-from concurrent.futures import ProcessPoolExecutor, as_completed
 
 import numpy as np
 from sklearn.preprocessing import StandardScaler
@@ -31,6 +29,7 @@ from threadpoolctl import threadpool_limits
 from tqdm import tqdm
 
 from ..._errors import ConfigError, SchemaError
+from ..._parallel import Runner
 from ..._validation import Interval, check_params
 from ..detectors import UNKNOWN, UNLABELLED, binary_scores, decide, select_params
 from ._metrics import detection_delays, false_alarms_per_hour
@@ -41,7 +40,6 @@ __all__ = ["evaluate_driver", "evaluate_cohort", "sweep"]
 
 _constraints = {
     "n_draws": Interval(1, None, integer=True),
-    "n_jobs": Interval(1, None, integer=True),
 }
 
 
@@ -132,7 +130,7 @@ def _evaluate_driver(X, y, t, quality, alerts, specs, splits, n_folds, n_repeats
     return results
 
 
-def evaluate_cohort(drivers, specs, *, seed=0, n_jobs=1, progress=False, **options):
+def evaluate_cohort(drivers, specs, *, seed=0, runner=None, progress=False, **options):
     """Run :func:`evaluate_driver` for every driver (driver ``i`` gets seed ``seed + 1000 i``).
 
     Parameters
@@ -142,9 +140,10 @@ def evaluate_cohort(drivers, specs, *, seed=0, n_jobs=1, progress=False, **optio
         quality.
     specs : sequence of ModelSpec
     seed : int, default=0
-    n_jobs : int, default=1
-        Drivers evaluated at once, each in its own process with one BLAS thread. The results do
-        not depend on it: every driver's splits and hidden layers come from its own seed.
+    runner : Runner or None, default=None
+        Where the drivers are evaluated, one task each with one BLAS thread
+        (:func:`~distractd._parallel.batch_runner`; None: here, one after another). The results
+        do not depend on it: every driver's splits and hidden layers come from its own seed.
     progress : bool, default=False
         Show a tqdm bar over drivers on standard error.
     **options
@@ -155,25 +154,17 @@ def evaluate_cohort(drivers, specs, *, seed=0, n_jobs=1, progress=False, **optio
     list of dict
         One :func:`evaluate_driver` result per driver, in order.
     """
-    check_params({"n_jobs": n_jobs}, _constraints, owner="protocol")
-    bar = tqdm(total=len(drivers), disable=not progress, desc="drivers")
-    tasks = [((X, y, t, specs), {**options, "seed": seed + 1000 * i, "progress": False,
-                                 "quality": quality[0] if quality else None})
+    tasks = [((X, y, t, quality[0] if quality else None), seed + 1000 * i)
              for i, (X, y, t, *quality) in enumerate(drivers)]
-    if n_jobs == 1 or len(drivers) < 2:
-        results = []
-        for args, kwargs in tasks:
-            results.append(evaluate_driver(*args, **kwargs))
-            bar.update()
-    else:
-        context = multiprocessing.get_context("spawn")
-        with ProcessPoolExecutor(min(n_jobs, len(drivers)), mp_context=context) as pool:
-            futures = [pool.submit(evaluate_driver, *args, **kwargs) for args, kwargs in tasks]
-            for future in as_completed(futures):
-                bar.update()
-            results = [future.result() for future in futures]
-    bar.close()
-    return results
+    return (runner or Runner()).map(_driver_task, tasks, specs, options, progress=progress,
+                                    desc="drivers")
+
+
+def _driver_task(task, specs, options):
+    """The task of :func:`evaluate_cohort`: one driver's :func:`evaluate_driver`."""
+    (X, y, t, quality), seed = task
+    return evaluate_driver(X, y, t, specs, **{**options, "seed": seed, "quality": quality,
+                                              "progress": False})
 
 
 def sweep(drivers, specs, parameter, sizes, *, seed=0, progress=False, **options):

@@ -15,7 +15,7 @@ import numpy as np
 from ...pipeline import PipelineConfig
 from ..detectors import MODELS, model_specs
 from ._protocol import sweep
-from ._schemes import evaluate_scheme, scheme_drives
+from ._schemes import evaluate_scheme, scheme_drives, supported_schemes
 from ._stats import PAIRS, paired_tests, summarise_scheme
 from ._timeline import plot_timeline
 
@@ -49,25 +49,28 @@ _ROWS = (
 )
 
 
-def run_evaluation(recordings, out_dir, *, schemes=("new-driver", "new-drive", "source"),
-                   models=MODELS, grid="small", recipe="cohort", normalisation="running",
+def run_evaluation(recordings, out_dir, *, schemes=None, protocols=None, models=MODELS, grid="small", recipe="cohort", normalisation="running",
                    features=None, n_labelled=60, n_train=2000, n_unlabelled=600, n_draws=1,
                    seed=0, config=None, decision=None, unlabelled_sizes=(), labelled_sizes=(),
-                   sweep_n_labelled=60, sweep_n_unlabelled=45, plots=False, n_jobs=1,
+                   sweep_n_labelled=60, sweep_n_unlabelled=45, plots=False, runner=None,
                    progress=True):
     """The whole evaluation of recordings: a table per scheme, tests, ``results.json``, plots.
 
     Parameters
     ----------
-    recordings : sequence of Recording
-        Labelled drives; ``meta`` names their driver (``driver_id``), drive (``recording_id``)
-        and ``protocol`` (see :func:`~._schemes.scheme_drives`).
+    recordings : sequence of Recording, str or Path
+        Labelled drives, or paths of them (read where they live when ``runner`` is a cluster);
+        ``meta`` names their driver (``driver_id``), drive (``recording_id``) and ``protocol``
+        (see :func:`~._schemes.scheme_drives`).
     out_dir : str or Path
         Created if needed; receives ``results.json`` and ``table.txt`` (rewritten after every
         scheme and sweep, so a stopped run keeps what it finished), the sweep plots and, with
         ``plots``, ``timeline_<scheme>_<recording>.png`` per test drive.
-    schemes : sequence of str, default=("new-driver", "new-drive", "source")
-        Among :data:`~._schemes.SCHEMES`, side by side.
+    schemes : sequence of str or None, default=None
+        Among :data:`~._schemes.SCHEMES`, side by side; None: those the drives support
+        (:func:`~._schemes.supported_schemes`).
+    protocols : sequence of str or None, default=None
+        Evaluate only the drives whose ``meta["protocol"]`` is one of these (None: all).
     models : sequence of str, default=MODELS
     grid : {"full", "small"}, default="small"
         Hyper-parameter grids; ``"full"`` is the source's.
@@ -91,8 +94,10 @@ def run_evaluation(recordings, out_dir, *, schemes=("new-driver", "new-drive", "
     sweep_n_labelled, sweep_n_unlabelled : int, default=60, 45
     plots : bool, default=False
         Draw the timeline of every test drive of the first scheme under the first model.
-    n_jobs : int, default=1
-        Drives of the sweeps evaluated in parallel processes; the results do not depend on it.
+    runner : Runner or None, default=None
+        Where features, folds, drives and sweeps run (:func:`~distractd._parallel.batch_runner`:
+        a local or remote Dask cluster; None: here, one task after another). The results do
+        not depend on it.
     progress : bool, default=True
         tqdm bars on standard error (one step per split and model).
 
@@ -107,7 +112,9 @@ def run_evaluation(recordings, out_dir, *, schemes=("new-driver", "new-drive", "
     out_dir.mkdir(parents=True, exist_ok=True)
     config = config or PipelineConfig()
     specs = model_specs(models, grid)
-    drives, names = scheme_drives(recordings, config, normalisation, features, progress)
+    drives, names = scheme_drives(recordings, config, normalisation, features, progress, runner,
+                                  protocols)
+    schemes = list(schemes or supported_schemes(drives))
     protocol = {"schemes": list(schemes), "models": list(models), "grid": grid, "recipe": recipe,
                 "normalisation": normalisation, "features": names,
                 "n_drivers": len({d.driver_id for d in drives}), "n_drives": len(drives),
@@ -121,7 +128,7 @@ def run_evaluation(recordings, out_dir, *, schemes=("new-driver", "new-drive", "
         results = evaluate_scheme(drives, scheme, specs, recipe=recipe, n_train=n_train,
                                   n_unlabelled=n_unlabelled, n_labelled=n_labelled,
                                   n_draws=n_draws, window_s=config.window_s, decision=decision,
-                                  seed=seed, progress=progress, traces=plots)
+                                  seed=seed, progress=progress, traces=plots, runner=runner)
         if plots and scheme == schemes[0]:
             _plot_traces(out_dir, scheme, results[specs[0].name])
         summaries[scheme] = summarise_scheme(results)
@@ -134,7 +141,7 @@ def run_evaluation(recordings, out_dir, *, schemes=("new-driver", "new-drive", "
                                      {"n_unlabelled": sweep_n_unlabelled})):
         if len(sizes):
             curves = sweep(drivers, specs, parameter, sizes, seed=seed, n_draws=n_draws,
-                           n_jobs=n_jobs, progress=progress, **fixed)
+                           runner=runner, progress=progress, **fixed)
             plot_sweep(curves, out_dir / f"sweep_{parameter.removeprefix('n_')}.png")
             sweeps.append(curves)
             tests["source"] = tests.get("source", []) + _sweep_tests(curves)

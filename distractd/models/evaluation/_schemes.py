@@ -32,18 +32,23 @@ computed on the test drive in time order through the one decision rule
 (:class:`~distractd.models.detectors.DecisionRule`): detection delay per distraction episode,
 missed episodes, false alarms per hour of attentive driving, and the fraction of windows decided.
 Drives are averaged per driver, then mean ± sd over drivers; paired tests are across drivers.
+
+Every fold × model (cross-drive schemes) and every drive (within-drive schemes) is one task of a
+:class:`~distractd._parallel.Runner` with its own seed, so a run on a Dask cluster gives the
+numbers of the sequential run.
 """
 
 import warnings
+import zlib
 from dataclasses import dataclass, field
 
 import numpy as np
 from threadpoolctl import threadpool_limits
-from tqdm import tqdm
 
 from ..._errors import ConfigError
+from ..._parallel import Runner, recording_windows
 from ..._validation import Interval, Options, check_params
-from ...pipeline import FEATURE_NAMES, PipelineConfig, extract_features
+from ...pipeline import FEATURE_NAMES, PipelineConfig
 from ..detectors import (
     UNLABELLED, binary_scores, chosen_features, decide, fit_cohort, stratified_subset,
     thin_windows,
@@ -52,7 +57,7 @@ from ._metrics import detection_delays, false_alarms_per_hour
 from ._protocol import evaluate_driver
 
 __all__ = ["SCHEMES", "RECIPES", "NORMALISATIONS", "Drive", "scheme_drives", "evaluate_scheme",
-           "scheme_folds", "normalise_drives"]
+           "scheme_folds", "normalise_drives", "supported_schemes"]
 
 SCHEMES = ("new-driver", "new-drive", "blocked", "source")
 RECIPES = ("cohort", "per-driver")
@@ -100,14 +105,16 @@ class Drive:
 
 
 def scheme_drives(recordings, config=None, normalisation="running", features=None,
-                  progress=False):
+                  progress=False, runner=None, protocols=None):
     """The drives of ``recordings`` in one representation, and the feature names used.
 
     Parameters
     ----------
-    recordings : sequence of Recording
-        Labelled; ``meta`` gives ``driver_id`` (else ``recording_id``, else ``rec<i>``: each
-        recording its own driver), ``recording_id`` and ``protocol``.
+    recordings : sequence of Recording, str or Path
+        Labelled drives, or paths of them as :func:`~distractd.pipeline.read_recordings` takes
+        them (read where they live when ``runner`` is a cluster); ``meta`` gives ``driver_id``
+        (else ``recording_id``, else ``rec<i>``: each recording its own driver),
+        ``recording_id`` and ``protocol``.
     config : PipelineConfig or None, default=None
         Window settings; ``baseline`` is set from ``normalisation``.
     normalisation : {"running", "drive", "none"}, default="running"
@@ -118,6 +125,10 @@ def scheme_drives(recordings, config=None, normalisation="running", features=Non
         Feature names; None keeps the features with data in at least half of the windows
         (:func:`~distractd.models.detectors.usable_features`).
     progress : bool, default=False
+    runner : Runner or None, default=None
+        Where the features are computed, one task per file (None: here).
+    protocols : sequence of str or None, default=None
+        Keep only the drives whose ``meta["protocol"]`` is one of these (None: every drive).
 
     Returns
     -------
@@ -129,13 +140,15 @@ def scheme_drives(recordings, config=None, normalisation="running", features=Non
                           f"got {normalisation!r}")
     config = PipelineConfig.from_dict({**(config or PipelineConfig()).to_dict(),
                                        "baseline": normalisation == "running"})
-    windows = [extract_features(r, config) for r in tqdm(recordings, disable=not progress,
-                                                          leave=False, desc="features")]
-    names = chosen_features(windows, features)
+    featured = recording_windows(recordings, config, runner, progress)
+    if protocols is not None:
+        featured = [item for item in featured if item.meta.get("protocol") in protocols]
+        if not featured:
+            raise ConfigError(f"evaluate.only: no drive of protocol(s) {list(protocols)}")
+    names = chosen_features([item.windows for item in featured], features)
     columns = [FEATURE_NAMES.index(name) for name in names]
     drives = []
-    for i, (recording, w) in enumerate(zip(recordings, windows)):
-        meta = recording.meta
+    for i, (_, meta, _, w) in enumerate(featured):
         recording_id = str(meta.get("recording_id", meta.get("driver_id", f"rec{i}")))
         drives.append(Drive(str(meta.get("driver_id", recording_id)), recording_id,
                             str(meta.get("protocol", "")), w.t_end, w.label, w.quality,
@@ -165,6 +178,16 @@ def normalise_drives(drives, normalisation):
         out.append(Drive(drive.driver_id, drive.recording_id, drive.protocol, drive.t_end,
                          drive.label, drive.quality, (drive.X - mean) / sd, drive.alerts))
     return out
+
+
+def supported_schemes(drives):
+    """The schemes the drives support: ``new-driver`` (2 or more drivers), ``new-drive`` (a
+    driver with 2 or more drives that each hold a distracted window), then ``source``."""
+    schemes = ["new-driver"] if len({d.driver_id for d in drives}) >= 2 else []
+    tasked = [d.driver_id for d in drives if (d.label == 1).any()]
+    if any(tasked.count(driver) >= 2 for driver in set(tasked)):
+        schemes.append("new-drive")
+    return schemes + ["source"]
 
 
 def scheme_folds(drives, scheme, max_folds=12):
@@ -200,7 +223,7 @@ def scheme_folds(drives, scheme, max_folds=12):
 
 def evaluate_scheme(drives, scheme, specs, *, recipe="cohort", n_train=2000, n_unlabelled=600,
                     n_labelled=60, stride_s=5.0, max_folds=12, n_draws=1, window_s=10.0,
-                    decision=None, seed=0, progress=False, traces=False):
+                    decision=None, seed=0, progress=False, traces=False, runner=None):
     """Evaluate models under one scheme.
 
     Parameters
@@ -233,11 +256,17 @@ def evaluate_scheme(drives, scheme, specs, *, recipe="cohort", n_train=2000, n_u
         Keyword arguments of :class:`~distractd.models.detectors.DecisionRule` for the deployment
         figures (None: its defaults).
     seed : int, default=0
+        Fold ``k`` of model ``m`` draws from ``[seed, k, crc32(m)]``; the within-drive
+        schemes give the ``i``-th drive with both classes ``seed + 1000 i``. A model's figures
+        depend neither on the other models evaluated nor on where the tasks ran.
     progress : bool, default=False
-        A tqdm bar over folds × models on standard error.
+        A tqdm bar over folds × models (or drives) on standard error.
     traces : bool, default=False
         Keep each cross-drive test record's ``trace`` (``t_end``, ``scores``, ``states``,
         ``label`` arrays, ``alerts``) for timeline plots.
+    runner : Runner or None, default=None
+        Where the tasks run (:func:`~distractd._parallel.batch_runner`; None: here, one after
+        another); the results do not depend on it.
 
     Returns
     -------
@@ -250,30 +279,39 @@ def evaluate_scheme(drives, scheme, specs, *, recipe="cohort", n_train=2000, n_u
                   "n_unlabelled": n_unlabelled, "n_labelled": n_labelled, "stride_s": stride_s,
                   "max_folds": max_folds, "n_draws": n_draws}, _CONSTRAINTS, owner="evaluate")
     decision = dict(decision or {})
+    runner = runner or Runner()
     if scheme in ("blocked", "source"):
         return _within_drives(drives, scheme, specs, n_labelled, n_draws, window_s, decision,
-                              seed, progress)
+                              seed, progress, runner)
     folds = scheme_folds(drives, scheme, max_folds)
     if recipe == "per-driver" and scheme == "new-drive":  # the driver's own other drives only
         folds = [(train[[drives[i].driver_id == drives[j].driver_id for i in train]],
                   np.array([j])) for train, test in folds for j in test]
+    tasks = [(k, train, test, spec) for k, (train, test) in enumerate(folds) for spec in specs]
+    options = {"recipe": recipe, "scheme": scheme, "n_train": n_train,
+               "n_unlabelled": n_unlabelled, "n_labelled": n_labelled, "stride_s": stride_s,
+               "n_draws": n_draws, "decision": decision, "window_s": window_s,
+               "traces": traces, "seed": seed}
+    outcomes = runner.map(_fold_task, tasks, runner.share(list(drives)), options,
+                          progress=progress, desc=f"{scheme} folds x models")
     results = {spec.name: {} for spec in specs}
-    bar = tqdm(total=len(folds) * len(specs), disable=not progress, leave=False,
-               desc=f"{scheme} folds x models")
-    with threadpool_limits(limits=1, user_api="blas"):
-        for k, (train, test) in enumerate(folds):
-            rng = np.random.default_rng([seed, k])
-            for spec in specs:
-                scores = _fit_and_score(spec, [drives[i] for i in train],
-                                        [drives[i] for i in test], recipe, scheme, n_train,
-                                        n_unlabelled, n_labelled, stride_s, n_draws, rng)
-                for i, drive_scores in zip(test, scores):
-                    drive = drives[i]
-                    results[spec.name].setdefault(drive.driver_id, []).append(
-                        _drive_record(drive, drive_scores, decision, window_s, traces))
-                bar.update()
-    bar.close()
+    for (_, _, test, spec), records in zip(tasks, outcomes):
+        for i, record in zip(test, records):
+            results[spec.name].setdefault(drives[i].driver_id, []).append(record)
     return results
+
+
+def _fold_task(task, drives, options):
+    """One model on one fold: fit on the training drives, the records of the test drives."""
+    k, train, test, spec = task
+    rng = np.random.default_rng([options["seed"], k, zlib.crc32(spec.name.encode())])
+    with threadpool_limits(limits=1, user_api="blas"):  # small matrices: threads only contend
+        scores = _fit_and_score(spec, [drives[i] for i in train], [drives[i] for i in test],
+                                options["recipe"], options["scheme"], options["n_train"],
+                                options["n_unlabelled"], options["n_labelled"],
+                                options["stride_s"], options["n_draws"], rng)
+    return [_drive_record(drives[i], drive_scores, options["decision"], options["window_s"],
+                          options["traces"]) for i, drive_scores in zip(test, scores)]
 
 
 def _fit_and_score(spec, train, test, recipe, scheme, n_train, n_unlabelled, n_labelled,
@@ -338,32 +376,45 @@ def _drive_record(drive, scores, decision, window_s, traces):
 
 
 def _within_drives(drives, scheme, specs, n_labelled, n_draws, window_s, decision, seed,
-                   progress):
+                   progress, runner):
     """``source`` and ``blocked``: the source's per-drive protocol, drive by drive."""
-    results = {spec.name: {} for spec in specs}
-    folds = "random" if scheme == "source" else "blocked"
     # a drive without a task (or too short) cannot be split into folds holding both classes
     drives = [d for d in drives if np.bincount(d.label[d.label >= 0], minlength=2).min() >= 8]
     if not drives:
         raise ConfigError(f"the {scheme} scheme needs drives with windows of both classes")
-    for i, drive in enumerate(tqdm(drives, disable=not progress, leave=False,
-                                   desc=f"{scheme} drives")):
-        present = np.isfinite(drive.X).mean(axis=0) >= 0.5  # features this drive has data for
-        if not present.any():
-            continue  # nothing to learn from: every feature is missing in most windows
-        out = evaluate_driver(drive.X[:, present], drive.label, drive.t_end, specs,
-                              n_labelled=n_labelled,
-                              folds=folds, purge_s=window_s if folds == "blocked" else 0.0,
-                              n_draws=n_draws, seed=seed + 1000 * i, quality=drive.quality,
-                              alerts=drive.alerts, decision=decision)
-        for spec in specs:
-            splits = out[spec.name]["splits"]
-            record = {"recording_id": drive.recording_id, "protocol": drive.protocol}
-            for key in ("accuracy", "sensitivity", "specificity", "g_mean"):
-                record[key] = float(np.nanmean([s[key] for s in splits]))
-            record["coverage"] = float(np.nanmean(out[spec.name]["coverage"]))
-            record["delays_s"] = [d for repeat in out[spec.name]["delays_s"] for d in repeat]
-            record["false_alarms_per_hour"] = float(
-                np.nanmean(out[spec.name]["false_alarms_per_hour"]))
+    options = {"folds": "random" if scheme == "source" else "blocked", "specs": specs,
+               "n_labelled": n_labelled, "n_draws": n_draws, "window_s": window_s,
+               "decision": decision}
+    outcomes = runner.map(_drive_task, [(seed + 1000 * i, d) for i, d in enumerate(drives)],
+                          options, progress=progress, desc=f"{scheme} drives")
+    results = {spec.name: {} for spec in specs}
+    for drive, records in zip(drives, outcomes):
+        for spec, record in zip(specs, records):
             results[spec.name].setdefault(drive.driver_id, []).append(record)
     return results
+
+
+def _drive_task(task, options):
+    """The source's protocol on one drive: a record per model ([] when no feature has data)."""
+    seed, drive = task
+    present = np.isfinite(drive.X).mean(axis=0) >= 0.5  # features this drive has data for
+    if not present.any():
+        return []  # nothing to learn from: every feature is missing in most windows
+    folds = options["folds"]
+    out = evaluate_driver(drive.X[:, present], drive.label, drive.t_end, options["specs"],
+                          n_labelled=options["n_labelled"], folds=folds,
+                          purge_s=options["window_s"] if folds == "blocked" else 0.0,
+                          n_draws=options["n_draws"], seed=seed, quality=drive.quality,
+                          alerts=drive.alerts, decision=options["decision"])
+    records = []
+    for spec in options["specs"]:
+        splits = out[spec.name]["splits"]
+        record = {"recording_id": drive.recording_id, "protocol": drive.protocol}
+        for key in ("accuracy", "sensitivity", "specificity", "g_mean"):
+            record[key] = float(np.nanmean([s[key] for s in splits]))
+        record["coverage"] = float(np.nanmean(out[spec.name]["coverage"]))
+        record["delays_s"] = [d for repeat in out[spec.name]["delays_s"] for d in repeat]
+        record["false_alarms_per_hour"] = float(
+            np.nanmean(out[spec.name]["false_alarms_per_hour"]))
+        records.append(record)
+    return records

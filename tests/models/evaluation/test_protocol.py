@@ -15,7 +15,7 @@ from distractd._errors import ConfigError, SchemaError
 from distractd.models import SVMClassifier
 from distractd.models.detectors import ModelSpec, grid_search, select_params, svm_grid_search
 from distractd.models.evaluation import (
-    evaluate_cohort, evaluate_driver, g_mean, make_splits, paired_tests, summarise, sweep,
+    evaluate_driver, g_mean, make_splits, paired_tests, summarise, sweep,
 )
 
 
@@ -189,19 +189,6 @@ def _without_timings(cohort):
     return json.dumps([{name: {**result, "splits": [{k: v for k, v in split.items() if not k.endswith("_ms")}
                                          for split in result["splits"]]}
              for name, result in driver.items()} for driver in cohort])
-
-
-def test_parallel_cohort_equals_sequential_cohort():
-    drivers = [_driver(seed, shift=0.7) for seed in (10, 11, 12)]
-    options = {"n_labelled": 40, "seed": 5,
-               "decision": {"on": 0.2, "off": -0.2}}
-    sequential = _without_timings(evaluate_cohort(drivers, [RIDGE], **options))
-    parallel = _without_timings(evaluate_cohort(drivers, [RIDGE], n_jobs=2, **options))
-    assert parallel == sequential
-    first, second = json.loads(sequential)[:2]
-    assert first != second  # each driver has its own seed
-    with pytest.raises(ConfigError, match="protocol.n_jobs must be"):
-        evaluate_cohort(drivers, [RIDGE], n_jobs=0)
 
 
 @pytest.mark.filterwarnings("ignore:y contains no unlabeled samples")  # u = 0
