@@ -27,7 +27,7 @@ __all__ = [
     "Split", "make_splits", "evaluate_driver", "evaluate_cohort", "sweep",
     "summarise", "summarise_scheme", "paired_tests", "PAIRS", "WINDOW_METRICS", "TIMINGS",
     "DEPLOYMENT_METRICS", "SCHEMES", "RECIPES", "NORMALISATIONS", "Drive", "scheme_drives",
-    "scheme_folds", "normalise_drives", "supported_schemes", "evaluate_scheme", "run_evaluation", "format_schemes",
-    "format_table", "format_tests", "results_document", "write_results", "plot_sweep",
+    "scheme_folds", "normalise_drives", "supported_schemes", "evaluate_scheme", "run_evaluation",
+    "format_schemes", "format_table", "format_tests", "results_document", "write_results", "plot_sweep",
     "plot_timeline", "SCHEME_NOTES",
 ]
