@@ -8,10 +8,11 @@ PUSH/PULL pair, so they are decoded, validated and counted like any other input;
 calls (resolving, opening, ``time_correction``) never stall the loop. :class:`LslStates` publishes
 every stream's states as an LSL outlet ``distractd.<stream>`` (``lsl.outlets``).
 
-liblsl binds its data ports (TCP/UDP 16572-16604 by default) on **all interfaces** and answers
-discovery on the local network; the outlets are visible to every host there (liblsl's
-``lsl_api.cfg`` restricts this, e.g. ``[ports] IPv6 = disable`` and ``[multicast]
-ResolveScope = machine``).
+liblsl binds its data ports (TCP and UDP from 16572) on **all interfaces** and answers discovery
+on the local network, so inlets and outlets are reachable from every host there; its
+``lsl_api.cfg`` narrows discovery (``ResolveScope = machine``, ``ListenAddress``) but the data
+ports stay on all interfaces (measured with liblsl 1.18, docs/inputs.md): isolate with a firewall
+or a network namespace.
 """
 
 import logging
