@@ -4,11 +4,11 @@ from ._config import DEFAULTS, decision_options, load_config, parse_override
 from ._metrics import LATENCY_BUCKETS_S, Metrics
 from ._service import Model, Service, default_model_path, run
 from ._session import Session, StreamSegmenter
-from ._sockets import pupil_sub_endpoint
+from ._sockets import PupilLink, pupil_sub_endpoint
 from ._systemd import Notifier
 
 __all__ = [
     "DEFAULTS", "load_config", "parse_override", "decision_options", "Metrics", "LATENCY_BUCKETS_S",
-    "pupil_sub_endpoint", "Service", "Model", "Session", "StreamSegmenter", "run",
+    "pupil_sub_endpoint", "PupilLink", "Service", "Model", "Session", "StreamSegmenter", "run",
     "default_model_path", "Notifier",
 ]

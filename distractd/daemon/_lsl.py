@@ -130,6 +130,11 @@ class LslBridge(threading.Thread):
                     except LostError:
                         log.warning("lsl: stream %s lost", inlet.stream)
                         del inlets[uid]
+                    except (ValueError, RuntimeError) as exc:  # a chunk the mapping cannot read
+                        log.warning("lsl: stream %s dropped: %s: %s", inlet.stream,
+                                    type(exc).__name__, exc)
+                        del inlets[uid]
+                        refused.add(uid)
                 if not pulled:
                     self.stopping.wait(0.005)
         finally:

@@ -98,8 +98,11 @@ class PupilLink:
                 self.req = self.context.socket(zmq.REQ)
                 self.req.linger = 0
                 self.req.connect(self.remote)
-                self.req.send_string("SUB_PORT", zmq.NOBLOCK)
                 self.asked_s = now_s
+                try:
+                    self.req.send_string("SUB_PORT", zmq.NOBLOCK)
+                except zmq.Again:  # no way to Pupil Remote yet: ask after the next silence
+                    self._close_req()
             return None
         if not self.req.poll(0):
             if now_s - self.asked_s >= self.timeout_s:

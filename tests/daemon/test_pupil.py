@@ -3,13 +3,15 @@ equal the batch pipeline's on the same datums, nothing is lost to Capture's unor
 the daemon finds the backbone again after Capture restarts on a new port."""
 
 import threading
+import time
 
 import msgpack
 import numpy as np
 import pytest
+import zmq
 from pupil_labs.pupil_core_network_client import Device
 
-from distractd.daemon import DEFAULTS, decision_options, default_model_path
+from distractd.daemon import DEFAULTS, PupilLink, decision_options, default_model_path
 from distractd.models import load_model
 from distractd.models.detectors import DecisionRule, predict_windows
 from distractd.pipeline.formats import STATES, PupilAdapter, Recording
@@ -112,3 +114,51 @@ def test_daemon_follows_capture_to_a_new_backbone_port(start_daemon, drive):
     assert max(s["t"] for s in _states(messages, "eyes")) > float(first_half.t[-1])
     assert "backbone moved" in daemon.stderr()
     assert daemon.stop() == 0
+
+
+def test_pupil_link_keeps_its_backbone_on_bad_or_missing_answers():
+    """In process: a Pupil Remote that answers nonsense, then nothing, then a new port."""
+    pupil = {**DEFAULTS["pupil"], "silence_s": 0.01, "timeout_s": 0.2}
+    with zmq.Context() as context, context.socket(zmq.REP) as remote:
+        remote.linger = 0
+        port = remote.bind_to_random_port("tcp://127.0.0.1")
+        pupil["remote"] = f"tcp://127.0.0.1:{port}"
+        answers = iter(["5000", "nonsense", None, "6000"])
+        answered = threading.Event()
+
+        def serve():
+            for answer in answers:
+                if not remote.poll(5000):
+                    return
+                remote.recv()
+                if answer is not None:
+                    remote.send_string(answer)
+                else:  # a REP must answer before the next question: say nothing for a while
+                    answered.wait(5)
+                    remote.send_string("ignored")
+
+        thread = threading.Thread(target=serve, daemon=True)
+        thread.start()
+        link = PupilLink(context, pupil, 1000)
+        assert link.endpoint == "tcp://127.0.0.1:5000"
+
+        def run_until(condition, timeout_s=5.0):
+            deadline = time.monotonic() + timeout_s
+            while time.monotonic() < deadline:
+                replaced = link.check(time.monotonic())
+                if condition(replaced):
+                    return replaced
+                time.sleep(0.005)
+            raise AssertionError("condition not reached")
+
+        run_until(lambda r: link.req is not None)           # asked: "nonsense" comes back
+        run_until(lambda r: link.req is None)
+        assert link.endpoint == "tcp://127.0.0.1:5000"       # a bad answer moves nothing
+        run_until(lambda r: link.req is not None)           # asked: no answer within timeout_s
+        run_until(lambda r: link.req is None)
+        assert link.endpoint == "tcp://127.0.0.1:5000"
+        answered.set()
+        replaced = run_until(lambda r: r is not None)        # asked again: a new port
+        assert replaced is not None and link.endpoint == "tcp://127.0.0.1:6000"
+        link.close()
+        thread.join(5)
