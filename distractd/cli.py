@@ -402,19 +402,28 @@ def _declare_label(parser):
                         default="elm-jec",
                         help="clustering method (default: %(default)s)")
     parser.add_argument("--out", required=True, type=_output_file, metavar="CSV",
-                        help="per-window CSV: t_start,t_end,cluster,label,confidence")
+                        help="per-window CSV: t_start,t_end,cluster,label,confidence,prior "
+                             "(confidence: probability that the label is right)")
     parser.add_argument("--intervals", type=_output_file, metavar="CSV",
                         help="interval CSV start,end,label for editing (default: OUT with "
                              "suffix .intervals.csv)")
-    parser.add_argument("--mapping", choices=("rule", "labels"), default="rule",
-                        help="map clusters by the gaze-dispersion rule or by the recording's own "
-                             "labels (default: %(default)s)")
+    parser.add_argument("--prior", default="default", metavar="MODEL",
+                        help="cohort model whose scores inform and check the labels: a model "
+                             "file, 'default' (the shipped model) or 'none' (default: "
+                             "%(default)s)")
+    parser.add_argument("--mapping", choices=("prior", "rule", "labels"),
+                        help="map clusters by the prior, the gaze-dispersion rule or the "
+                             "recording's own labels (default: prior, or rule with --prior none)")
     parser.add_argument("--min-quality", type=float, default=0.5, metavar="FRACTION",
                         help="leave out windows with fewer valid samples (default: %(default)s)")
-    parser.add_argument("--features", choices=("all", "no-head-position", "no-location"),
-                        default="all",
-                        help="features clustered on: all, without the head-position means, or "
-                             "without every head/gaze location mean (default: %(default)s)")
+    parser.add_argument("--inputs", choices=("baseline", "drive"), default="baseline",
+                        help="cluster windows judged against the driver's running baseline, or "
+                             "the whole drive z-scored (default: %(default)s)")
+    parser.add_argument("--features", choices=("auto", "all", "no-head-position", "no-location"),
+                        default="auto",
+                        help="features clustered on: chosen without labels (drift left out), "
+                             "all, without the head-position means, or without every head/gaze "
+                             "location mean (default: %(default)s)")
     parser.add_argument("--param", action="append", default=[], metavar="NAME=VALUE",
                         help="estimator parameter, e.g. --param lam=0.5 (repeatable)")
     parser.add_argument("--seed", type=int, default=0, help="random seed (default: %(default)s)")
@@ -423,7 +432,9 @@ def _declare_label(parser):
 
 
 def _label(args):
-    from .models.clustering import label_windows
+    from .daemon import default_model_path
+    from .models import load_model
+    from .models.clustering import label_windows, model_prior
     from .pipeline import (
         FEATURE_NAMES, PipelineConfig, extract_features, read_recording, write_intervals,
     )
@@ -436,12 +447,22 @@ def _label(args):
         except ValueError:
             raise ConfigError(f"--param must be NAME=VALUE with a JSON value, "
                               f"got {item!r}") from None
-    config = _pipeline_config(args) or PipelineConfig()
+    detector = None
+    if args.prior != "none":
+        detector = load_model(default_model_path() if args.prior == "default" else args.prior)
+    config = _pipeline_config(args) or (PipelineConfig.from_dict(detector.pipeline_config)
+                                        if detector is not None else PipelineConfig())
+    config = PipelineConfig.from_dict({**config.to_dict(), "baseline": False})  # raw windows
     recording = read_recording(args.input)
     windows = extract_features(recording, config)
     _need_windows(args.input, recording, windows, config.window_s)
-    result = label_windows(windows, FEATURE_NAMES, args.method, mapping=args.mapping,
-                           min_quality=args.min_quality, features=args.features, params=params,
+    prior = None if detector is None else model_prior(detector, windows, FEATURE_NAMES)
+    result = label_windows(windows, FEATURE_NAMES, args.method, representation=args.inputs,
+                           prior=prior, mapping=args.mapping, min_quality=args.min_quality,
+                           features=args.features, params=params,
+                           baseline={"memory_s": config.baseline_memory_s,
+                                     "spacing_s": config.baseline_spacing_s,
+                                     "warmup_s": config.baseline_warmup_s},
                            random_state=args.seed)
     out = Path(args.out)
     intervals_path = args.intervals or str(out.with_name(out.stem + ".intervals.csv"))
@@ -452,11 +473,19 @@ def _label(args):
                "clustered": int((result.label >= 0).sum()),
                "distracted": int((result.label == 1).sum()),
                "attentive": int((result.label == 0).sum()), "method": args.method,
-               "mapping": args.mapping, "intervals": len(intervals)}
+               "mapping": result.mapping, "intervals": len(intervals),
+               "prior": None if detector is None else detector.model_id,
+               "trust": result.trust, "warning": result.warning}
+    kappa = result.trust["kappa_prior"]
     _report(args, summary, f"{len(result)} windows, {summary['clustered']} clustered with "
                            f"{args.method}: {summary['distracted']} distracted, "
-                           f"{summary['attentive']} attentive (mapping: {args.mapping}); "
-                           f"{len(intervals)} intervals in {intervals_path}")
+                           f"{summary['attentive']} attentive (mapping: {result.mapping}); "
+                           f"{len(intervals)} intervals in {intervals_path}\n"
+                           f"expected right: {result.trust['expected_accuracy']:.0%} of windows"
+                           + ("" if kappa is None else f"; agreement with model "
+                                                        f"{summary['prior']}: kappa {kappa:.2f}"))
+    if result.warning is not None:  # printed even with --quiet
+        print(f"warning: {result.warning}", file=sys.stderr, flush=True)
     return 0
 
 

@@ -202,7 +202,10 @@ def test_json_and_quiet_on_every_command_with_a_summary(files, tmp_path, capsys)
         summary = json.loads(capsys.readouterr().out)
         assert isinstance(summary, dict) and summary, command
         assert main(argv + ["--quiet"]) == 0
-        assert capsys.readouterr() == ("", ""), command
+        out, err = capsys.readouterr()
+        # --quiet keeps warnings: label warns when its labels look no better than chance
+        assert out == "" and (err == "" or command == "label" and
+                              err.startswith("warning: ") and err.count("\n") == 1), command
         assert main(argv) == 0
         assert capsys.readouterr().out.strip(), command
     assert json.loads(_run_json(runs["features"], capsys))["windows"] == len(

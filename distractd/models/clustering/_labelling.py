@@ -143,7 +143,8 @@ class WindowLabels:
     trust : dict
         ``expected_accuracy`` (mean confidence), ``kappa_prior`` (Cohen's kappa between the
         clustering's labels and the prior's; None without a prior), ``agreement_prior`` (fraction
-        of windows on which they agree), ``features`` (names clustered on).
+        of windows on which they agree), ``representation`` (``"drive"`` also when a drive was
+        shorter than the running baseline's warm-up) and ``features`` (names clustered on).
     warning : str or None
         Why the labels should not be trusted, or None.
     """
@@ -302,11 +303,13 @@ def label_windows(windows, feature_names, method="elm-jec", *, representation="b
     X = windows.X
     if representation == "baseline":
         X = drift_free_windows(windows.t_end, X, **(baseline or {}))
+        if not np.isfinite(X[used]).any():  # shorter than the baseline's warm-up
+            X, representation = windows.X, "drive"
     Z, names = _standardize(X[used], feature_names)
     if features == "auto":
         hop_s = float(np.median(np.diff(windows.t_end))) if n > 1 else 0.5
         clustered = list(np.flatnonzero(drift_features(X[used], hop_s=hop_s)[
-            [feature_names.index(name) for name in names]]))
+            [feature_names.index(name) for name in names]])) or list(range(len(names)))
     else:
         clustered = _feature_columns(names, features)
     estimator = make_clusterer(method, random_state=random_state, **(params or {}))
@@ -323,7 +326,7 @@ def label_windows(windows, feature_names, method="elm-jec", *, representation="b
     cluster_label = (clusters == distracted).astype(np.int8)
     posterior = _posterior(_discriminant(space, cluster_label), cluster_label, prior_used)
     label = cluster_label if prior is None else (posterior > 0.5).astype(np.int8)
-    trust = {"kappa_prior": None, "agreement_prior": None,
+    trust = {"kappa_prior": None, "agreement_prior": None, "representation": representation,
              "features": [names[i] for i in clustered]}
     if prior is None:
         odds = np.clip(posterior, 1e-9, 1.0 - 1e-9)
