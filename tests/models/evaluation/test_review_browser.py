@@ -7,14 +7,13 @@ the saved file back with :func:`~distractd.models.detectors.read_labels`. With
 """
 
 import os
-import shutil
 from pathlib import Path
 
 import numpy as np
 import pytest
 
 from distractd.models.detectors import read_labels
-from distractd.pipeline import labels_from_intervals, read_recording
+from distractd.pipeline import labels_from_intervals, read_recording, write_intervals
 
 CHROMIUM = "/usr/bin/chromium"
 CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
@@ -28,7 +27,7 @@ def browser():
     """Chromium from Debian's package through Playwright (never a downloaded browser)."""
     sync_api = pytest.importorskip("playwright.sync_api",
                                    reason="Playwright is not installed (pip install playwright)")
-    if not (os.access(CHROMIUM, os.X_OK) or shutil.which("chromium")):
+    if not os.access(CHROMIUM, os.X_OK):
         pytest.skip(f"Chromium is not installed at {CHROMIUM} (apt-get install chromium)")
     with sync_api.sync_playwright() as playwright:
         browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
@@ -117,4 +116,28 @@ def test_a_stretch_edited_in_the_browser_is_saved_for_training(browser, review_s
         page.evaluate("window.scrollTo(0, 0)")
         page.wait_for_timeout(500)
         page.screenshot(path=screenshot, full_page=True)
+    page.close()
+
+
+def test_bad_input_is_shown_on_the_page(browser, review_server, review_drive, tmp_path):
+    other = tmp_path / "other.intervals.csv"
+    write_intervals([(0.0, 2000.0, 1)], other)
+    server = review_server(review_drive, "--labels", other)
+    page = browser.new_page(viewport={"width": 1200, "height": 900})
+    page.goto(server.url)
+    page.wait_for_selector("body[data-ready='1']", timeout=60_000)
+    message = page.locator("#errors").inner_text()
+    assert f"{other}: interval 1 (0.0-2000.0 s) lies outside the recording" in message
+    assert "saving is off" in message
+    assert page.locator("#save").is_disabled()
+    assert page.locator("#save-to").inner_text() == "saving is off"
+    page.close()
+
+    missing = tmp_path / "nowhere.npz"
+    server = review_server(missing)
+    page = browser.new_page()
+    page.goto(server.url)
+    page.wait_for_selector("body[data-ready='error']", timeout=60_000)
+    assert page.locator("#errors").inner_text() == f"recording {missing}: no such file"
+    assert page.locator("#toolbar").is_hidden()
     page.close()
