@@ -344,9 +344,10 @@ def label_windows(windows, feature_names, method="elm-jec", *, representation="b
                                agree, agree * strength, (1.0 - agree) * strength)
         warning = None
         if not trust["kappa_prior"] >= MIN_KAPPA:
-            warning = (f"labels look no better than chance: the clustering and the model agree "
-                       f"on {trust['agreement_prior']:.0%} of windows (kappa "
-                       f"{trust['kappa_prior']:.2f} < {MIN_KAPPA}); check every window")
+            warning = (f"labels may be no better than chance: the clustering does not confirm "
+                       f"the model (they agree on {trust['agreement_prior']:.0%} of windows, "
+                       f"kappa {trust['kappa_prior']:.2f} < {MIN_KAPPA}), so the labels rest on "
+                       f"the model alone; check every window")
     trust["expected_accuracy"] = float(confidence.mean())
     return WindowLabels(np.asarray(windows.t_start, dtype=np.float64),
                         np.asarray(windows.t_end, dtype=np.float64), _spread(clusters, used, -1),
