@@ -1,5 +1,7 @@
 """The review page's HTTP API, against a real ``distractd review`` subprocess on 127.0.0.1."""
 
+import stat
+
 import numpy as np
 import pytest
 
@@ -98,6 +100,7 @@ def test_save_writes_what_train_reads_and_keeps_the_previous_file(labelled_serve
                                                                    preliminary):
     interval_csv = preliminary[1]
     before = interval_csv.read_bytes()
+    interval_csv.chmod(0o640)
     edited = [[0.0, 100.25, 0], [100.25, 160.5, 1], [300.0, 420.0, 1]]
     status, report = labelled_server.post("/api/labels", {"intervals": edited})
     assert status == 200, report
@@ -106,6 +109,7 @@ def test_save_writes_what_train_reads_and_keeps_the_previous_file(labelled_serve
     assert read_labels(interval_csv) == ("intervals", [tuple(row) for row in edited])
     assert (interval_csv.parent / (interval_csv.name + ".bak")).read_bytes() == before
     assert not list(interval_csv.parent.glob(".*.tmp"))     # the temporary files are gone
+    assert stat.S_IMODE(interval_csv.stat().st_mode) == 0o640   # the file keeps its permissions
     # rejected edits name the row and leave the file as it was
     saved = interval_csv.read_bytes()
     for body, message in (

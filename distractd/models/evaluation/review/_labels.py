@@ -17,7 +17,8 @@ every moment either the previous file or the new one; the previous file is first
 import csv
 import math
 import os
-import tempfile
+import shutil
+import uuid
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -161,7 +162,7 @@ def check_intervals(rows, t_span):
         if start < end:
             raise ConfigError(f"labels.intervals overlap: one ends at {end!r} s after the next "
                               f"starts at {start!r} s")
-    _check_span(intervals, t_span, "labels.intervals")
+    _check_span(intervals, t_span, "labels.intervals", hint="")
     return intervals
 
 
@@ -177,33 +178,40 @@ def save_intervals(intervals, path):
     backup = None
     if path.exists():
         backup = path.with_name(path.name + ".bak")
-        _atomic_write(backup, lambda file: file.write(path.read_bytes()), "wb")
-    _atomic_write(path, lambda file: write_intervals(intervals, file), "w")
+        _atomic_write(backup, lambda file: file.write(path.read_bytes()), binary=True)
+    _atomic_write(path, lambda file: write_intervals(intervals, file), binary=False)
     return backup
 
 
-def _atomic_write(path, write, mode):
-    """Call ``write(file)`` on a temporary file beside ``path``, then move it over ``path``."""
-    descriptor, temporary = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.",
-                                             suffix=".tmp")
+def _atomic_write(path, write, binary):
+    """Call ``write(file)`` on a new file beside ``path`` (created under the umask, given the
+    replaced file's permissions), flush it to disk, move it over ``path`` and flush the folder."""
+    temporary = path.with_name(f".{path.name}.{uuid.uuid4().hex[:12]}.tmp")
     try:
-        with open(descriptor, mode, **({"newline": ""} if "b" not in mode else {})) as file:
+        with open(temporary, "xb" if binary else "x", **({} if binary else {"newline": ""})) \
+                as file:
             write(file)
             file.flush()
             os.fsync(file.fileno())
+        if path.exists():
+            shutil.copymode(path, temporary)
         os.replace(temporary, path)
     except BaseException:
-        os.unlink(temporary)
+        temporary.unlink(missing_ok=True)
         raise
+    folder = os.open(path.parent, os.O_RDONLY)
+    try:
+        os.fsync(folder)
+    finally:
+        os.close(folder)
 
 
-def _check_span(intervals, t_span, source):
+def _check_span(intervals, t_span, source, hint=": are these the labels of another drive?"):
     first, last = t_span
     for i, (start, end, _) in enumerate(intervals):
         if start < first - SPAN_SLACK_S or end > last + SPAN_SLACK_S:
             raise SchemaError(f"{source}: interval {i + 1} ({start!r}-{end!r} s) lies outside "
-                              f"the recording ({first:.3f}-{last:.3f} s): are these the labels "
-                              f"of another drive?")
+                              f"the recording ({first:.3f}-{last:.3f} s){hint}")
 
 
 def _window_rows(path, t_end, window_t_end):
