@@ -1,6 +1,7 @@
 """Metric families: names, base units, buckets, pre-bound children, scrape-time stream values."""
 
 import os
+import re
 import shutil
 import subprocess
 
@@ -9,7 +10,7 @@ from prometheus_client import CollectorRegistry, generate_latest
 from prometheus_client.parser import text_string_to_metric_families
 
 from distractd import __version__
-from distractd.daemon import LATENCY_BUCKETS_S, Metrics
+from distractd.daemon import DEFAULTS, LATENCY_BUCKETS_S, Metrics
 from distractd.pipeline.formats import REJECTION_REASONS
 
 
@@ -91,3 +92,21 @@ def test_promtool_accepts_the_scrape():
     result = subprocess.run([promtool, "check", "metrics"], input=generate_latest(metrics.registry),
                             capture_output=True, timeout=30)
     assert result.returncode == 0, result.stdout.decode() + result.stderr.decode()
+
+
+def test_help_texts_name_real_configuration_options():
+    """Every ``section.option`` a HELP text names is an option of the configuration."""
+    registry = CollectorRegistry()
+    Metrics(registry)
+    named = [(family.name, match.groups()) for family in registry.collect()
+             for match in re.finditer(r"\b([a-z]+)\.([a-z_]+)\b", family.documentation)]
+    assert ("distractd_streams_expired", ("sessions", "idle_timeout_s")) in named
+    for family, (section, option) in named:
+        assert section in DEFAULTS and option in DEFAULTS[section], (family, section, option)
+
+
+def test_process_and_platform_collectors_are_registered():
+    families = _families(Metrics(CollectorRegistry()).registry)
+    assert {"process_resident_memory_bytes", "process_open_fds", "process_max_fds",
+            "process_cpu_seconds", "python_info"} <= set(families)
+    assert families["process_resident_memory_bytes"].samples[0].value > 0
