@@ -76,6 +76,8 @@ def _agreed_end(head, lab, obj, offset, committed, start, last, max_len):
         if not (e == committed or obj[e - offset + 1] < _INF):
             continue
         agreed = min(agreed, e + 1)
+        if agreed <= start:  # a chain ends before the first pending frame: nothing agreed yet
+            return start
         u = e
         while u >= start and u >= 0:
             head_u = head[u - offset]
