@@ -6,7 +6,7 @@
 (function () {
   const COLOURS = { 1: "#d62728", 0: "#2ca02c" };
   const SERIES_COLOURS = ["#1f77b4", "#ff7f0e", "#9467bd", "#8c564b"];
-  const GLANCE_COLOURS = { off_road: "#9467bd", mirror: "#17becf", instrument: "#bcbd22" };
+  const GLANCE_COLOURS = { off_road: "#9467bd", mirror: "#e377c2", instrument: "#bcbd22" };
   const LEFT_AXIS_PX = 112, RIGHT_AXIS_PX = 56, ROW_PX = 15;
   const $ = (id) => document.getElementById(id);
 
