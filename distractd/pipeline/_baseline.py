@@ -48,32 +48,40 @@ _CONSTRAINTS = {
 
 
 @njit(cache=True)
-def _standardise(t_end, X, ring, count, head, state, spacing_s, min_entries, warmup_s, clip,
-                 floor, out):
+def _standardise(t_end, X, ring, count, head, state, fit, spacing_s, min_entries, warmup_s,
+                 clip, floor, out):
     """Standardise rows of ``X`` against the ring, then add the rows due to it.
 
-    ``state = [time the next entry is due, time of the first entry (NaN: none)]``; ``count[j]``
-    finite entries of feature j; ``head`` the next ring slot.
+    ``state = [time the next entry is due, time of the first entry (NaN: none), whether the ring
+    changed since fit was computed]``; ``count[j]`` finite entries of feature j; ``head`` the next
+    ring slot; ``fit[0, j], fit[1, j]`` feature j's location and scale from the ring as it is
+    (computed again only after the ring changes: once per ``spacing_s``, not per window).
     """
     n_slots, n_features = ring.shape
     values = np.empty(n_slots)
     for i in range(X.shape[0]):
         ready_time = not np.isnan(state[1]) and t_end[i] - state[1] >= warmup_s
+        if ready_time and state[2] != 0.0:
+            for j in range(n_features):
+                if count[j] < min_entries:
+                    continue
+                m = 0
+                for k in range(n_slots):
+                    if not np.isnan(ring[k, j]):
+                        values[m] = ring[k, j]
+                        m += 1
+                location = np.median(values[:m])
+                mad = np.median(np.abs(values[:m] - location))
+                mean_ad = np.mean(np.abs(values[:m] - location))
+                fit[0, j] = location
+                fit[1, j] = max(1.4826 * mad, 1.2533 * mean_ad, floor)
+            state[2] = 0.0
         for j in range(n_features):
             x = X[i, j]
             out[i, j] = np.nan
             if np.isnan(x) or not ready_time or count[j] < min_entries:
                 continue
-            m = 0
-            for k in range(n_slots):
-                if not np.isnan(ring[k, j]):
-                    values[m] = ring[k, j]
-                    m += 1
-            location = np.median(values[:m])
-            mad = np.median(np.abs(values[:m] - location))
-            mean_ad = np.mean(np.abs(values[:m] - location))
-            scale = max(1.4826 * mad, 1.2533 * mean_ad, floor)
-            z = (x - location) / scale
+            z = (x - fit[0, j]) / fit[1, j]
             out[i, j] = min(max(z, -clip), clip)
         if t_end[i] >= state[0]:
             slot = head[0]
@@ -87,6 +95,7 @@ def _standardise(t_end, X, ring, count, head, state, spacing_s, min_entries, war
             if np.isnan(state[1]):
                 state[1] = t_end[i]
             state[0] = t_end[i] + spacing_s
+            state[2] = 1.0
 
 
 class RunningBaseline:
@@ -131,7 +140,8 @@ class RunningBaseline:
         self.ring = np.full((n_slots, n_features), np.nan)
         self.count = np.zeros(n_features, dtype=np.int64)
         self.head = np.zeros(1, dtype=np.int64)
-        self.state = np.array([-np.inf, np.nan])
+        self.state = np.array([-np.inf, np.nan, 1.0])
+        self.fit = np.full((2, n_features), np.nan)
         self.ready = False
 
     def update(self, t_end, X):
@@ -152,8 +162,8 @@ class RunningBaseline:
         t_end = np.ascontiguousarray(t_end, dtype=np.float64)
         X = np.ascontiguousarray(X, dtype=np.float64).reshape(len(t_end), self.n_features)
         Z = np.empty_like(X)
-        _standardise(t_end, X, self.ring, self.count, self.head, self.state, self.spacing_s,
-                     self.min_entries, self.warmup_s, CLIP, SCALE_FLOOR, Z)
+        _standardise(t_end, X, self.ring, self.count, self.head, self.state, self.fit,
+                     self.spacing_s, self.min_entries, self.warmup_s, CLIP, SCALE_FLOOR, Z)
         if len(Z):
             has_data = ~np.isnan(X[-1])
             self.ready = bool(has_data.any() and np.isfinite(Z[-1][has_data]).all())
@@ -164,5 +174,6 @@ class RunningBaseline:
         self.ring[:] = np.nan
         self.count[:] = 0
         self.head[:] = 0
-        self.state[:] = (-np.inf, np.nan)
+        self.state[:] = (-np.inf, np.nan, 1.0)
+        self.fit[:] = np.nan
         self.ready = False
