@@ -1,6 +1,6 @@
 """Daemon load benchmark: K streams at 60 Hz, map and block form, lag, drops, CPU and RSS.
 
-Two parts, each printing one JSON line per measurement:
+Three parts, each printing one JSON line per measurement:
 
 1. ``single``: one stream in-process (session + detector + smoother + segmenter, no sockets), fed a
    simulated drive in blocks of 10 samples; processing latency per completed window (ms).
@@ -11,13 +11,20 @@ Two parts, each printing one JSON line per measurement:
    two loopback hops and this subscriber, so it over-estimates the daemon's own lag); the
    daemon's own arrival-to-publication histogram is reported too (as bucket upper bounds).
    Drops = messages sent minus messages the daemon counted, and states expected minus received. CPU = daemon CPU
-   seconds per wall second; RSS per stream = (RSS under load - idle RSS) / K.
+   seconds per wall second; RSS per stream = (RSS under load - idle RSS) / K. With
+   ``--scrape-storm N`` a separate process keeps N concurrent scrapes of ``/metrics`` going for
+   the whole run (each run is then done twice, without and with the storm).
+3. ``channels``: CPU per sample of the per-stream work (session: pipeline, decision rule) with the
+   shipped model's pipeline settings and with its per-stream baselines and glance channel turned
+   off, in-process over the same streams (issue 13: the channels may cost <= 25 %).
 
 Run: ``.venv/bin/python benchmarks/daemon_load.py [--streams 100 300 1000] [--forms block map]
-[--duration 25] [--no-segmentation]``. Timings depend on the machine's load; report them with it.
+[--duration 25] [--no-segmentation] [--scrape-storm 200] [--parts single load channels]``.
+Timings depend on the machine's load; report them with it.
 """
 
 import argparse
+import dataclasses
 import json
 import os
 import subprocess
@@ -28,6 +35,7 @@ from pathlib import Path
 
 import numpy as np
 import zmq
+from threadpoolctl import threadpool_limits
 
 from distractd.daemon import Model, Session, decision_options, default_model_path, load_config
 from distractd.pipeline import PipelineConfig, write_recording
@@ -35,6 +43,22 @@ from distractd.pipeline.formats import decode_output
 from distractd.simulators import NotifyReceiver, free_port, simulate_drive
 
 BLOCK_SAMPLES = 10
+
+SCRAPER = """
+import sys, threading, urllib.request
+url, n = sys.argv[1], int(sys.argv[2])
+def scrape():
+    while True:
+        try:
+            with urllib.request.urlopen(url, timeout=30) as response:
+                response.read()
+        except OSError:
+            pass
+for _ in range(n):
+    threading.Thread(target=scrape, daemon=True).start()
+threading.Event().wait()
+"""
+"""N threads scraping a URL in a loop until killed."""
 
 
 def _percentiles(values_s, scale=1e3):
@@ -108,7 +132,39 @@ def _histogram_quantiles(port, name, quantiles=(0.5, 0.99, 0.999)):
     return out
 
 
-def load(recording, path, n_streams, form, segmentation):
+def channels(recording, n_streams=50):
+    """CPU seconds per sample of the sessions' work with baselines and glances on and off (one
+    BLAS thread, as in the daemon)."""
+    model = Model(default_model_path())
+    decision = decision_options(load_config())
+    samples = recording.samples
+    out = {"bench": "channels", "streams": n_streams, "samples": n_streams * len(samples)}
+    for name, changes in (("on", {}), ("off", {"baseline": False, "glances": False}),
+                          ("baseline_only", {"glances": False}),
+                          ("glances_only", {"baseline": False})):
+        config = dataclasses.replace(model.pipeline_config, **changes)
+        sessions = [Session(f"s{k}", config, decision, None, 0.0) for k in range(n_streams)]
+        start = time.process_time()
+        blas = threadpool_limits(limits=1)
+        for lo in range(0, len(samples), BLOCK_SAMPLES * 3):  # one pipeline call per 0.5 s
+            block = samples[lo:lo + BLOCK_SAMPLES * 3]
+            pending = [(session, session.process(block)) for session in sessions]
+            pending = [(session, windows) for session, windows in pending if len(windows)]
+            if pending:  # the daemon classifies the windows of all streams in one call
+                scores = model.scores(np.concatenate([windows.X for _, windows in pending]))
+                offset = 0
+                for session, windows in pending:
+                    session.publish(windows, scores[offset:offset + len(windows)], "m")
+                    offset += len(windows)
+        blas.restore_original_limits()
+        out[f"cpu_us_per_sample_{name}"] = round(1e6 * (time.process_time() - start)
+                                                 / out["samples"], 3)
+    out["growth_on_vs_off"] = round(out["cpu_us_per_sample_on"]
+                                    / out["cpu_us_per_sample_off"] - 1, 3)
+    return out
+
+
+def load(recording, path, n_streams, form, segmentation, scrape_storm=0):
     """One load run; returns the JSON-ready result."""
     input_ep = f"tcp://127.0.0.1:{free_port()}"
     output_ep = f"tcp://127.0.0.1:{free_port()}"
@@ -134,6 +190,9 @@ def load(recording, path, n_streams, form, segmentation):
             sub.subscribe(b"state.")
             sub.connect(output_ep)
             time.sleep(0.5)
+            scraper = subprocess.Popen(
+                [sys.executable, "-c", SCRAPER, f"http://127.0.0.1:{metrics_port}/metrics",
+                 str(scrape_storm)]) if scrape_storm else None
             cpu0 = _proc_cpu_s(daemon.pid)
             sender = subprocess.Popen(
                 [sys.executable, "-m", "distractd.cli", "replay", str(path), "--endpoint",
@@ -158,6 +217,9 @@ def load(recording, path, n_streams, form, segmentation):
                     if time.monotonic() - quiet_since > 1.0:
                         break
             wall0 = time.monotonic() - 1.0
+            if scraper is not None:
+                scraper.kill()
+                scraper.wait()
             summary = json.loads(sender.stdout.read())
             cpu_s = _proc_cpu_s(daemon.pid) - cpu0
             wall_s = summary["elapsed_s"] + (time.monotonic() - wall0)
@@ -181,6 +243,7 @@ def load(recording, path, n_streams, form, segmentation):
     expected_states = n_streams * int((t[-1] - t[0] - config.window_s - config.lag_s)
                                       / config.hop_s)
     return {"bench": "load", "form": form, "streams": n_streams, "segmentation": segmentation,
+            "scrape_storm": scrape_storm,
             "duration_s": round(float(t[-1] - t[0]), 1),
             "samples_per_s": round(summary["samples"] / summary["elapsed_s"]),
             "messages_sent": summary["messages"], "messages_dropped":
@@ -200,19 +263,31 @@ def main():
     parser.add_argument("--forms", nargs="+", choices=("block", "map"), default=["block", "map"])
     parser.add_argument("--duration", type=float, default=25.0, help="seconds per load run")
     parser.add_argument("--no-segmentation", action="store_true")
+    parser.add_argument("--scrape-storm", type=int, default=0, metavar="N",
+                        help="also run each load with N concurrent scrapers")
+    parser.add_argument("--parts", nargs="+", choices=("single", "load", "channels"),
+                        default=["single", "load", "channels"])
     args = parser.parse_args()
     segmentation = not args.no_segmentation
     print(json.dumps({"bench": "machine", "cpus": os.cpu_count(),
                       "loadavg_1min": os.getloadavg()[0]}), flush=True)
-    print(json.dumps(single_stream(simulate_drive(3, duration_s=300.0), segmentation)), flush=True)
+    if "single" in args.parts:
+        print(json.dumps(single_stream(simulate_drive(3, duration_s=300.0), segmentation)),
+              flush=True)
+    if "channels" in args.parts:
+        print(json.dumps(channels(simulate_drive(3, duration_s=180.0))), flush=True)
+    if "load" not in args.parts:
+        return
     recording = simulate_drive(3, duration_s=args.duration)
+    storms = (0, args.scrape_storm) if args.scrape_storm else (0,)
     with tempfile.TemporaryDirectory() as tmp:
         path = Path(tmp) / "drive.npz"
         write_recording(recording, path)
         for form in args.forms:
             for n_streams in args.streams:
-                print(json.dumps(load(recording, path, n_streams, form, segmentation)),
-                      flush=True)
+                for storm in storms:
+                    print(json.dumps(load(recording, path, n_streams, form, segmentation, storm)),
+                          flush=True)
 
 
 if __name__ == "__main__":
