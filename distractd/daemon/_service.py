@@ -549,6 +549,8 @@ class Service:
         self._end_streams([self.inboxes.pop(stream) for stream in expired], pub, counts)
         for stream in expired:
             log.info("stream %s: expired after %.0f s without input", stream, idle_s)
+            if self.lsl_states is not None:
+                self.lsl_states.drop(stream)
         if expired:
             self.metrics.streams_expired.inc(len(expired))
             self.metrics.active_streams.set(len(self.inboxes))
