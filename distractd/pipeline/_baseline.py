@@ -55,7 +55,8 @@ def _standardise(t_end, X, ring, count, head, state, fit, spacing_s, min_entries
     ``state = [time the next entry is due, time of the first entry (NaN: none), whether the ring
     changed since fit was computed]``; ``count[j]`` finite entries of feature j; ``head`` the next
     ring slot; ``fit[0, j], fit[1, j]`` feature j's location and scale from the ring as it is
-    (computed again only after the ring changes: once per ``spacing_s``, not per window).
+    (computed again only after the ring changes: once per ``spacing_s``, not per window). Returns
+    whether the last row has data and every feature with data in it is standardised.
     """
     n_slots, n_features = ring.shape
     values = np.empty(n_slots)
@@ -96,6 +97,14 @@ def _standardise(t_end, X, ring, count, head, state, fit, spacing_s, min_entries
                 state[1] = t_end[i]
             state[0] = t_end[i] + spacing_s
             state[2] = 1.0
+    last = X.shape[0] - 1
+    has_data = False
+    for j in range(n_features if last >= 0 else 0):
+        if not np.isnan(X[last, j]):
+            has_data = True
+            if np.isnan(out[last, j]):
+                return False
+    return has_data
 
 
 class RunningBaseline:
@@ -162,11 +171,10 @@ class RunningBaseline:
         t_end = np.ascontiguousarray(t_end, dtype=np.float64)
         X = np.ascontiguousarray(X, dtype=np.float64).reshape(len(t_end), self.n_features)
         Z = np.empty_like(X)
-        _standardise(t_end, X, self.ring, self.count, self.head, self.state, self.fit,
-                     self.spacing_s, self.min_entries, self.warmup_s, CLIP, SCALE_FLOOR, Z)
+        ready = _standardise(t_end, X, self.ring, self.count, self.head, self.state, self.fit,
+                             self.spacing_s, self.min_entries, self.warmup_s, CLIP, SCALE_FLOOR, Z)
         if len(Z):
-            has_data = ~np.isnan(X[-1])
-            self.ready = bool(has_data.any() and np.isfinite(Z[-1][has_data]).all())
+            self.ready = ready
         return Z
 
     def reset(self):
