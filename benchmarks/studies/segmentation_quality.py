@@ -7,7 +7,8 @@ visual-manual): a full-protocol drive (about 25 min), 2 Hz windows.
 
 - batch ACA and HACA with the driving defaults and k = 2 (``segment_drive``) on today's inputs
   (raw features z-scored over the drive) and on the drift-free representation (running baseline,
-  label-free feature selection: ``t_end=..., features="auto"``): frame accuracy after the best
+  label-free feature selection: ``t_end=..., features="auto"``), and on the latter joined by the
+  shipped default model's view (``prior=model_prior(...)``): frame accuracy after the best
   one-to-one (Hungarian) map (the metric of S2 Tables 4.4.7-4.4.8) and after mapping every
   cluster to its majority class, and boundary F1 within ±2 s against the true task-section
   boundaries; a predicted boundary is a change of cluster between consecutive windows, placed
@@ -31,16 +32,18 @@ import time
 import numpy as np
 from scipy.optimize import linear_sum_assignment
 
-from distractd.models import ACA, OnlineSegmenter
+from distractd.models import ACA, OnlineSegmenter, load_model
+from distractd.models.clustering import model_prior
 from distractd.models.evaluation import clustering_accuracy, clustering_accuracy_many_to_one
 from distractd.models.segmentation import fit_segment_prototypes, segment_drive, standardize_windows
-from distractd.pipeline import PipelineConfig, extract_features
+from distractd.pipeline import FEATURE_NAMES, PipelineConfig, extract_features
 from distractd.simulators import cohort_seeds, simulate_drive
 
 TOLERANCE_S = 2.0
 COHORT_SEED = 90210
 PROTOCOLS = ("cognitive", "visual-manual")
-INPUTS = {"today": {}, "drift-free": {"features": "auto"}}
+INPUTS = {"today": {}, "drift-free": {"features": "auto"}, "drift-free+prior": {"features": "auto"}}
+DEFAULT_MODEL = "distractd/data/default_model.npz"
 # online prototype budgets: (longest segment s, segments kept, commit lag in windows)
 BUDGETS = [(20.0, 50, 40), (20.0, 16, 40), (10.0, 32, 40), (10.0, 16, 40), (10.0, 8, 40),
            (10.0, 16, 20), (5.0, 16, 40)]
@@ -80,11 +83,11 @@ def _scores(y, frame_clusters, centres, truth):
             "n_segments": int(np.count_nonzero(np.diff(frame_clusters)) + 1)}
 
 
-def evaluate_batch(windows, centres, truth, method, inputs, seed):
+def evaluate_batch(windows, centres, truth, method, inputs, seed, prior):
     t0 = time.perf_counter()
-    t_end = windows.t_end if inputs == "drift-free" else None
+    t_end = None if inputs == "today" else windows.t_end
     est = segment_drive(windows.X, method=method, n_clusters=2, random_state=seed, t_end=t_end,
-                        **INPUTS[inputs])
+                        prior=prior if inputs.endswith("prior") else None, **INPUTS[inputs])
     scores = _scores(windows.label, est.labels_, centres, truth)
     scores["fit_s"] = time.perf_counter() - t0
     return scores
@@ -167,6 +170,8 @@ def main():
     parser.add_argument("--n-grid", type=int, default=3)
     args = parser.parse_args()
     seeds = cohort_seeds(args.drivers, args.cohort_seed)
+    detector = load_model(DEFAULT_MODEL)
+    config = PipelineConfig.from_dict({**detector.pipeline_config, "baseline": False})
     if args.grid:
         run_grid([_drive(s) for s in seeds[:args.n_grid]])
         return
@@ -180,14 +185,15 @@ def main():
                     summary.setdefault((protocol, budget), []).append(row)
                     print(json.dumps({"protocol": protocol, "seed": seed, **row}), flush=True)
                 continue
-            windows, centres, truth = _drive(seed, protocol)
+            windows, centres, truth = _drive(seed, protocol, config)
+            prior = model_prior(detector, windows, FEATURE_NAMES)
             row = {"protocol": protocol, "seed": seed, "n_windows": len(windows),
                    "majority_rate": float(max(np.mean(windows.label == 1),
                                               np.mean(windows.label == 0)))}
             for inputs in INPUTS:
                 for method in ("aca", "haca"):
                     row[f"{inputs}/{method}"] = evaluate_batch(windows, centres, truth, method,
-                                                               inputs, i)
+                                                               inputs, i, prior)
                     summary.setdefault((protocol, inputs, method), []).append(
                         row[f"{inputs}/{method}"])
             print(json.dumps(row), flush=True)

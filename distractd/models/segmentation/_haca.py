@@ -23,7 +23,7 @@ from ._kernels import KERNELS
 from ._representation import drift_features, drift_free_windows
 
 __all__ = ["HACA", "segment_drive", "driving_segmenter", "standardize_windows", "DRIVING_NEI",
-           "DRIVING_MAX_SECONDS", "DRIVING_N_CLUSTERS"]
+           "DRIVING_MAX_SECONDS", "DRIVING_N_CLUSTERS", "PRIOR_WEIGHT"]
 
 DRIVING_NEI = 0.3
 """Gaussian bandwidth rule's neighbourhood fraction for z-scored window features."""
@@ -31,6 +31,10 @@ DRIVING_MAX_SECONDS = 20.0
 """Longest driving segment, in seconds."""
 DRIVING_N_CLUSTERS = 4
 """Segment clusters for a drive."""
+
+PRIOR_WEIGHT = 3.0
+"""Weight of a cohort model's view in :func:`segment_drive`: its logit column z-scored and scaled
+to count like about nine feature columns (chosen on development drives, cohort seed 31415)."""
 
 
 class HACA(ClusterMixin, BaseEstimator):
@@ -253,13 +257,15 @@ def driving_segmenter(method="aca", n_clusters=DRIVING_N_CLUSTERS, max_seconds=D
 
 
 def segment_drive(X, method="aca", n_clusters=DRIVING_N_CLUSTERS, max_seconds=DRIVING_MAX_SECONDS,
-                  hop_s=0.5, random_state=0, *, t_end=None, features="all"):
+                  hop_s=0.5, random_state=0, *, t_end=None, features="all", prior=None):
     """Segment a drive's window-feature sequence with the driving defaults.
 
     The features (the drift-free representation when ``t_end`` is given,
     :func:`~._representation.drift_free_windows`) are z-scored per drive
     (:func:`standardize_windows`), restricted to the label-free selection when ``features="auto"``
-    (:func:`~._representation.drift_features`), then segmented by :func:`driving_segmenter`.
+    (:func:`~._representation.drift_features`), optionally joined by a cohort model's view (its
+    probability of distraction per window, as a column: the logit z-scored and weighted by
+    :data:`PRIOR_WEIGHT`), then segmented by :func:`driving_segmenter`.
 
     Parameters
     ----------
@@ -272,6 +278,9 @@ def segment_drive(X, method="aca", n_clusters=DRIVING_N_CLUSTERS, max_seconds=DR
         features, each z-scored over the drive).
     features : {"all", "auto"}, default="all"
         Every feature, or the label-free selection.
+    prior : ndarray of shape (n_windows,) or None, default=None
+        Probability that each window is distracted
+        (:func:`distractd.models.clustering.model_prior`; NaN: no view, taken as 0.5).
 
     Returns
     -------
@@ -285,7 +294,15 @@ def segment_drive(X, method="aca", n_clusters=DRIVING_N_CLUSTERS, max_seconds=DR
         X = drift_free_windows(t_end, X)
     keep = (drift_features(X, hop_s=hop_s) if features == "auto"
             else np.ones(X.shape[1], dtype=bool))
+    Z = standardize_windows(X)[0][:, keep]
+    if prior is not None:
+        p = np.clip(np.nan_to_num(np.asarray(prior, dtype=np.float64), nan=0.5), 1e-3, 1 - 1e-3)
+        if p.shape != (X.shape[0],):
+            raise ConfigError(f"segment prior must have one value per window ({X.shape[0]}), "
+                              f"got shape {p.shape}")
+        logit = np.log(p / (1.0 - p))
+        Z = np.column_stack([Z, PRIOR_WEIGHT * (logit - logit.mean()) / (logit.std() or 1.0)])
     est = driving_segmenter(method, n_clusters, max_seconds, hop_s, random_state)
-    est.fit(standardize_windows(X)[0][:, keep])
+    est.fit(np.ascontiguousarray(Z))
     est.features_ = keep
     return est
