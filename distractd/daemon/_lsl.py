@@ -24,11 +24,6 @@ import zmq
 from .._errors import ConfigError, SchemaError
 from ..pipeline.formats import STATE_CHANNELS, encode_block, lsl_mapping, lsl_stream_id
 
-try:
-    import pylsl
-    from pylsl.util import LostError, TimeoutError as LslTimeout
-except ImportError:  # an optional extra: distractd[lsl]
-    pylsl = None
 
 __all__ = ["LslBridge", "LslStates", "LSL_ENDPOINT"]
 
@@ -38,9 +33,14 @@ LSL_ENDPOINT = "inproc://distractd-lsl"
 """Where the bridge pushes its block messages and the loop pulls them."""
 
 
-def _need_pylsl(option):
-    if pylsl is None:
-        raise ConfigError(f"{option} needs pylsl: pip install 'distractd[lsl]'")
+def _pylsl(option):
+    """pylsl, imported when ``option`` needs it: an optional extra (``distractd[lsl]``) whose
+    import (liblsl, about 0.3 s) stays off the start of a daemon without LSL."""
+    try:
+        import pylsl  # noqa: PLC0415 (an optional extra, imported where configured)
+    except ImportError:
+        raise ConfigError(f"{option} needs pylsl: pip install 'distractd[lsl]'") from None
+    return pylsl
 
 
 def _channels(info):
@@ -60,7 +60,7 @@ def _channels(info):
 class _Inlet:
     """One opened LSL stream: its inlet, mapping, stream id, sequence and clock correction."""
 
-    def __init__(self, info, timeout_s):
+    def __init__(self, pylsl, info, timeout_s):
         self.inlet = pylsl.StreamInlet(info, max_buflen=60, max_chunklen=0, recover=True)
         full = self.inlet.info(timeout=timeout_s)
         channel_format = "string" if full.channel_format() == pylsl.cf_string else "numeric"
@@ -92,7 +92,7 @@ class LslBridge(threading.Thread):
     """
 
     def __init__(self, context, lsl, max_chunk, gaze_frames):
-        _need_pylsl("lsl.inlets")
+        self.pylsl = _pylsl("lsl.inlets")
         super().__init__(name="distractd-lsl", daemon=True)
         self.context = context
         self.predicate = " or ".join(f"({p})" for p in lsl["inlets"])
@@ -110,6 +110,7 @@ class LslBridge(threading.Thread):
         push = self.context.socket(zmq.PUSH)
         push.linger = 0
         push.connect(LSL_ENDPOINT)
+        pylsl = self.pylsl
         resolver = pylsl.ContinuousResolver(pred=self.predicate, forget_after=5.0)
         inlets, refused = {}, set()
         try:
@@ -118,16 +119,16 @@ class LslBridge(threading.Thread):
                     uid = info.uid()
                     if uid not in inlets and uid not in refused:
                         try:
-                            inlet = inlets[uid] = _Inlet(info, self.timeout_s)
+                            inlet = inlets[uid] = _Inlet(pylsl, info, self.timeout_s)
                             self.gaze_frames[inlet.stream] = inlet.mapping.gaze_frame
-                        except (SchemaError, LslTimeout) as exc:
+                        except (SchemaError, pylsl.util.TimeoutError) as exc:
                             refused.add(uid)
                             log.warning("lsl: stream %r not used: %s", info.name(), exc)
                 pulled = 0
                 for uid, inlet in list(inlets.items()):
                     try:
                         pulled += self._pull(inlet, push)
-                    except LostError:
+                    except pylsl.util.LostError:
                         log.warning("lsl: stream %s lost", inlet.stream)
                         del inlets[uid]
                     except (ValueError, RuntimeError) as exc:  # a chunk the mapping cannot read
@@ -162,7 +163,7 @@ class LslStates:
     this host's ``local_clock()`` at publication)."""
 
     def __init__(self, hop_s):
-        _need_pylsl("lsl.outlets")
+        self.pylsl = _pylsl("lsl.outlets")
         self.rate_hz = 1.0 / hop_s
         self.outlets = {}
 
@@ -182,6 +183,7 @@ class LslStates:
         self.outlets.pop(stream, None)
 
     def _outlet(self, stream):
+        pylsl = self.pylsl
         info = pylsl.StreamInfo(f"distractd.{stream}", "DistractionState", len(STATE_CHANNELS),
                                 self.rate_hz, "double64", f"distractd.{stream}")
         channels = info.desc().append_child("channels")
