@@ -499,6 +499,13 @@ def _declare_segment(parser):
                         help="segment against the prototypes stored in this model artifact, with "
                              "its z-score and cluster labels (--method, --k, --max-seconds and "
                              "--seed then do not apply)")
+    parser.add_argument("--inputs", choices=("baseline", "drive"), default="baseline",
+                        help="segment windows judged against the driver's running baseline "
+                             "(features chosen without labels), or raw features z-scored over "
+                             "the drive (default: %(default)s)")
+    parser.add_argument("--prior", default="default", metavar="MODEL",
+                        help="cohort model whose view joins the features: a model file, "
+                             "'default' (the shipped model) or 'none' (default: %(default)s)")
     parser.add_argument("--seed", type=int, default=0, help="seed of the initialisations")
     parser.add_argument("--out", required=True, type=_output_file,
                         help="CSV to write: start,end (s, window end times),cluster,label")
@@ -512,14 +519,21 @@ def _segment(args):
     from ._errors import ModelError
     from .models import load_model
     from .models.evaluation import clustering_accuracy_many_to_one
+    from .daemon import default_model_path
+    from .models.clustering import model_prior
     from .models.segmentation import SegmentPrototypes, segment_drive
     from .pipeline import FEATURE_NAMES, PipelineConfig, extract_features, read_recording
 
     detector = load_model(args.model) if args.model else None
     if detector is not None and "segmenter" not in detector.extras:
         raise ModelError(f"model {args.model} holds no segmenter prototypes (extras['segmenter'])")
+    prior_model = None
+    if detector is None and args.prior != "none":
+        prior_model = load_model(default_model_path() if args.prior == "default" else args.prior)
     config = _pipeline_config(args) or (PipelineConfig.from_dict(detector.pipeline_config)
                                         if detector is not None else PipelineConfig())
+    if detector is None:  # raw windows: the drift-free representation is made from them
+        config = PipelineConfig.from_dict({**config.to_dict(), "baseline": False})
     recording = read_recording(args.input)
     windows = extract_features(recording, config)
     _need_windows(args.input, recording, windows, config.window_s)
@@ -531,9 +545,13 @@ def _segment(args):
         starts = np.append(rows["start"], rows["end"][-1])
         clusters, labels = rows["cluster"], rows["label"]
     else:
+        drift_free = args.inputs == "baseline"
         est = segment_drive(windows.X, method=args.method, n_clusters=args.k,
                             max_seconds=args.max_seconds, hop_s=config.hop_s,
-                            random_state=args.seed)
+                            random_state=args.seed, t_end=windows.t_end if drift_free else None,
+                            features="auto" if drift_free else "all",
+                            prior=None if prior_model is None else
+                            model_prior(prior_model, windows, FEATURE_NAMES))
         starts, clusters = est.segments_.starts, est.segments_.labels
         # each cluster's label: the majority recorded label of its windows (-1 when none)
         mapping = np.full(clusters.max() + 1, -1)

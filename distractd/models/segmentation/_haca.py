@@ -274,8 +274,8 @@ def segment_drive(X, method="aca", n_clusters=DRIVING_N_CLUSTERS, max_seconds=DR
     method, n_clusters, max_seconds, hop_s, random_state
         See :func:`driving_segmenter`.
     t_end : ndarray of shape (n_windows,) or None, default=None
-        Window end times, seconds: segment the drift-free representation (None: the raw
-        features, each z-scored over the drive).
+        Window end times, seconds: segment the drift-free representation (None, or a drive
+        shorter than the baseline's warm-up: the raw features, each z-scored over the drive).
     features : {"all", "auto"}, default="all"
         Every feature, or the label-free selection.
     prior : ndarray of shape (n_windows,) or None, default=None
@@ -291,9 +291,13 @@ def segment_drive(X, method="aca", n_clusters=DRIVING_N_CLUSTERS, max_seconds=DR
         raise ConfigError(f"segment features must be 'all' or 'auto', got {features!r}")
     X = np.asarray(X, dtype=np.float64)
     if t_end is not None:
-        X = drift_free_windows(t_end, X)
+        drift_free = drift_free_windows(t_end, X)
+        if np.isfinite(drift_free).any():  # else shorter than the baseline's warm-up: raw features
+            X = drift_free
     keep = (drift_features(X, hop_s=hop_s) if features == "auto"
             else np.ones(X.shape[1], dtype=bool))
+    if not keep.any():
+        keep[:] = True
     Z = standardize_windows(X)[0][:, keep]
     if prior is not None:
         p = np.clip(np.nan_to_num(np.asarray(prior, dtype=np.float64), nan=0.5), 1e-3, 1 - 1e-3)
