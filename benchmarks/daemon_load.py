@@ -197,7 +197,8 @@ def load(recording, path, n_streams, form, segmentation, scrape_storm=0):
             sender = subprocess.Popen(
                 [sys.executable, "-m", "distractd.cli", "replay", str(path), "--endpoint",
                  input_ep, "--streams", str(n_streams), "--form", form, "--stream-id", "s",
-                 "--block-samples", str(BLOCK_SAMPLES)], stdout=subprocess.PIPE, text=True)
+                 "--block-samples", str(BLOCK_SAMPLES), "--json"], stdout=subprocess.PIPE,
+                text=True)
             received_t, received_stream, received_at = [], [], []
             quiet_since = None
             while True:  # receive until the sender is done and the daemon has gone quiet
