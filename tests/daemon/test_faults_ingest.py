@@ -58,7 +58,7 @@ def killers(tmp_path):
 MESSAGES = {
     "non_utf8": "not UTF-8 text (byte 0xe9",
     "deep_toml": "nested too deep",
-    "missing_extras": "cannot be used: KeyError: 'extras'",
+    "missing_extras": "extras are missing or malformed: KeyError: 'extras'",
     "dev_zero": "/dev/zero is a character device; it must be a regular file",
     "fifo": "is a FIFO; it must be a regular file",
     "off_above_on": "smoothing.off must be <= smoothing.on (0.2) in hysteresis mode, got 0.6",
