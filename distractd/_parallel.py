@@ -18,6 +18,7 @@ Dask moves tasks and results between machines with pickle: a scheduler's port is
 network only (docs/evaluation.md).
 """
 
+import logging
 from contextlib import contextmanager
 from typing import NamedTuple
 
@@ -121,9 +122,10 @@ def batch_runner(jobs=1, scheduler=None):
         with client:
             yield Runner(client)
         return
-    # every port on 127.0.0.1; the scheduler's HTTP port a free one (no clash with 8787)
+    # every port on 127.0.0.1, the scheduler's HTTP port a free one (no clash with 8787); the
+    # workers' log lines below errors (start-up, shutdown) are not the command's output
     with LocalCluster(n_workers=jobs, threads_per_worker=1, processes=True,
-                      dashboard_address="127.0.0.1:0") as cluster, \
+                      dashboard_address="127.0.0.1:0", silence_logs=logging.ERROR) as cluster, \
             Client(cluster, set_as_default=False) as client:
         yield Runner(client)
 
@@ -162,13 +164,18 @@ def recording_windows(sources, config=None, runner=None, progress=False):
     runner = runner or Runner()
     config = config or PipelineConfig()
     sources = list(sources)
-    listed = iter(runner.map(recording_files, [s for s in sources
-                                               if not isinstance(s, Recording)]))
+    paths = [s for s in sources if not isinstance(s, Recording)]
+    listed = iter(runner.map(_listing, [paths])[0] if paths else [])
     tasks = []
     for source in sources:
         tasks.extend([source] if isinstance(source, Recording) else next(listed))
     groups = runner.map(_windows_of, tasks, config, progress=progress, desc="features")
     return [item for group in groups for item in group]
+
+
+def _listing(paths):
+    """The recording files of every path, listed where they live (one task, one round trip)."""
+    return [recording_files(path) for path in paths]
 
 
 def _windows_of(source, config):

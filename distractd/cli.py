@@ -355,9 +355,9 @@ def _declare_features(parser):
                         help="recordings (.csv, .parquet or binary), Taamneh et al. subject "
                              "files or folders of them")
     parser.add_argument("--out", required=True, type=_output_file_or_folder,
-                        help="CSV to write: t_start,t_end,quality,label and the features; an "
-                             "existing folder receives <recording_id>.csv per recording (needed "
-                             "when the inputs hold several)")
+                        help="CSV to write: t_start,t_end,quality,label and the features; a "
+                             "folder (made when the inputs hold several recordings) receives "
+                             "<recording_id>.csv per recording")
     _add_batch(parser)
     _add_pipeline_config(parser)
     _add_output_options(parser)
@@ -374,17 +374,18 @@ def _features(args):
     for item in featured:
         _need_windows(item.source, item, item.windows, config.window_s)
     out = Path(args.out)
-    if not out.is_dir():
-        if len(featured) > 1:
-            raise ConfigError(f"features: the inputs hold {len(featured)} recordings; --out "
-                              f"{args.out} must be an existing folder for one CSV each")
+    if len(featured) == 1 and not out.is_dir():
         paths = [out]
+    elif out.exists() and not out.is_dir():
+        raise ConfigError(f"the inputs hold {len(featured)} recordings; --out {args.out} is a "
+                          f"file, give a folder for one CSV each")
     else:
+        out.mkdir(exist_ok=True)
         names = ["".join(c if c.isalnum() or c in "-_." else "_"
                          for c in str(item.meta["recording_id"])) + ".csv" for item in featured]
         repeated = sorted({name for name in names if names.count(name) > 1})
         if repeated:
-            raise ConfigError(f"features: recordings share the recording_id of {repeated}; "
+            raise ConfigError(f"recordings share the file names {repeated} (their recording_id); "
                               f"give them to separate runs")
         paths = [out / name for name in names]
     for path, item in zip(paths, featured):

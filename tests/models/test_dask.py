@@ -157,8 +157,7 @@ def test_cli_features_train_and_evaluate_on_a_cluster_equal_sequential(fleet, sc
     outputs = {}
     for name, batch in (("sequential", []), ("jobs", ["--jobs", "2"]),
                         ("scheduler", ["--scheduler", scheduler])):
-        out = tmp_path / name
-        out.mkdir()
+        out = tmp_path / name  # made by features: the folder holds several recordings
         assert main(["features", folder, "--out", out, "--drive-side", "right", "-q", *batch]) == 0
         csvs = {path.name: path.read_bytes() for path in sorted(out.iterdir())}
         if name == "jobs":  # a local cluster: features only (its start-up is the slow part)
@@ -173,6 +172,9 @@ def test_cli_features_train_and_evaluate_on_a_cluster_equal_sequential(fleet, sc
         results = json.loads((out / "evaluation" / "results.json").read_text())
         outputs[name] = (csvs, load_model(out / "model.npz").model_id, results["schemes"])
     assert len(outputs["sequential"][0]) == 4
+    taken = tmp_path / "taken.csv"
+    taken.write_text("")
+    assert main(["features", folder, "--out", taken]) == 1  # four recordings, one file
     assert outputs["jobs"] == outputs["sequential"][0]
     assert outputs["scheduler"] == outputs["sequential"]
 
