@@ -195,7 +195,7 @@ class MetricsServer:
 
     BACKLOG = 1024
     CLIENT_TIMEOUT_S = 2.0
-    PAUSE_S = 0.002
+    PAUSE_S = 0.01
 
     def __init__(self, registry, address, port, cache_s):
         self.registry = registry
