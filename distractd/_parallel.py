@@ -26,8 +26,9 @@ from tqdm import tqdm
 
 from ._errors import ConfigError
 from ._validation import Interval, check_params
-from .pipeline import PipelineConfig, Recording, Windows, extract_features, read_recordings
-from .pipeline import recording_files
+from .pipeline import (
+    PipelineConfig, Recording, Windows, extract_features, read_recordings, recording_files,
+)
 
 __all__ = ["Runner", "batch_runner", "RecordingWindows", "recording_windows"]
 
