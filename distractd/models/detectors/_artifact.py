@@ -80,6 +80,7 @@ class Detector:
         self.extras = extras
         self._mean = mean
         self._scale = scale
+        self._columns = {}
         self.fallback = None
         if "gaze_only" in extras:
             self.fallback = _fallback_detector(header, *extras["gaze_only"])
@@ -134,10 +135,13 @@ class Detector:
         :attr:`fallback` when it has all of the fallback's; NaN otherwise."""
         X = np.asarray(X_windows, dtype=np.float64)
         scores = np.full(len(X), np.nan)
+        names = tuple(feature_names)
         for detector in (self, self.fallback):
             if detector is None:
                 break
-            Z = X[:, detector.feature_columns(feature_names)]
+            if names not in detector._columns:   # the daemon asks once per batch: look up once
+                detector._columns[names] = detector.feature_columns(names)
+            Z = X[:, detector._columns[names]]
             todo = np.isnan(scores) & np.isfinite(Z).all(axis=1)
             if todo.any():
                 scores[todo] = detector.decision_function(Z[todo]) / detector.score_scale
