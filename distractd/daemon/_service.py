@@ -6,7 +6,8 @@ stream's inbox, feed each inbox whose samples can complete a window to its sessi
 classify the windows completed by *all* sessions in one batched ``decision_function`` call, publish
 state and event messages, then do the periodic work (republish latest states, expire idle
 sessions, systemd STATUS and WATCHDOG, metric snapshots). Signals only set flags: SIGHUP reloads
-configuration and model between iterations, SIGTERM/SIGINT drain the input queue and stop.
+configuration and model between iterations, SIGTERM/SIGINT drain the input queue (for at most
+``service.drain_timeout_s``), flush every stream and stop.
 The module is over 450 lines because the loop, the inbox batching that feeds it and the reload
 share the service's state in one thread; sockets, sessions, metrics and configuration have their
 own modules.
@@ -273,7 +274,8 @@ class Service:
             stopping = self._stop
             if stopping and drain_until is None:
                 drain_until = time.monotonic() + service["drain_timeout_s"]
-                self.notifier.stopping(f"draining input for at most {service['drain_timeout_s']:g} s")
+                self.notifier.stopping(f"draining input for at most "
+                                       f"{service['drain_timeout_s']:g} s")
             ready = dict(poller.poll(0 if stopping else timeout_ms))
             now = time.monotonic()
             touched = []
