@@ -10,8 +10,8 @@ Three parts, each printing one JSON line per measurement:
    of the message holding the sample that completed its window (includes the sender's own lateness,
    two loopback hops and this subscriber, so it over-estimates the daemon's own lag); the
    daemon's own arrival-to-publication histogram is reported too (as bucket upper bounds).
-   Drops = messages sent minus messages the daemon counted, and states expected minus received. CPU = daemon CPU
-   seconds per wall second; RSS per stream = (RSS under load - idle RSS) / K. With
+   Drops = messages sent minus messages the daemon counted, and states expected minus received.
+   CPU = daemon CPU seconds per wall second; RSS per stream = (RSS under load - idle RSS) / K. With
    ``--scrape-storm N`` a separate process keeps N concurrent scrapes of ``/metrics`` going for
    the whole run (each run is then done twice, without and with the storm).
 3. ``channels``: CPU per sample of the per-stream work (session: pipeline, decision rule) with the
