@@ -59,10 +59,11 @@ def detector():
 
 
 def states_of(messages, stream):
-    """The first state message per window end, in order (republished copies dropped)."""
+    """The first publication of each window's state, in order (republished copies, which carry
+    ``age_s``, dropped)."""
     seen = {}
     for kind, name, message in messages:
-        if kind == "state" and name == stream:
+        if kind == "state" and name == stream and "age_s" not in message:
             seen.setdefault(message["t"], message)
     return [seen[t] for t in sorted(seen)]
 
