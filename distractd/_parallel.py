@@ -24,7 +24,7 @@ from typing import NamedTuple
 
 from tqdm import tqdm
 
-from ._errors import ConfigError
+from ._errors import ConfigError, DistractdError
 from ._validation import Interval, check_params
 from .pipeline import (
     PipelineConfig, Recording, Windows, extract_features, read_recordings, recording_files,
@@ -56,7 +56,8 @@ class Runner:
         """``[fn(item, *args, **kwargs) for item in items]``, the calls run where the runner runs.
 
         ``fn`` must be a module-level function (it travels by name). The first task to fail
-        cancels the others and its exception is raised here, as the sequential run raises it.
+        cancels the others and its exception is raised here, as the sequential run raises it;
+        a task whose workers died (out of memory, killed) is a DistractdError naming it.
         """
         items = list(items)
         bar = tqdm(total=len(items), disable=not progress, leave=False, desc=desc)
@@ -67,7 +68,7 @@ class Runner:
                     results.append(fn(item, *args, **kwargs))
                     bar.update()
                 return results
-            from distributed import as_completed
+            from distributed import KilledWorker, as_completed
 
             futures = [self.client.submit(fn, item, *args, pure=False, **kwargs)
                        for item in items]
@@ -77,6 +78,9 @@ class Runner:
                         future.result()  # raises the task's exception
                     bar.update()
                 return self.client.gather(futures)
+            except KilledWorker as exc:
+                raise DistractdError(f"a Dask worker died running task {exc.task} (out of "
+                                     f"memory? the worker's log says why)") from None
             finally:
                 self.client.cancel([f for f in futures if not f.done()])
 

@@ -5,15 +5,18 @@ reach it as a remote one, through its scheduler address (``batch_runner(schedule
 """
 
 import json
+import logging
+import os
 import subprocess
 import sys
 import warnings
 
 import numpy as np
+import dask
 import pytest
-from distributed import LocalCluster
+from distributed import Client, LocalCluster
 
-from distractd import ConfigError, RecordingError
+from distractd import ConfigError, DistractdError, RecordingError
 from distractd._parallel import Runner, batch_runner, recording_windows
 from distractd.cli import main
 from distractd.models import ELMClassifier, SSELMClassifier, load_model
@@ -138,6 +141,17 @@ def test_a_task_error_reaches_the_caller_as_in_a_sequential_run(fleet, tmp_path,
             recording_windows([paths[0], bad], CONFIG, runner)
         with pytest.raises(RecordingError, match="no-such-folder: no such file or folder"):
             recording_windows([tmp_path / "no-such-folder"], CONFIG, runner)
+
+
+def test_a_dead_worker_is_a_named_error():
+    """A worker that dies (here by exiting; out of memory in life) fails its task with a
+    DistractdError the command prints in one line, not with Dask's KilledWorker."""
+    settings = {"n_workers": 1, "threads_per_worker": 1, "processes": True,
+                "dashboard_address": "127.0.0.1:0", "silence_logs": logging.CRITICAL}
+    with dask.config.set({"distributed.scheduler.allowed-failures": 0}), \
+            LocalCluster(**settings) as cluster, Client(cluster, set_as_default=False) as client:
+        with pytest.raises(DistractdError, match="a Dask worker died running task _exit"):
+            Runner(client).map(os._exit, [3])
 
 
 def test_runner_settings_are_checked():
