@@ -143,10 +143,13 @@ def test_stream_state_of_the_shipped_model():
 
     protos = SegmentPrototypes.from_artifact(*load_model(default_model_path()).extras["segmenter"])
     P, L = protos.X.shape[0], protos.max_length
-    assert L == 40 and 0 < P <= 400  # prototypes from the first 400 training windows
-    # P x 40 float32 cells + 4 x 281 pending-frame entries (horizon 160) + 1: the former two
+    assert L == 20 and 0 < P <= 400  # 10 s prototype segments at 0.5 s hops, from <= 400 windows
+    segmenter = OnlineSegmenter(protos)
+    assert segmenter.horizon == 4 * L
+    # P x L float32 cells + 4 x (horizon + 3 L + 1) pending-frame entries + 1: the former two
     # float64 planes, a kernel row and a buffer of the frames took 1,069,616 B for a 1591-frame model
-    assert _owned_bytes(OnlineSegmenter(protos)) == P * L * 4 + 4 * 281 * 8 + 8 < 100_000
+    capacity = segmenter.horizon + 3 * L + 1
+    assert _owned_bytes(segmenter) == P * L * 4 + 4 * capacity * 8 + 8 < 100_000
 
 
 @pytest.mark.parametrize("seed", [1, 2])
