@@ -81,18 +81,16 @@ def read_labels(path):
         ``t_end`` in seconds and ``label`` int8 (1, 0, -1).
     """
     path = Path(path)
-    try:
-        path.read_text(encoding="utf-8")  # a missing, folder or non-UTF-8 file: one clear line
-    except (OSError, UnicodeDecodeError) as exc:
+    try:  # a missing, folder or non-UTF-8 file: one clear line
+        with open(path, newline="", encoding="utf-8") as file:
+            reader = csv.DictReader(file)
+            header = [name.strip() for name in reader.fieldnames or []]
+            rows = list(reader)
+    except (OSError, UnicodeDecodeError, csv.Error) as exc:
         raise unreadable(path, exc, SchemaError) from None
-    with open(path, newline="", encoding="utf-8") as file:
-        header = next(csv.reader(file), None)
-    header = [name.strip() for name in header or []]
     if {"start", "end", "label"} <= set(header):
         return "intervals", read_intervals(path)
     if {"t_end", "label"} <= set(header):
-        with open(path, newline="", encoding="utf-8") as file:
-            rows = list(csv.DictReader(file))
         t_end, labels = [], []
         for line, row in enumerate(rows, start=2):
             try:

@@ -295,23 +295,23 @@ def labels_from_intervals(t, intervals):
 def read_intervals(path):
     """Read ``start,end,label`` rows (header required) into a list of intervals."""
     path = Path(path)
-    try:
-        path.read_text(encoding="utf-8")  # a missing, folder or non-UTF-8 file: one clear line
-    except (OSError, UnicodeDecodeError) as exc:
+    try:  # a missing, folder or non-UTF-8 file: one clear line
+        with open(path, newline="", encoding="utf-8") as file:
+            reader = csv.DictReader(file)
+            fieldnames, rows = reader.fieldnames, list(reader)
+    except (OSError, UnicodeDecodeError, csv.Error) as exc:
         raise unreadable(path, exc, SchemaError) from None
-    with open(path, newline="", encoding="utf-8") as file:
-        reader = csv.DictReader(file)
-        if reader.fieldnames is None or not {"start", "end", "label"} <= set(reader.fieldnames):
-            raise SchemaError(f"{path}: header must be start,end,label, got {reader.fieldnames}")
-        intervals = []
-        for line, row in enumerate(reader, start=2):
-            start, end = (_cell(path, line, name, row[name]) for name in ("start", "end"))
-            label = _label(path, line, row["label"])
-            if math.isnan(start) or math.isnan(end) or not end > start:
-                raise SchemaError(f"{path}:{line}: need start < end, got {row['start']!r}, "
-                                  f"{row['end']!r}")
-            if label != UNKNOWN:
-                intervals.append((start, end, label))
+    if fieldnames is None or not {"start", "end", "label"} <= set(fieldnames):
+        raise SchemaError(f"{path}: header must be start,end,label, got {fieldnames}")
+    intervals = []
+    for line, row in enumerate(rows, start=2):
+        start, end = (_cell(path, line, name, row[name]) for name in ("start", "end"))
+        label = _label(path, line, row["label"])
+        if math.isnan(start) or math.isnan(end) or not end > start:
+            raise SchemaError(f"{path}:{line}: need start < end, got {row['start']!r}, "
+                              f"{row['end']!r}")
+        if label != UNKNOWN:
+            intervals.append((start, end, label))
     return intervals
 
 
