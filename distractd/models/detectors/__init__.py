@@ -2,7 +2,8 @@
 
 from ._artifact import Detector, fallback_extra, load_model, save_model
 from ._cohort import (
-    CohortFit, adapt_detector, fit_cohort, stratified_subset, thin_windows, train_cohort,
+    CohortFit, adapt_detector, adapt_rows, adaptation_obstacle, fit_cohort, stratified_subset,
+    thin_windows, train_cohort,
 )
 from ._decision import UNKNOWN, DecisionRule, decide
 from ._elm import ELMClassifier, hidden_output, hidden_weights
@@ -37,5 +38,5 @@ __all__ = [
     "usable_features", "chosen_features",
     "Detector", "save_model", "load_model", "fallback_extra", "DecisionSmoother", "smooth_decisions",
     "DecisionRule", "decide", "UNKNOWN", "CohortFit", "fit_cohort", "thin_windows",
-    "stratified_subset", "train_cohort", "adapt_detector",
+    "stratified_subset", "train_cohort", "adapt_detector", "adapt_rows", "adaptation_obstacle",
 ]

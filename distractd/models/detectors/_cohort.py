@@ -13,10 +13,14 @@ evaluation's cohort recipe and by :func:`adapt_detector`:
   folds when fewer than 3 groups), so that selection is judged on drivers it did not train on;
 - semi-supervised models also get unlabelled rows (the new driver's windows when adapting).
 
-:func:`adapt_detector` is the adaptation to a new driver the semi-supervised detectors exist for:
+:func:`adapt_rows` is the adaptation to a new driver the semi-supervised detectors exist for:
 the cohort's labelled rows (kept in the artifact as ``extras["anchors"]``) plus the new driver's
-*unlabelled* windows in the graph, refitted with the cohort model's hyper-parameters.
+*unlabelled* windows in the graph, refitted with the cohort model's hyper-parameters. It is the
+one implementation behind :func:`adapt_detector` (offline, ``distractd adapt``) and the daemon's
+per-stream adaptation (``[adaptation]``).
 """
+
+import copy
 
 import numpy as np
 from sklearn.base import clone
@@ -31,10 +35,14 @@ from ._artifact import fallback_extra
 from ._scores import binary_scores
 from ._selection import UNLABELLED, select_params
 from ._specs import model_specs
+from ._sselm import SSELMClassifier
 from ._training import chosen_features
 
 __all__ = ["fit_cohort", "thin_windows", "stratified_subset", "CohortFit", "train_cohort",
-           "adapt_detector"]
+           "adapt_detector", "adapt_rows", "adaptation_obstacle"]
+
+_ADAPTABLE_KINDS = ("SSELMClassifier", "LapSVMClassifier")
+"""Model kinds :func:`adapt_rows` refits: the semi-supervised ones."""
 
 _CONSTRAINTS = {
     "n_train": Interval(10, None, integer=True),
@@ -268,6 +276,7 @@ def adapt_detector(detector, recordings, *, n_unlabelled=1000, seed=0):
     The cohort's labelled rows (``extras["anchors"]``) and up to ``n_unlabelled`` of the new
     driver's windows, unlabelled, refit the model with its own hyper-parameters: the graph of
     SS-ELM or LapSVM then follows the new driver's data. No label of the new driver is used.
+    :func:`adapt_rows` over the recordings' windows.
 
     Parameters
     ----------
@@ -284,35 +293,87 @@ def adapt_detector(detector, recordings, *, n_unlabelled=1000, seed=0):
     parts : dict
         Keyword arguments of :func:`~distractd.models.save_model` besides the estimator.
     """
-    if "anchors" not in detector.extras:
-        raise ConfigError(f"adapt: model {detector.model_id} holds no cohort anchors "
-                          f"(train it with distractd train --cohort)")
-    if detector.kind not in ("SSELMClassifier", "LapSVMClassifier"):
-        raise ConfigError(f"adapt: model {detector.model_id} is a {detector.kind}; adaptation "
-                          f"needs a semi-supervised cohort model (--model sselm or lapsvm)")
-    rng = np.random.default_rng(seed)
     config = PipelineConfig.from_dict(detector.pipeline_config)
     columns = detector.feature_columns(FEATURE_NAMES)
     X = np.vstack([extract_features(r, config).X[:, columns] for r in recordings])
+    adapted = adapt_rows(detector, X, n_unlabelled=n_unlabelled, seed=seed)
+    summary = {**adapted.summary, "adapted": {
+        **adapted.summary["adapted"],
+        "recordings": [str(r.meta.get("recording_id", "")) for r in recordings]}}
+    return adapted.estimator, {"normalizer_mean": detector._mean,
+                               "normalizer_scale": detector._scale,
+                               "feature_names": detector.feature_names,
+                               "pipeline_config": detector.pipeline_config,
+                               "extras": detector.extras, "summary": summary, "seed": seed}
+
+
+def adaptation_obstacle(detector):
+    """Why ``detector`` cannot be adapted to a new driver (one sentence), or None when it can:
+    adaptation needs a semi-supervised cohort model with its labelled anchors."""
+    if "anchors" not in detector.extras:
+        return (f"model {detector.model_id} holds no cohort anchors (train it with distractd "
+                f"train --cohort)")
+    if detector.kind not in _ADAPTABLE_KINDS:
+        return (f"model {detector.model_id} is a {detector.kind}; adaptation needs a "
+                f"semi-supervised cohort model (--model sselm or lapsvm)")
+    return None
+
+
+def adapt_rows(detector, X, *, n_unlabelled=1000, seed=0):
+    """The adaptation's one implementation: refit a cohort detector with a driver's window rows.
+
+    The cohort's labelled rows (``extras["anchors"]``) and up to ``n_unlabelled`` of the rows of
+    ``X``, unlabelled, refit the model with its own hyper-parameters (its random hidden layer
+    included): the graph of SS-ELM or LapSVM then follows the new driver's data. Used by
+    :func:`adapt_detector` (offline) and by the daemon (per stream, in a background thread).
+
+    Parameters
+    ----------
+    detector : Detector
+        A cohort model of a semi-supervised kind (see :func:`adaptation_obstacle`).
+    X : ndarray of shape (n_windows, n_features)
+        Raw (baseline-standardised, not z-scored) feature rows of the new driver's windows, in
+        ``detector.feature_names`` order; rows with a NaN are left out.
+    n_unlabelled : int, default=1000
+        Most rows used (drawn at random when there are more).
+    seed : int, default=0
+        Seed of that draw.
+
+    Returns
+    -------
+    Detector
+        The same model (id, normaliser, score scale, fallback, extras) with the refitted
+        estimator; ``summary["adapted"]`` = ``{"from": model id, "n_unlabelled": rows used}``.
+        An SS-ELM shares the cohort model's hidden-layer arrays, so it holds only its own output
+        weights (``n_hidden`` floats).
+
+    Raises
+    ------
+    ConfigError
+        When the model cannot be adapted or no row has every feature.
+    """
+    obstacle = adaptation_obstacle(detector)
+    if obstacle is not None:
+        raise ConfigError(f"adapt: {obstacle}")
+    X = np.asarray(X, dtype=np.float64)
     X = X[np.isfinite(X).all(axis=1)]
     if len(X) == 0:
-        raise ConfigError(f"adapt: the recordings give no window with the model's features "
-                          f"{detector.feature_names}")
+        raise ConfigError(f"adapt: no window has every feature of model {detector.model_id} "
+                          f"({', '.join(detector.feature_names)})")
+    rng = np.random.default_rng(seed)
     unlabelled = detector.normalize(X[rng.permutation(len(X))[:n_unlabelled]])
     _, arrays = detector.extras["anchors"]
     estimator = clone(detector.estimator)
-    if "random_state" in estimator.get_params():
-        estimator.set_params(random_state=detector.seed)
     with threadpool_limits(limits=1, user_api="blas"):
         estimator.fit(np.vstack([arrays["X"], unlabelled]),
                       np.r_[arrays["y"], np.full(len(unlabelled), UNLABELLED)])
-    summary = {**detector.summary, "adapted": {
-        "from": detector.model_id, "n_unlabelled": int(len(unlabelled)),
-        "recordings": [str(r.meta.get("recording_id", "")) for r in recordings]}}
-    return estimator, {"normalizer_mean": detector._mean, "normalizer_scale": detector._scale,
-                       "feature_names": detector.feature_names,
-                       "pipeline_config": detector.pipeline_config,
-                       "extras": detector.extras, "summary": summary, "seed": seed}
+    if isinstance(estimator, SSELMClassifier):
+        estimator._share_hidden_layer(detector.estimator)
+    adapted = copy.copy(detector)
+    adapted.estimator = estimator
+    adapted.summary = {**detector.summary, "adapted": {"from": detector.model_id,
+                                                       "n_unlabelled": int(len(unlabelled))}}
+    return adapted
 
 
 def _plain(params):

@@ -264,6 +264,15 @@ class _ELMBase(_DetectorBase):
         self.hidden_weights_, self.hidden_bias_ = W, b
         self._negated_layer = -np.vstack([W, b])
 
+    def _share_hidden_layer(self, other):
+        """Use ``other``'s hidden-layer arrays when they hold the same layer as this model's (the
+        same ``random_state``), so that many refits of one model (the daemon's adapted streams)
+        keep one hidden layer in memory, each only its own output weights."""
+        if np.array_equal(self.hidden_weights_, other.hidden_weights_) \
+                and np.array_equal(self.hidden_bias_, other.hidden_bias_):
+            self.hidden_weights_, self.hidden_bias_ = other.hidden_weights_, other.hidden_bias_
+            self._negated_layer = other._negated_layer
+
     def _decision(self, X):
         """Decision values of validated float rows (the lean path used by the daemon).
 
