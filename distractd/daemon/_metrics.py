@@ -30,13 +30,19 @@ from ..pipeline import ALERT_KINDS, REJECT_REASONS
 from ..pipeline.formats import REJECTION_REASONS, STATES
 from ._gate import REFUSAL_REASONS
 
-__all__ = ["Metrics", "MetricsServer", "LATENCY_BUCKETS_S"]
+__all__ = ["Metrics", "MetricsServer", "LATENCY_BUCKETS_S", "FIT_BUCKETS_S", "SKIP_REASONS"]
 
 log = logging.getLogger("distractd.daemon")
 
 LATENCY_BUCKETS_S = (50e-6, 100e-6, 250e-6, 500e-6, 1e-3, 2.5e-3, 5e-3, 10e-3, 25e-3, 50e-3,
                      0.1, 0.25, 1.0)
 """Processing-latency histogram buckets in seconds, from 50 µs."""
+
+FIT_BUCKETS_S = (0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0, 60.0)
+"""Adaptation-fit histogram buckets in seconds."""
+
+SKIP_REASONS = ("unsupported_model", "queue_full", "stale")
+"""Why an adaptation fit is not run or not used (``distractd_adaptation_skipped_total``)."""
 
 
 class Metrics:
@@ -130,6 +136,26 @@ class Metrics:
         self.output_dropped = Counter("distractd_output_dropped_total",
                                       "Output messages that some subscriber did not get because "
                                       "its queue held output.sndhwm messages.", registry=registry)
+        fits = Counter("distractd_adaptation_fits_total",
+                       "Per-stream adaptation fits ([adaptation]) by result: done (swapped in) or "
+                       "failed (the stream keeps its scorer).", ["result"], registry=registry)
+        self.fits_done = fits.labels(result="done")
+        self.fits_failed = fits.labels(result="failed")
+        skipped = Counter("distractd_adaptation_skipped_total",
+                          "Adaptation fits not run or not used, by reason: unsupported_model (the "
+                          "loaded model cannot adapt; once per stream), queue_full (a due stream "
+                          "refused by a full queue of adaptation.queue_size fits; it tries again), "
+                          "stale (the stream ended or the model was replaced before the fit was "
+                          "swapped in).", ["reason"], registry=registry)
+        self.fits_skipped = {r: skipped.labels(reason=r) for r in SKIP_REASONS}
+        self.fit_seconds = Histogram("distractd_adaptation_fit_seconds",
+                                     "Wall time of one adaptation fit in the background thread.",
+                                     buckets=FIT_BUCKETS_S, registry=registry)
+        self.fit_cpu = Counter("distractd_adaptation_cpu_seconds",
+                               "CPU time of the adaptation thread's fits.", registry=registry)
+        self.adapted_streams = Gauge("distractd_adapted_streams",
+                                     "Streams scored by a model adapted to them (refreshed every "
+                                     "service.status_interval_s).", registry=registry)
         registry.register(_StreamCollector(self))
         ProcessCollector(registry=registry)
         PlatformCollector(registry=registry)

@@ -27,6 +27,7 @@ from threadpoolctl import threadpool_limits
 
 from .._errors import ConfigError, DistractdError, ModelError
 from ..models import load_model
+from ..models.detectors import adaptation_obstacle
 from ..models.segmentation import SegmentPrototypes
 from ..pipeline import (
     FEATURE_NAMES, FIELD_INDEX, PipelineConfig, StreamProcessor, Windows, empty_block,
@@ -35,6 +36,7 @@ from ..pipeline import (
 from ..pipeline.formats import (
     Limits, PupilAdapter, Rejected, decode_samples, encode_event, encode_state,
 )
+from ._adaptation import Adapter, StreamAdaptation
 from ._config import DEFAULTS, decision_options, load_config
 from ._files import check_archive
 from ._lsl import LslBridge, LslStates
@@ -59,9 +61,10 @@ class Model:
     ``extras["segmenter"]`` (optional) holds :meth:`SegmentPrototypes.to_artifact` output, in the
     model's z-scored feature space. ``needs`` lists, per model feature, the canonical fields it is
     computed from (:func:`~distractd.pipeline.feature_fields`), for the field check;
-    ``fallback_needs`` the same for the gaze-only fallback's features (None without one). The
-    file must be a regular file of at most ``max_bytes`` bytes whose arrays expand to at most as
-    many; whatever else is wrong with it (missing parts, wrong types) is a
+    ``fallback_needs`` the same for the gaze-only fallback's features (None without one);
+    ``obstacle`` says why it cannot be adapted to a stream's driver (None when it can). The file
+    must be a regular file of at most ``max_bytes`` bytes whose arrays expand to at most as many;
+    whatever else is wrong with it (missing parts, wrong types) is a
     :class:`~distractd.ModelError` naming it.
     """
 
@@ -84,6 +87,7 @@ class Model:
                 fallback.feature_names, self.pipeline_config.use_tracker_flags)
             segmenter = self.detector.extras.get("segmenter")
             self.prototypes = SegmentPrototypes.from_artifact(*segmenter) if segmenter else None
+            self.obstacle = adaptation_obstacle(self.detector)
         except (DistractdError, TypeError) as exc:
             raise ModelError(f"model file {self.path}: {type(exc).__name__}: {exc}") from None
         self._warm_up()
@@ -183,7 +187,9 @@ class Service:
         self.pupil = None
         self.lsl_states = None
         self.gaze_frames = {}  # stream id -> "head" for eye-in-head sources (Pupil, LSL)
+        self.adapter = Adapter(config["adaptation"]["queue_size"])
         self._apply(config)
+        self._check_adaptation()
         self._stop = False
         self._reload = False
         self._loading = None
@@ -244,6 +250,7 @@ class Service:
                     if bridge is not None:
                         bridge.stop()
         finally:
+            self.adapter.close()
             blas.restore_original_limits()
             context.term()
             if self.http_server is not None:
@@ -291,6 +298,7 @@ class Service:
             pending = self._ingest(touched, now) if touched else []
             if pending:
                 self._classify_and_publish(pending, pub, counts)
+            self._finish_fits()
             now = time.monotonic()
             if stopping and (n_read == 0 or now >= drain_until):
                 break
@@ -308,6 +316,10 @@ class Service:
                 self.metrics.streams = tuple((stream, inbox.session.processor.rate_hz)
                                              for stream, inbox in self.inboxes.items())
                 self.metrics.active_streams.set(len(self.inboxes))
+                self.metrics.adapted_streams.set(sum(
+                    inbox.session.adaptation is not None
+                    and inbox.session.adaptation.detector is not None
+                    for inbox in self.inboxes.values()))
                 self.notifier.status(self._status_text(counts, now))
                 self.rejection_log.flush(now)
                 counts.restart(now)
@@ -450,6 +462,7 @@ class Service:
         pipeline_config = self.model.pipeline_config
         session = Session(stream, pipeline_config, decision_options(config),
                           self.model.segmenter(config["sessions"]["segmentation"]), now)
+        session.adaptation = self._stream_adaptation()
         inbox = self.inboxes[stream] = _Inbox(session, pipeline_config)
         self.metrics.active_streams.set(len(self.inboxes))
         log.info("stream %s: new session (%d active)", stream, len(self.inboxes))
@@ -474,7 +487,7 @@ class Service:
             pub.xpub_nodrop = True
 
     def _classify_and_publish(self, pending, pub, counts):
-        scores = self.model.scores(np.concatenate([windows.X for _, windows, _ in pending]))
+        scores = self._scores(pending)
         model_id = self.model.detector.model_id
         metrics = self.metrics
         now = time.monotonic()
@@ -505,6 +518,79 @@ class Service:
                 latency_s = time.monotonic() - arrival
                 for _ in states:
                     metrics.latency.observe(latency_s)
+                if session.adaptation is not None:
+                    self._collect(session, windows)
+
+    def _scores(self, pending):
+        """Scores of the pending windows, in order: one batch through the loaded model for the
+        sessions it scores, each adapted session's windows through the model adapted to it."""
+        X = np.concatenate([windows.X for _, windows, _ in pending])
+        own = [None if session.adaptation is None else session.adaptation.detector
+               for session, _, _ in pending]
+        if all(detector is None for detector in own):
+            return self.model.scores(X)
+        bounds = np.cumsum([0] + [len(windows) for _, windows, _ in pending])
+        spans = list(zip(bounds[:-1], bounds[1:], own))
+        shared = np.concatenate([np.arange(lo, hi) for lo, hi, detector in spans
+                                 if detector is None] + [np.empty(0, dtype=np.intp)])
+        scores = np.empty(len(X))
+        if len(shared):
+            scores[shared] = self.model.scores(X[shared])
+        for lo, hi, detector in spans:
+            if detector is not None:
+                scores[lo:hi] = detector.window_scores(X[lo:hi], FEATURE_NAMES)
+        return scores
+
+    # -- adaptation ----------------------------------------------------------------------
+
+    def _stream_adaptation(self):
+        """A new session's :class:`StreamAdaptation` (None with ``[adaptation]`` off)."""
+        options = self.config["adaptation"]
+        if not options["enabled"]:
+            return None
+        return StreamAdaptation(len(self.model.columns), options, self.model.obstacle is None)
+
+    def _check_adaptation(self):
+        """Say once per loaded model that it runs unadapted when it cannot adapt."""
+        if self.config["adaptation"]["enabled"] and self.model.obstacle is not None:
+            log.warning("adaptation.enabled, but %s: streams run unadapted", self.model.obstacle)
+
+    def _collect(self, session, windows):
+        """Keep a session's windows for its adaptation; submit its fit when due (never waiting:
+        a full queue refuses it, and it tries again at its next kept window)."""
+        adaptation = session.adaptation
+        if not adaptation.add(windows.X[:, self.model.columns], windows.t_end):
+            return
+        if self.model.obstacle is not None:
+            adaptation.stop()
+            self.metrics.fits_skipped["unsupported_model"].inc()
+        elif self.adapter.submit(adaptation.fit(session.stream, self.model.detector)):
+            adaptation.submitted()
+        else:
+            self.metrics.fits_skipped["queue_full"].inc()
+
+    def _finish_fits(self):
+        """Swap in the fits the adaptation thread finished — between two batches, so a batch is
+        scored by one model per stream — and count them; a fit whose stream ended or whose
+        model was replaced meanwhile is stale."""
+        metrics = self.metrics
+        for fit in self.adapter.finished():
+            metrics.fit_seconds.observe(fit.wall_s)
+            metrics.fit_cpu.inc(fit.cpu_s)
+            fit.owner.pending = False
+            inbox = self.inboxes.get(fit.stream)
+            if inbox is None or inbox.session.adaptation is not fit.owner:
+                metrics.fits_skipped["stale"].inc()
+            elif fit.error is not None:
+                metrics.fits_failed.inc()
+                log.warning("adaptation: stream %s: the fit on %d windows failed, the stream keeps "
+                            "its scorer: %s", fit.stream, fit.n_windows, fit.error)
+            else:
+                fit.owner.detector = fit.result
+                fit.owner.adapted = {"t": fit.t, "windows": fit.n_windows}
+                metrics.fits_done.inc()
+                log.info("adaptation: stream %s: adapted on %d windows up to t=%.1f s (fit %.2f s)",
+                         fit.stream, fit.n_windows, fit.t, fit.wall_s)
 
     def _check_fields(self, session, windows):
         """Once per session: warn and count when the stream lacks fields the model needs."""
@@ -581,8 +667,10 @@ class Service:
         """Swap in what a finished :class:`_Reload` loaded; on any error keep both old ones and
         count a failure. Return whether it was swapped.
 
-        Socket endpoints, metrics address and security settings take effect only at restart.
-        Sessions restart when the model's window settings or the smoothing change.
+        Socket endpoints, metrics address, security settings and ``adaptation.queue_size`` take
+        effect only at restart. Sessions restart when the model's window settings or the
+        smoothing change. Streams adapted to the old model (or under other ``[adaptation]``
+        options) drop their adapted model and start collecting again; waiting fits are stale.
         """
         if loading.error is not None:
             self.metrics.reload_failed.inc()
@@ -595,6 +683,7 @@ class Service:
                    or config["smoothing"] != self.config["smoothing"]
                    or config["sessions"] != self.config["sessions"])
         swapped = model.detector.model_id != self.model.detector.model_id
+        readapt = swapped or config["adaptation"] != self.config["adaptation"]
         self.model = model
         self._apply(config)
         if restart:
@@ -603,6 +692,11 @@ class Service:
         elif swapped:  # a new model may need fields the old one did not
             for inbox in self.inboxes.values():
                 inbox.session.recheck_fields()
+        if readapt:  # adapted models belong to the old model (or options)
+            for inbox in self.inboxes.values():
+                inbox.session.adaptation = self._stream_adaptation()
+            self.metrics.fits_skipped["stale"].inc(len(self.adapter.cancel()))
+            self._check_adaptation()
         self.metrics.set_model(model.detector.model_id, model.detector.kind)
         self.metrics.reload_ok.inc()
         log.info("reloaded: model %s (%s)%s", model.detector.model_id, model.detector.kind,

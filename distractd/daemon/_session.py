@@ -70,6 +70,7 @@ class Session:
         self.last_seen_s = now_s
         self.next_seq = None
         self.gaze_frame = None  # "head": eye-in-head gaze without head pose (set by the service)
+        self.adaptation = None  # StreamAdaptation with [adaptation] on (set by the service)
         self.state = "unknown"
         self.latest = None
         self.latest_s = None  # monotonic time (s) ``latest`` was published (set by the service)
@@ -204,6 +205,7 @@ class Session:
                   for alert in alerts]
         glances = self.processor.config.glances
         baseline = self.processor.baseline
+        adapted = None if self.adaptation is None else self.adaptation.adapted or False
         segments = []
         usable = self.decision.usable(scores, windows.quality)
         if self.segmenter is not None and usable.any():
@@ -223,7 +225,7 @@ class Session:
                 model_id, float(windows.quality[i]),
                 self.segmenter.current if self.segmenter else None, glance,
                 None if baseline is None else bool(np.isfinite(windows.X[i]).any()),
-                self.gaze_frame))
+                self.gaze_frame, adapted))
         events += [segment_event(self.stream, segment) for segment in segments]
         if states:
             self.latest = states[-1]

@@ -247,7 +247,7 @@ def encode_block(stream, block, seq, fields=FIELDS):
 
 
 def state_message(stream, window_s, state, score, model_id, quality, segment, glance=None,
-                  baseline=None, gaze_frame=None):
+                  baseline=None, gaze_frame=None, adapted=None):
     """The payload of a ``state.<stream>`` message (DESIGN §3).
 
     Parameters
@@ -272,6 +272,11 @@ def state_message(stream, window_s, state, score, model_id, quality, segment, gl
     gaze_frame : str, default=None
         ``"head"`` for a stream of eye-in-head gaze without head pose (a head-mounted tracker);
         the key is left out when None (car-frame gaze).
+    adapted : dict or False, default=None
+        With the daemon's ``[adaptation]`` on: the fit of the model adapted to the stream that
+        scored the window, ``{"t": end of the newest window in the fit (s), "windows": windows
+        in the fit}``, or False while the loaded model scores it (published as null); the key is
+        left out when None (adaptation off).
     """
     message = {"v": VERSION, "stream": stream, "t": window_s[1], "window": list(window_s),
                "state": state, "score": score, "model": model_id, "quality": quality,
@@ -282,6 +287,8 @@ def state_message(stream, window_s, state, score, model_id, quality, segment, gl
         message["baseline"] = "ready" if baseline else "warming"
     if gaze_frame is not None:
         message["gaze_frame"] = gaze_frame
+    if adapted is not None:
+        message["adapted"] = adapted or None
     return message
 
 

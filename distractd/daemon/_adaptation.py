@@ -1,0 +1,239 @@
+"""Adaptation of a semi-supervised cohort model to each stream's driver (``[adaptation]``).
+
+:class:`StreamAdaptation` keeps one stream's window rows — the model's features, raw, as float32,
+one window per ``stride_s`` of driving, the newest ``max_windows`` — and says when a fit is due
+(``after_s`` of driving with every model feature, then every ``every_s``). :class:`Adapter` runs
+the fits one at a time in one background thread, from a queue of at most ``queue_size`` fits,
+with :func:`~distractd.models.detectors.adapt_rows` — the implementation of the offline
+``distractd adapt`` — and hands the finished ones back to the loop, which swaps the stream's
+scorer between two iterations. The loop never waits for a fit: a full queue refuses the stream,
+which tries again at its next kept window; one fit at a time with one BLAS thread bounds the CPU
+to one core (the thread asks the OS for a lower priority, nice 10, where allowed).
+"""
+
+import collections
+import logging
+import math
+import os
+import queue
+import threading
+import time
+
+import numpy as np
+
+from ..models.detectors import adapt_rows
+
+__all__ = ["StreamAdaptation", "Adapter", "Fit"]
+
+log = logging.getLogger("distractd.daemon")
+
+_NICE = 10
+"""Niceness the fit thread asks for, so that the loop thread wins the CPU."""
+
+
+class StreamAdaptation:
+    """One stream's windows for adaptation, and its adapted scorer.
+
+    Parameters
+    ----------
+    n_features : int
+        The loaded model's features.
+    options : dict
+        The ``[adaptation]`` section.
+    collect : bool
+        Whether to keep rows: False for a model that cannot adapt (only the driving time is
+        followed, to count the one fit it skips).
+
+    Attributes
+    ----------
+    detector : Detector or None
+        The stream's adapted model once a fit is swapped in; None while the loaded model scores it.
+    adapted : dict or None
+        The swapped-in fit as the state message publishes it: ``{"t": end of the newest window in
+        the fit (stream s), "windows": windows in the fit}``.
+    pending : bool
+        A fit of the stream is queued or running.
+    driving_s : float
+        Seconds of stream time covered by windows with every model feature so far.
+    """
+
+    __slots__ = ("stride_s", "every_s", "rows", "n_rows", "t_last", "t_newest", "driving_s",
+                 "slot", "due_s", "collect", "detector", "adapted", "pending")
+
+    def __init__(self, n_features, options, collect):
+        self.stride_s = options["stride_s"]
+        self.every_s = options["every_s"]
+        self.collect = collect
+        self.rows = np.empty((options["max_windows"] if collect else 0, n_features), np.float32)
+        self.n_rows = 0            # rows kept so far; the ring's next slot is n_rows % capacity
+        self.t_last = math.nan     # end (s) of the newest window with every feature
+        self.t_newest = math.nan   # ... of the newest kept one
+        self.driving_s = 0.0
+        self.slot = -1.0           # stride slot of the newest kept window
+        self.due_s = options["after_s"]
+        self.detector = None
+        self.adapted = None
+        self.pending = False
+
+    def add(self, X, t_end):
+        """Note windows (the model's features, raw, shape (n, n_features); end times in s);
+        return whether a fit is due now.
+
+        Driving time grows by the forward steps between windows with every feature (a tracker
+        clock reset adds nothing). One window per ``stride_s`` of driving is kept, as
+        :func:`~distractd.models.detectors.thin_windows` thins a drive. A fit is due at a kept
+        window once the driving reaches the due time and no fit of the stream is pending.
+        """
+        finite = np.isfinite(X).all(axis=1)
+        if not finite.any():
+            return False
+        t = t_end[finite]
+        steps = np.diff(t, prepend=t[0] if math.isnan(self.t_last) else self.t_last)
+        driving = self.driving_s + np.cumsum(np.maximum(steps, 0.0))
+        self.t_last, self.driving_s = float(t[-1]), float(driving[-1])
+        if not self.collect:
+            return self.driving_s >= self.due_s
+        if self.stride_s > 0:
+            slots = np.floor(driving / self.stride_s)
+            keep = np.diff(slots, prepend=self.slot) != 0
+            self.slot = float(slots[-1])
+        else:
+            keep = np.ones(len(t), dtype=bool)
+        if not keep.any():
+            return False
+        kept = X[finite][keep][-len(self.rows):]
+        self.rows[(self.n_rows + np.arange(len(kept))) % len(self.rows)] = kept
+        self.n_rows += len(kept)
+        self.t_newest = float(t[keep][-1])
+        return not self.pending and self.driving_s >= self.due_s
+
+    def fit(self, stream, detector):
+        """A fit of the kept rows (oldest first, as float64) adapting ``detector``."""
+        capacity = len(self.rows)
+        n = min(self.n_rows, capacity)
+        order = (self.n_rows - n + np.arange(n)) % capacity
+        return Fit(stream, self, detector, self.rows[order].astype(np.float64), self.t_newest)
+
+    def submitted(self):
+        """The stream's fit is queued: none other until it is back; the next is due ``every_s``
+        of driving later (never with ``every_s`` = 0)."""
+        self.pending = True
+        self.due_s = self.driving_s + self.every_s if self.every_s > 0 else math.inf
+
+    def stop(self):
+        """No fit is due any more (the model cannot adapt)."""
+        self.due_s = math.inf
+
+
+class Fit:
+    """One stream's fit: what it is fitted on and, once run, its outcome.
+
+    Attributes
+    ----------
+    stream : str
+    owner : StreamAdaptation
+        The stream's adaptation when the fit was submitted (a result for another one is stale).
+    base : Detector
+        The loaded model it adapts.
+    rows : ndarray of shape (n_windows, n_features)
+        The stream's kept windows (dropped once the fit has run).
+    n_windows : int
+    t : float
+        End (s) of the newest window in ``rows``.
+    result : Detector or None
+        The adapted model.
+    error : str or None
+        Why the fit failed (one line).
+    wall_s, cpu_s : float
+        Wall and thread CPU time of the fit, in seconds.
+    """
+
+    __slots__ = ("stream", "owner", "base", "rows", "n_windows", "t", "result", "error",
+                 "wall_s", "cpu_s")
+
+    def __init__(self, stream, owner, base, rows, t):
+        self.stream = stream
+        self.owner = owner
+        self.base = base
+        self.rows = rows
+        self.n_windows = len(rows)
+        self.t = t
+        self.result = None
+        self.error = None
+        self.wall_s = self.cpu_s = 0.0
+
+    def run(self):
+        """Fit (:func:`~distractd.models.detectors.adapt_rows` on every row); never raises."""
+        wall, cpu = time.perf_counter(), time.thread_time()
+        try:
+            self.result = adapt_rows(self.base, self.rows, n_unlabelled=len(self.rows), seed=0)
+        except Exception as exc:  # a fit that fails must never end the daemon: counted, logged
+            self.error = f"{type(exc).__name__}: {exc}"
+        self.wall_s = time.perf_counter() - wall
+        self.cpu_s = time.thread_time() - cpu
+        self.rows = None
+
+
+class Adapter:
+    """One background thread running :class:`Fit` s one at a time from a bounded queue.
+
+    Parameters
+    ----------
+    queue_size : int
+        Most fits waiting (``adaptation.queue_size``).
+    """
+
+    def __init__(self, queue_size):
+        self._queue = queue.Queue(queue_size)
+        self._done = collections.deque()
+        self._thread = None
+
+    def submit(self, fit):
+        """Queue a fit without waiting; False when the queue is full."""
+        try:
+            self._queue.put_nowait(fit)
+        except queue.Full:
+            return False
+        if self._thread is None:
+            self._thread = threading.Thread(target=self._work, name="distractd-adapt",
+                                             daemon=True)
+            self._thread.start()
+        return True
+
+    def finished(self):
+        """The fits finished since the previous call, in order."""
+        done = []
+        while self._done:
+            done.append(self._done.popleft())
+        return done
+
+    def cancel(self):
+        """Drop the fits still waiting; return them."""
+        dropped = []
+        while True:
+            try:
+                fit = self._queue.get_nowait()
+            except queue.Empty:
+                return dropped
+            if fit is not None:
+                dropped.append(fit)
+
+    def close(self, timeout_s=1.0):
+        """Drop the waiting fits and stop the thread (waiting at most ``timeout_s`` for a running
+        fit; the thread is a daemon thread and does not hold the process)."""
+        self.cancel()
+        if self._thread is not None:
+            self._queue.put(None)
+            self._thread.join(timeout_s)
+
+    def _work(self):
+        try:
+            os.setpriority(os.PRIO_PROCESS, threading.get_native_id(), _NICE)
+        except OSError as exc:  # e.g. a system-call filter without @resources
+            log.debug("adaptation: the fit thread keeps its priority (%s)", exc)
+        while True:
+            fit = self._queue.get()
+            if fit is None:
+                return
+            fit.run()
+            self._done.append(fit)
