@@ -13,13 +13,17 @@ Three parts, each printing one JSON line per measurement:
    Drops = messages sent minus messages the daemon counted, and states expected minus received.
    CPU = daemon CPU seconds per wall second; RSS per stream = (RSS under load - idle RSS) / K. With
    ``--scrape-storm N`` a separate process keeps N concurrent scrapes of ``/metrics`` going for
-   the whole run (each run is then done twice, without and with the storm).
+   the whole run (each run is then done twice, without and with the storm). With
+   ``--adaptation AFTER_S`` each run is also done with ``[adaptation]`` on (``after_s`` = AFTER_S;
+   the drive must outlast the baselines' 60 s warm-up plus AFTER_S), reporting the fits done and
+   refused by the full queue.
 3. ``channels``: CPU per sample of the per-stream work (session: pipeline, decision rule) with the
    shipped model's pipeline settings and with its per-stream baselines and glance channel turned
    off, in-process over the same streams (issue 13: the channels may cost <= 25 %).
 
 Run: ``.venv/bin/python benchmarks/daemon_load.py [--streams 100 300 1000] [--forms block map]
-[--duration 25] [--no-segmentation] [--scrape-storm 200] [--parts single load channels]``.
+[--duration 25] [--no-segmentation] [--scrape-storm 200] [--adaptation 20]
+[--parts single load channels]``.
 Timings depend on the machine's load; report them with it.
 """
 
@@ -164,7 +168,7 @@ def channels(recording, n_streams=50):
     return out
 
 
-def load(recording, path, n_streams, form, segmentation, scrape_storm=0):
+def load(recording, path, n_streams, form, segmentation, scrape_storm=0, adaptation_after_s=None):
     """One load run; returns the JSON-ready result."""
     input_ep = f"tcp://127.0.0.1:{free_port()}"
     output_ep = f"tcp://127.0.0.1:{free_port()}"
@@ -174,6 +178,9 @@ def load(recording, path, n_streams, form, segmentation, scrape_storm=0):
                "--set", f"metrics.port={metrics_port}", "--set", "service.log_level=warning",
                "--set", "output.republish_s=3600",
                "--set", f"sessions.segmentation={'true' if segmentation else 'false'}"]
+    if adaptation_after_s is not None:
+        command += ["--set", "adaptation.enabled=true",
+                    "--set", f"adaptation.after_s={adaptation_after_s}"]
     config = PipelineConfig()
     t = recording.t
     per_message = 1 if form == "map" else BLOCK_SAMPLES
@@ -228,6 +235,10 @@ def load(recording, path, n_streams, form, segmentation, scrape_storm=0):
             received_msgs = _scrape(metrics_port, "distractd_messages_received_total")
             daemon_latency = _histogram_quantiles(metrics_port,
                                                   "distractd_processing_latency_seconds")
+            fits = {name: _scrape(metrics_port, metric) for name, metric in (
+                ("done", 'distractd_adaptation_fits_total{result="done"}'),
+                ("queue_full", 'distractd_adaptation_skipped_total{reason="queue_full"}'),
+                ("cpu_s", "distractd_adaptation_cpu_seconds_total"))}
             sub.close()
             context.term()
         finally:
@@ -244,7 +255,8 @@ def load(recording, path, n_streams, form, segmentation, scrape_storm=0):
     expected_states = n_streams * int((t[-1] - t[0] - config.window_s - config.lag_s)
                                       / config.hop_s)
     return {"bench": "load", "form": form, "streams": n_streams, "segmentation": segmentation,
-            "scrape_storm": scrape_storm,
+            "scrape_storm": scrape_storm, "adaptation_after_s": adaptation_after_s,
+            "adaptation_fits": fits if adaptation_after_s is not None else None,
             "duration_s": round(float(t[-1] - t[0]), 1),
             "samples_per_s": round(summary["samples"] / summary["elapsed_s"]),
             "messages_sent": summary["messages"], "messages_dropped":
@@ -266,6 +278,8 @@ def main():
     parser.add_argument("--no-segmentation", action="store_true")
     parser.add_argument("--scrape-storm", type=int, default=0, metavar="N",
                         help="also run each load with N concurrent scrapers")
+    parser.add_argument("--adaptation", type=float, default=None, metavar="AFTER_S",
+                        help="also run each load with [adaptation] on after AFTER_S of driving")
     parser.add_argument("--parts", nargs="+", choices=("single", "load", "channels"),
                         default=["single", "load", "channels"])
     args = parser.parse_args()
@@ -287,8 +301,9 @@ def main():
         for form in args.forms:
             for n_streams in args.streams:
                 for storm in storms:
-                    print(json.dumps(load(recording, path, n_streams, form, segmentation, storm)),
-                          flush=True)
+                    for after_s in (None, args.adaptation) if args.adaptation else (None,):
+                        print(json.dumps(load(recording, path, n_streams, form, segmentation,
+                                              storm, after_s)), flush=True)
 
 
 if __name__ == "__main__":

@@ -1,6 +1,6 @@
 """The long-running service: sockets, sessions, publishing, metrics, configuration, lifecycle."""
 
-from ._adaptation import Adapter, StreamAdaptation
+from ._adaptation import Adapter, Fit, StreamAdaptation
 from ._config import DEFAULTS, decision_options, load_config, parse_override
 from ._metrics import LATENCY_BUCKETS_S, Metrics
 from ._service import Model, Service, default_model_path, run
@@ -11,5 +11,5 @@ from ._systemd import Notifier
 __all__ = [
     "DEFAULTS", "load_config", "parse_override", "decision_options", "Metrics", "LATENCY_BUCKETS_S",
     "pupil_sub_endpoint", "PupilLink", "Service", "Model", "Session", "StreamSegmenter", "run",
-    "default_model_path", "Notifier", "StreamAdaptation", "Adapter",
+    "default_model_path", "Notifier", "StreamAdaptation", "Adapter", "Fit",
 ]
