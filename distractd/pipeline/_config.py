@@ -126,21 +126,24 @@ class PipelineConfig:
         A run of samples that would end a glance (back on road, or track loss) or start one
         (off road) must last this long, seconds; shorter runs (blinks, overshoots) are bridged.
     glance_lost_carry_s : float, default=0.5
-        Track loss during a glance away continues the glance for up to this long, seconds: the
-        eyes were last seen away and not back on the road (a dashboard tracker loses them when
-        the driver looks down at a phone); 0 ends the glance like any other return after
-        ``glance_min_dip_s``. With the head-pose fallback below, measured against the simulated
-        drivers' true gaze (docs/evaluation.md, "Glances of 3 s or more"): on the development
-        cohort 0.5 raised the glances of 3 s or more alerted within 3.5 s from 67 % to 76 % at
-        the same 0.3 false long-distraction alerts per hour of calm driving; on a new cohort
-        0.5 gives 76 % at 1.4 per hour and 1.0 gives 80 % at 1.6 per hour.
+        Track loss at the edges of a glance away belongs to it for up to this long, seconds:
+        a loss after an away sample (mirror, instrument or off road; a dashboard tracker loses
+        the eyes when the driver looks down at a phone, and a blink is not a look back) carries
+        the glance on, and a loss between the road and an away sample is its transition (the
+        glance starts at the last road sample). 0 ends a glance like any other return after
+        ``glance_min_dip_s``. Measured against the simulated drivers' true gaze in
+        docs/evaluation.md ("Glances of 3 s or more").
     glance_head_yaw_deg, glance_head_pitch_deg : float, default=6.0, 4.0
-        Half-axes, degrees, of the head-pose ellipse around the driver's on-road head pose (the
-        head's yaw and pitch while the gaze is on the road, learned online): a sample whose eyes
-        are lost while the head is turned outside it counts as ``off_road`` (the eyes went with
-        the head: a phone in the lap, a look over the shoulder), as driver monitors fall back on
-        head pose when the eyes cannot be seen. 0 switches the fallback off; a tracker without
-        head pose never uses it.
+        Half-axes, degrees, of the head-pose ellipse around the driver's recent on-road head
+        pose (the head's yaw and pitch while the gaze is on the road, over the last
+        ``glance_head_memory_s``): a sample whose eyes are lost while the head has turned
+        outside it counts as ``off_road`` (the eyes went with the head: a phone in the lap, a
+        look over the shoulder), as driver monitors fall back on head pose when the eyes cannot
+        be seen. 0 switches the fallback off; a tracker without head pose never uses it.
+    glance_head_memory_s : float, default=2.0
+        Time constant, seconds of on-road gaze, of the on-road head pose: short, so that it
+        follows a driver's slow posture changes and head sway and the fallback judges the head
+        turn that came with the loss of the eyes.
     glance_buffer_s : float, default=2.0
         Capacity of the AttenD attention buffer, seconds (Kircher & Ahlström 2009).
     glance_buffer_delay_s : float, default=0.1
@@ -204,6 +207,7 @@ class PipelineConfig:
     glance_lost_carry_s: float = 0.5
     glance_head_yaw_deg: float = 6.0
     glance_head_pitch_deg: float = 4.0
+    glance_head_memory_s: float = 2.0
     glance_buffer_s: float = 2.0
     glance_buffer_delay_s: float = 0.1
     glance_free_s: float = 1.0
@@ -235,7 +239,8 @@ class PipelineConfig:
         "glance_instrument_pitch_deg": _ANGLE, "glance_instrument_radius_deg": _NON_NEGATIVE,
         "glance_min_dip_s": _NON_NEGATIVE, "glance_lost_carry_s": _NON_NEGATIVE,
         "glance_head_yaw_deg": Interval(0, 45, closed="both"),
-        "glance_head_pitch_deg": Interval(0, 45, closed="both"), "glance_buffer_s": _POSITIVE,
+        "glance_head_pitch_deg": Interval(0, 45, closed="both"),
+        "glance_head_memory_s": _POSITIVE, "glance_buffer_s": _POSITIVE,
         "glance_buffer_delay_s": _NON_NEGATIVE, "glance_free_s": _NON_NEGATIVE,
         "glance_long_s": _POSITIVE, "glance_sharing_s": _POSITIVE,
         "glance_sharing_window_s": _POSITIVE, "glance_sharing_reset_s": _NON_NEGATIVE,
@@ -318,7 +323,8 @@ _P_G_ROAD_PITCH = 51
 _P_G_LOST_CARRY_S = 52
 _P_G_HEAD_YAW = 53          # half-axes of the head-pose ellipse (0: no head fallback)
 _P_G_HEAD_PITCH = 54
-_P_LOW = 55                 # N_FIELDS lower range bounds, then N_FIELDS upper bounds
+_P_G_HEAD_MEMORY_S = 55     # time constant of the on-road head pose
+_P_LOW = 56                 # N_FIELDS lower range bounds, then N_FIELDS upper bounds
 _P_HIGH = _P_LOW + len(FIELDS)
 _P_SIZE = _P_HIGH + len(FIELDS)
 
@@ -360,6 +366,7 @@ def _params(config):
     p[_P_G_LOST_CARRY_S] = config.glance_lost_carry_s
     p[_P_G_HEAD_YAW] = math.radians(config.glance_head_yaw_deg)
     p[_P_G_HEAD_PITCH] = math.radians(config.glance_head_pitch_deg)
+    p[_P_G_HEAD_MEMORY_S] = config.glance_head_memory_s
     p[_P_G_WARMUP_S] = config.glance_road_warmup_s
     p[_P_G_FORGET_S] = config.glance_road_forget_s
     regions = (("interior_mirror", "mirror"), ("left_mirror", "mirror"),

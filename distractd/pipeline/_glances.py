@@ -18,16 +18,19 @@ their sources; in short:
   (``glance_road_yaw_deg`` × ``glance_road_pitch_deg``), ``mirror`` / ``instrument`` inside their
   circles placed relative to the road centre, ``off_road`` elsewhere, ``lost`` when the eyes are
   not tracked (NaN gaze or low confidence) — unless the head is turned away: a lost sample whose
-  head pose lies outside the ``glance_head_*`` ellipse around the head's on-road pose (learned
-  from on-road samples) is ``off_road``, the eyes having gone with the head.
+  head pose lies outside the ``glance_head_*`` ellipse around the head's recent on-road pose
+  (over the last ``glance_head_memory_s`` of on-road samples) is ``off_road``, the eyes having
+  gone with the head.
 - **Glances (ISO 15007-1)**: a glance away lasts from the start of the transition away from the road
   (the last on-road sample) to the start of the transition back (the last sample away). A run of
   samples back on the road or lost ends it once it lasts ``glance_min_dip_s``; shorter runs (a
   blink, a quick check, a short track loss) are bridged. A road-lost-away sequence with a loss
   shorter than ``glance_min_dip_s`` starts the glance at the last road sample; after a longer loss,
   a gap or at the start, a glance starts at its first away sample. Glances shorter than
-  ``glance_min_dip_s`` are not counted. Lost samples extend a glance toward an alert only as
-  ``glance_lost_carry_s`` allows (a short loss after an off-road sample).
+  ``glance_min_dip_s`` are not counted. Track loss at a glance's edges belongs to it for up to
+  ``glance_lost_carry_s``: a loss after an away sample carries the glance on (a blink or the
+  eyes leaving the tracker's range toward a phone is not a look back), and a road-lost-away
+  sequence with a loss that short starts the glance at the last road sample.
 - **AttenD buffer** (Kircher & Ahlström 2009), on the raw classes, time-weighted (the interval
   before each sample takes the sample's class): drains 1 s/s off road; for mirror and instrument
   glances only after their first ``glance_free_s``; refills 1 s/s from ``glance_buffer_delay_s``
@@ -52,7 +55,7 @@ from numba import njit
 
 from ._config import (
     _P_G_BUFFER_DELAY_S, _P_G_BUFFER_S, _P_G_FORGET_S, _P_G_FREE_S, _P_G_LONG_S,
-    _P_G_HEAD_PITCH, _P_G_HEAD_YAW, _P_G_LOST_CARRY_S, _P_G_MIN_DIP_S,
+    _P_G_HEAD_MEMORY_S, _P_G_HEAD_PITCH, _P_G_HEAD_YAW, _P_G_LOST_CARRY_S, _P_G_MIN_DIP_S,
     _P_G_REGIONS, _P_G_ROAD_PITCH, _P_G_ROAD_YAW, _P_G_SHARING_RESET_S, _P_G_SHARING_S,
     _P_G_SHARING_WINDOW_S, _P_G_WARMUP_S,
 )
@@ -127,16 +130,10 @@ _G_TS_HEAD = 23     # next ring row
 _G_TS_N = 24        # glances in the ring
 _G_CENTRE_T = 25    # time the centre was last refined (from the histogram), s
 _G_COS = 26         # cosine of the centre's pitch
-_G_HEAD_YAW = 27    # on-road head pose (yaw, pitch), rad: the head while the gaze is on the road
-_G_HEAD_PITCH = 28
+_G_HEAD_YAW = 27    # recent on-road head pose (yaw, pitch), rad: the head while the gaze is on
+_G_HEAD_PITCH = 28  # the road
 _G_HEAD_SEEN_S = 29  # on-road time with a head pose seen, s
-_G_HEAD_VAR_YAW = 30  # on-road head pose variance (yaw, pitch), rad^2
-_G_HEAD_VAR_PITCH = 31
-_G_SIZE = 32
-
-HEAD_SPREAD = 3.0
-"""The head-pose ellipse is at least this many on-road standard deviations wide: a driver whose
-head moves a lot while looking at the road gets a wider one."""
+_G_SIZE = 30
 
 _HEAD_YAW = FIELD_INDEX["head_yaw"]
 _HEAD_PITCH = FIELD_INDEX["head_pitch"]
@@ -335,28 +332,23 @@ def _learn(t, yaw, pitch, state, hist):
 
 @njit(cache=True, inline="always")
 def _learn_head(x, step, params, state):
-    """Follow the head pose of on-road samples and its variance: running moments over the
-    first ``glance_road_forget_s``, then exponential ones with that time constant."""
+    """Follow the head pose of on-road samples: the running mean over the first
+    ``glance_head_memory_s``, then an exponential one with that time constant."""
     yaw = x[_HEAD_YAW]
     pitch = x[_HEAD_PITCH]
     if yaw != yaw or pitch != pitch:
         return
     seen = state[_G_HEAD_SEEN_S] + step
     state[_G_HEAD_SEEN_S] = seen
-    alpha = min(step / min(seen, params[_P_G_FORGET_S]), 1.0)
-    dyaw = yaw - state[_G_HEAD_YAW] if seen > step else 0.0
-    dpitch = pitch - state[_G_HEAD_PITCH] if seen > step else 0.0
-    state[_G_HEAD_YAW] = yaw - (1.0 - alpha) * dyaw
-    state[_G_HEAD_PITCH] = pitch - (1.0 - alpha) * dpitch
-    state[_G_HEAD_VAR_YAW] = (1.0 - alpha) * (state[_G_HEAD_VAR_YAW] + alpha * dyaw * dyaw)
-    state[_G_HEAD_VAR_PITCH] = (1.0 - alpha) * (state[_G_HEAD_VAR_PITCH]
-                                                + alpha * dpitch * dpitch)
+    alpha = min(step / min(seen, params[_P_G_HEAD_MEMORY_S]), 1.0)
+    state[_G_HEAD_YAW] += alpha * (yaw - state[_G_HEAD_YAW])
+    state[_G_HEAD_PITCH] += alpha * (pitch - state[_G_HEAD_PITCH])
 
 
 @njit(cache=True, inline="always")
 def _head_away(x, params, state):
     """The head of a sample with lost eyes is turned outside the head-pose ellipse around its
-    on-road pose (False without a head pose, an on-road pose or the fallback)."""
+    recent on-road pose (False without a head pose, an on-road pose or the fallback)."""
     if params[_P_G_HEAD_YAW] <= 0.0 or params[_P_G_HEAD_PITCH] <= 0.0:
         return False
     if state[_G_HEAD_SEEN_S] <= 0.0:
@@ -365,10 +357,8 @@ def _head_away(x, params, state):
     pitch = x[_HEAD_PITCH]
     if yaw != yaw or pitch != pitch:
         return False
-    dyaw = (yaw - state[_G_HEAD_YAW]) / max(params[_P_G_HEAD_YAW],
-                                            HEAD_SPREAD * math.sqrt(state[_G_HEAD_VAR_YAW]))
-    dpitch = (pitch - state[_G_HEAD_PITCH]) / max(params[_P_G_HEAD_PITCH],
-                                                  HEAD_SPREAD * math.sqrt(state[_G_HEAD_VAR_PITCH]))
+    dyaw = (yaw - state[_G_HEAD_YAW]) / params[_P_G_HEAD_YAW]
+    dpitch = (pitch - state[_G_HEAD_PITCH]) / params[_P_G_HEAD_PITCH]
     return dyaw * dyaw + dpitch * dpitch > 1.0
 
 
@@ -489,10 +479,10 @@ def _glance_step(x, has_gaze, t, dt, gap, lost, params, state, hist, ring, out, 
     elif cls == LOST and ready and _head_away(x, params, state):
         cls = OFF_ROAD
     away = cls == OFF_ROAD or cls == MIRROR or cls == INSTRUMENT
-    # eyes lost while looking away from the road, not at a mirror or the cluster (a phone in the
-    # lap): the glance goes on for a while
-    carry = (cls == LOST and state[_G_IN] == 1.0 and state[_G_TARGET] == OFF_ROAD
-             and t - state[_G_LAST_AWAY] <= params[_P_G_LOST_CARRY_S])
+    # eyes lost while looking away from the road (a blink, a phone in the lap): the glance goes
+    # on for a while
+    carry_s = params[_P_G_LOST_CARRY_S]
+    carry = (cls == LOST and state[_G_IN] == 1.0 and t - state[_G_LAST_AWAY] <= carry_s)
     prev = state[_G_PREV_CLS]
     t_prev = t - dt
 
@@ -514,7 +504,7 @@ def _glance_step(x, has_gaze, t, dt, gap, lost, params, state, hist, ring, out, 
         if prev == ON_ROAD and not gap:
             start = t_prev
         elif (prev == LOST and state[_G_PRE_LOST] == ON_ROAD
-              and t - state[_G_LOST_T] < min_dip):
+              and t - state[_G_LOST_T] < max(min_dip, carry_s)):
             start = state[_G_LAST_ROAD_T]
         state[_G_IN] = 1.0
         state[_G_START] = start
