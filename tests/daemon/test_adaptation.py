@@ -125,6 +125,8 @@ def test_a_stream_is_adapted_and_scored_as_the_offline_adaptation(start_daemon, 
     rows = X[finite][kept][t[kept] <= fit["t"]][-MAX_WINDOWS:]
     assert fit["windows"] == len(rows) and fit["t"] - t[0] >= AFTER_S
     reference = adapt_rows(detector, rows.astype(np.float32), n_unlabelled=len(rows), seed=0)
+    # an adapted SS-ELM holds only its output weights: the hidden layer is the loaded model's
+    assert reference.estimator.hidden_weights_ is detector.estimator.hidden_weights_
     scores = np.array([m["score"] for m in published])
     np.testing.assert_allclose(scores[first:],
                                reference.window_scores(windows.X[first:], FEATURE_NAMES),
