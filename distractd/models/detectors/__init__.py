@@ -5,7 +5,7 @@ from ._cohort import (
     CohortFit, adapt_detector, adapt_rows, adaptation_obstacle, fit_cohort, stratified_subset,
     thin_windows, train_cohort,
 )
-from ._decision import UNKNOWN, DecisionRule, decide
+from ._decision import LOSS_FEATURE, UNKNOWN, DecisionRule, decide, loss_evidence
 from ._elm import ELMClassifier, hidden_output, hidden_weights
 from ._graph import knn_graph, laplacian
 from ._kernel_expansion import rbf_kernel
@@ -37,6 +37,7 @@ __all__ = [
     "training_windows", "train_detector", "train_model", "predict_windows", "read_labels",
     "usable_features", "chosen_features",
     "Detector", "save_model", "load_model", "fallback_extra", "DecisionSmoother", "smooth_decisions",
-    "DecisionRule", "decide", "UNKNOWN", "CohortFit", "fit_cohort", "thin_windows",
-    "stratified_subset", "train_cohort", "adapt_detector", "adapt_rows", "adaptation_obstacle",
+    "DecisionRule", "decide", "UNKNOWN", "LOSS_FEATURE", "loss_evidence", "CohortFit",
+    "fit_cohort", "thin_windows", "stratified_subset", "train_cohort", "adapt_detector",
+    "adapt_rows", "adaptation_obstacle",
 ]

@@ -5,8 +5,12 @@ predict``, the evaluation's detection delays and false alarms, the demo — so t
 Per window, in time order:
 
 1. a window whose score is missing (a feature the model needs had no data, or the stream's
-   baseline is still warming up) or whose quality (valid-sample fraction) is below
-   ``min_quality`` gets no decision: state -1, published as ``unknown``; the smoother holds;
+   baseline is still warming up) gets no decision: state -1, published as ``unknown``; the
+   smoother holds. So does a window whose quality (valid-sample fraction) is below
+   ``min_quality`` — unless ``loss_evidence``: a model that scores track loss itself (its
+   features include :data:`LOSS_FEATURE`, defined once the stream has delivered gaze) judges
+   such a window, because a gaze-only tracker losing the eyes is evidence (a driver looking
+   down at a phone), not a reason for silence (docs/evaluation.md, "Real drives");
 2. otherwise the score goes through the :class:`DecisionSmoother` (hysteresis or minimum dwell);
 3. a glance alert of the kinds in ``alert_kinds`` (by default the Euro NCAP long distraction, a
    single glance away of 3 s or more) raised within ``alert_hold_s`` before the window's end makes
@@ -22,12 +26,21 @@ import numpy as np
 from ..._validation import Interval, check_params
 from ._smoothing import DecisionSmoother
 
-__all__ = ["DecisionRule", "decide", "UNKNOWN"]
+__all__ = ["DecisionRule", "decide", "UNKNOWN", "LOSS_FEATURE", "loss_evidence"]
 
 UNKNOWN = -1
 """The state of a window without a decision."""
 
+LOSS_FEATURE = "glance_track_loss_fraction"
+"""The window feature that makes track loss evidence to a model (lost samples / samples)."""
+
 _CONSTRAINTS = {"min_quality": Interval(0, 1), "alert_hold_s": Interval(0, None)}
+
+
+def loss_evidence(feature_names):
+    """Whether a model with these features judges low-quality windows itself (``loss_evidence``
+    of :class:`DecisionRule`): it scores the track-loss fraction."""
+    return LOSS_FEATURE in feature_names
 
 
 class DecisionRule:
@@ -36,7 +49,10 @@ class DecisionRule:
     Parameters
     ----------
     min_quality : float, default=0.5
-        Windows with a smaller valid-sample fraction get no decision.
+        Windows with a smaller valid-sample fraction get no decision (unless ``loss_evidence``).
+    loss_evidence : bool, default=False
+        The model scores track loss itself (:func:`loss_evidence` of its feature names): a window
+        below ``min_quality`` that has a score is decided too.
     alert_hold_s : float, default=2.0
         How long, in seconds, a glance alert keeps the state distracted.
     alert_kinds : tuple of str, default=("long_distraction",)
@@ -55,17 +71,21 @@ class DecisionRule:
     """
 
     def __init__(self, min_quality=0.5, alert_hold_s=2.0, alert_kinds=("long_distraction",),
-                 mode="dwell", on=0.5, off=0.5, min_dwell_s=3.0):
+                 mode="dwell", on=0.5, off=0.5, min_dwell_s=3.0, loss_evidence=False):
         check_params({"min_quality": min_quality, "alert_hold_s": alert_hold_s}, _CONSTRAINTS,
                      owner="decision")
         self.min_quality = float(min_quality)
+        self.loss_evidence = bool(loss_evidence)
         self.alert_hold_s = float(alert_hold_s)
         self.alert_kinds = tuple(alert_kinds)
         self.smoother = DecisionSmoother(mode, on, off, min_dwell_s)
         self.last_alert_s = -np.inf
 
     def usable(self, scores, quality):
-        """Which windows the detector decides: a finite score and enough quality."""
+        """Which windows the detector decides: a finite score and enough quality (or any
+        quality, with ``loss_evidence``)."""
+        if self.loss_evidence:
+            return np.isfinite(scores)
         return np.isfinite(scores) & (np.asarray(quality, dtype=np.float64) >= self.min_quality)
 
     def update(self, t_end, scores, quality, alerts=()):

@@ -28,6 +28,7 @@ from ...pipeline import (
 )
 from ..segmentation import fit_segment_prototypes
 from ._artifact import save_model
+from ._decision import LOSS_FEATURE
 from ._scores import binary_scores
 from ._selection import UNLABELLED, select_params
 from ._specs import model_specs
@@ -40,14 +41,26 @@ _constraints = {
     "segment_frames": Interval(0, None, integer=True),
 }
 _T_END_TOLERANCE_S = 1e-6
+_LOST_SHARE = 0.05
+"""Share of windows losing most samples from which :func:`usable_features` also asks a feature
+to have data in them."""
+_LOST_MIN_FRACTION = 0.9
+"""Fraction of those windows a feature must have data in (:func:`usable_features`)."""
 
 
 def usable_features(windows, min_fraction=0.5):
-    """Names of the features that have data in at least ``min_fraction`` of the windows.
+    """Names of the features that have data in at least ``min_fraction`` of the windows, and of
+    the windows where the tracker lost most samples.
 
     A feature is NaN only where its signal is absent (no head pose, no eyelid, a sample rate too
     low for saccades) or not yet warmed up, so the features a tracker's data supports are the
-    ones that are mostly finite.
+    ones that are mostly finite. A sparse gaze-only tracker loses the eyes exactly when the
+    driver looks down at a phone (real 1 Hz texting drives: a third of the texting seconds
+    tracked); a feature that vanishes then (a gaze mean over no tracked sample) would leave those
+    windows unscored and out of training, the very windows whose loss is the evidence. So where
+    at least :data:`_LOST_SHARE` of the windows have under half their samples valid (in streams
+    that have delivered gaze), a feature must also have data in :data:`_LOST_MIN_FRACTION` of
+    those: one missing in a tenth of them or more vanishes with the loss.
 
     Parameters
     ----------
@@ -59,12 +72,23 @@ def usable_features(windows, min_fraction=0.5):
     list of str
         In :data:`~distractd.pipeline.FEATURE_NAMES` order.
     """
+    finite, finite_lost = _data_fractions(windows)
+    if finite_lost is not None:
+        finite = np.where(finite_lost < _LOST_MIN_FRACTION, 0.0, finite)
+    return [name for name, fraction in zip(FEATURE_NAMES, finite) if fraction >= min_fraction]
+
+
+def _data_fractions(windows):
+    """Per feature, the fraction of the windows with data, and of the windows losing most samples
+    in streams that have delivered gaze (None when those are under :data:`_LOST_SHARE`)."""
     parts = [windows] if isinstance(windows, Windows) else list(windows)
     X = np.vstack([w.X for w in parts]) if parts else np.empty((0, len(FEATURE_NAMES)))
     if len(X) == 0:
-        return []
-    finite = np.isfinite(X).mean(axis=0)
-    return [name for name, fraction in zip(FEATURE_NAMES, finite) if fraction >= min_fraction]
+        return np.zeros(len(FEATURE_NAMES)), None
+    quality = np.concatenate([w.quality for w in parts])
+    lost = (quality < 0.5) & np.isfinite(X[:, FEATURE_NAMES.index(LOSS_FEATURE)])
+    finite_lost = np.isfinite(X[lost]).mean(axis=0) if lost.mean() >= _LOST_SHARE else None
+    return np.isfinite(X).mean(axis=0), finite_lost
 
 
 def read_labels(path):
@@ -254,8 +278,8 @@ def chosen_features(windows, features=None):
     if unknown:
         raise ConfigError(f"features {unknown} are not window features; known: "
                           f"{list(FEATURE_NAMES)}")
-    present = set(usable_features(windows))
-    absent = [name for name in features if name not in present]
+    finite = dict(zip(FEATURE_NAMES, _data_fractions(windows)[0]))
+    absent = [name for name in features if finite[name] < 0.5]
     if absent:
         raise ConfigError(f"features {absent} have no data in most windows: the "
                           f"recordings lack the fields they need")

@@ -13,7 +13,7 @@ from pathlib import Path
 import numpy as np
 
 from ...pipeline import PipelineConfig
-from ..detectors import MODELS, model_specs
+from ..detectors import MODELS, loss_evidence, model_specs
 from ._protocol import sweep
 from ._schemes import evaluate_scheme, scheme_drives, supported_schemes
 from ._stats import PAIRS, paired_tests, summarise_scheme
@@ -115,12 +115,14 @@ def run_evaluation(recordings, out_dir, *, schemes=None, protocols=None, models=
     drives, names = scheme_drives(recordings, config, normalisation, features, progress, runner,
                                   protocols)
     schemes = list(schemes or supported_schemes(drives))
+    # a model that scores track loss judges low-quality windows, as the daemon's rule does
+    decision = {"loss_evidence": loss_evidence(names), **(decision or {})}
     protocol = {"schemes": list(schemes), "models": list(models), "grid": grid, "recipe": recipe,
                 "normalisation": normalisation, "features": names,
                 "n_drivers": len({d.driver_id for d in drives}), "n_drives": len(drives),
                 "n_labelled": n_labelled, "n_train": n_train, "n_unlabelled": n_unlabelled,
                 "n_draws": n_draws, "seed": seed, "pipeline_config": config.to_dict(),
-                "decision": dict(decision or {}),
+                "decision": dict(decision),
                 "windows_per_drive": [int(len(d.label)) for d in drives]}
     summaries, tests, sweeps = {}, {}, []
     document = text = None

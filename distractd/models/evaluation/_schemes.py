@@ -27,7 +27,8 @@ Two training recipes:
   (:func:`~distractd.models.detectors.fit_cohort`, the recipe of ``distractd train --cohort``).
 
 Every scheme reports per test drive the window metrics (accuracy, sensitivity, specificity, G-mean
-of ``score > 0`` over windows of known truth that have a score) and the deployment figures
+over every window of known truth, distracted where the decision rule decides the window and its
+score is positive: an undecided window is no alarm) and the deployment figures
 computed on the test drive in time order through the one decision rule
 (:class:`~distractd.models.detectors.DecisionRule`): detection delay per distraction episode,
 missed episodes, false alarms per hour of attentive driving, and the fraction of windows decided.
@@ -50,8 +51,8 @@ from ..._parallel import Runner, recording_windows
 from ..._validation import Interval, Options, check_params
 from ...pipeline import FEATURE_NAMES, PipelineConfig
 from ..detectors import (
-    UNLABELLED, binary_scores, chosen_features, decide, fit_cohort, stratified_subset,
-    thin_windows,
+    UNLABELLED, DecisionRule, binary_scores, chosen_features, decide, fit_cohort,
+    stratified_subset, thin_windows,
 )
 from ._metrics import detection_delays, false_alarms_per_hour
 from ._protocol import evaluate_driver
@@ -355,14 +356,24 @@ def _fit_per_driver(spec, X, y, n_labelled, n_unlabelled, rng):
 
 
 def _drive_record(drive, scores, decision, window_s, traces):
-    """Window metrics and deployment figures of one test drive's scores."""
-    scored = np.isfinite(scores) & (drive.label != UNLABELLED)
+    """Window metrics and deployment figures of one test drive's scores.
+
+    The window metrics count every window of known truth: one is distracted when the decision
+    rule decides it (:meth:`~distractd.models.detectors.DecisionRule.usable`) and its score is
+    positive, so a window left undecided (baseline warming up, a missing feature, too little
+    valid data for the model) counts as no alarm — a miss when the driver was distracted. They
+    are NaN (nothing judged) when the drive has no decided window of known truth; ``coverage``
+    says how many were decided.
+    """
+    known = drive.label != UNLABELLED
+    decided = DecisionRule(**decision).usable(scores, drive.quality)
     record = {"recording_id": drive.recording_id, "protocol": drive.protocol}
-    if scored.any() and len(np.unique(drive.label[scored])) == 2:
-        record.update(binary_scores(drive.label[scored], (scores[scored] > 0).astype(np.int8)))
+    alarm = (decided & (scores > 0)).astype(np.int8)
+    if (known & decided).any() and len(np.unique(drive.label[known])) == 2:
+        record.update(binary_scores(drive.label[known], alarm[known]))
     else:  # a drive without both classes (a no-task drive): specificity only
         record.update(accuracy=np.nan, sensitivity=np.nan, g_mean=np.nan,
-                      specificity=float(np.mean(scores[scored] <= 0)) if scored.any()
+                      specificity=float(np.mean(alarm[known] == 0)) if (known & decided).any()
                       else np.nan)
     states = decide(drive.t_end, scores, drive.quality, drive.alerts, **decision)
     record["coverage"] = float(np.mean(states != -1)) if len(states) else np.nan
