@@ -1,6 +1,6 @@
 """Cost of the daemon's per-stream adaptation: CPU and memory of one fit, memory per stream.
 
-Two parts, each printing JSON lines, with their baselines measured in the same run:
+Three parts, each printing JSON lines, with their baselines measured in the same run:
 
 1. ``fit``: one adaptation fit of the shipped model (its cohort anchors plus n windows of a new
    driver, :class:`distractd.daemon.Fit` as the daemon's thread runs it, one BLAS thread) for
@@ -10,8 +10,12 @@ Two parts, each printing JSON lines, with their baselines measured in the same r
 2. ``memory``: Python heap per session (``tracemalloc``, sessions fed a drive as the daemon feeds
    them), with ``[adaptation]`` off (the baseline), on with its ring of windows full, and on with
    a model adapted to each stream swapped in.
+3. ``stall``: how long another thread (the daemon's loop) can be kept from running while a fit
+   runs in a thread — parts of a fit hold the GIL (numba kernels, Python code) — as the gaps of a
+   thread that sleeps 1 ms and wakes, during fits of 600 windows and, as the baseline, without.
 
-Run: ``.venv/bin/python benchmarks/adaptation.py [--parts fit memory] [--rows 150 300 600 1200]``.
+Run: ``.venv/bin/python benchmarks/adaptation.py [--parts fit memory stall]
+[--rows 150 300 600 1200]``.
 Timings depend on the machine's load; report them with it.
 """
 
@@ -19,6 +23,7 @@ import argparse
 import json
 import os
 import statistics
+import threading
 import time
 import tracemalloc
 
@@ -134,9 +139,50 @@ def memory(model, recording, n_sessions):
     return out
 
 
+def _gaps_ms(until):
+    """Wall gaps (ms) between the wake-ups of this thread sleeping 1 ms until ``until()``."""
+    gaps = []
+    last = time.perf_counter()
+    while not until():
+        time.sleep(0.001)
+        now = time.perf_counter()
+        gaps.append((now - last) * 1e3)
+        last = now
+    return np.array(gaps)
+
+
+def stall(model, recording, n_fits):
+    windows = extract_features(recording, model.pipeline_config)
+    X = windows.X[:, model.columns]
+    finite = np.isfinite(X).all(axis=1)
+    rows = X[finite][thin_windows(windows.t_end[finite], DEFAULTS["adaptation"]["stride_s"])]
+    adaptation = StreamAdaptation(len(model.columns), DEFAULTS["adaptation"], collect=True)
+    adaptation.add(rows, np.arange(len(rows), dtype=np.float64))
+
+    def fits():
+        for _ in range(n_fits):
+            adaptation.fit("s", model.detector).run()
+
+    worker = threading.Thread(target=fits)
+    start = time.perf_counter()
+    worker.start()
+    during = _gaps_ms(lambda: not worker.is_alive())
+    elapsed = time.perf_counter() - start
+    deadline = time.perf_counter() + elapsed
+    baseline = _gaps_ms(lambda: time.perf_counter() >= deadline)
+    out = {"bench": "stall", "fits": n_fits, "windows": min(len(rows), len(adaptation.rows)),
+           "wall_s": round(elapsed, 2)}
+    for name, gaps in (("baseline", baseline), ("during_fits", during)):
+        p50, p99 = np.percentile(gaps, [50, 99])
+        out[f"gap_ms_{name}"] = {"p50": round(float(p50), 2), "p99": round(float(p99), 2),
+                                 "max": round(float(gaps.max()), 2)}
+    return out
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--parts", nargs="+", choices=("fit", "memory"), default=["fit", "memory"])
+    parser.add_argument("--parts", nargs="+", choices=("fit", "memory", "stall"),
+                        default=["fit", "memory", "stall"])
     parser.add_argument("--rows", type=int, nargs="+", default=[150, 300, 600, 1200])
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--sessions", type=int, default=20)
@@ -152,6 +198,9 @@ def main():
         if "memory" in args.parts:
             print(json.dumps(memory(model, simulate_drive(21, duration_s=420.0),
                                     args.sessions)), flush=True)
+        if "stall" in args.parts:
+            print(json.dumps(stall(model, simulate_drive(21, protocol="visual-manual"),
+                                   args.repeats)), flush=True)
 
 
 if __name__ == "__main__":

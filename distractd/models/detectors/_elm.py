@@ -8,7 +8,7 @@ by every ELM-family model of the package (ELM, SS-ELM, US-ELM, ELM-JEC, ELM-CLR)
 import numpy as np
 import scipy.sparse as sp
 from numba import njit
-from scipy.linalg import lapack
+from scipy.linalg import lapack, solve_triangular
 from sklearn.utils.validation import check_is_fitted
 
 from ..._errors import ModelError
@@ -88,7 +88,7 @@ def _sigmoid_from_exp(E):
             row[j] = 1.0 / (1.0 + row[j])
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _weighted_graph_product(c, lam, indptr, indices, data, B):
     """``diag(c) B + lam L B``, L in CSR arrays (``indptr``, ``indices``, ``data``), row by row.
 
@@ -217,7 +217,7 @@ def _solve_graph_dual_mixed(H, L, c, lam, CT):
     return None
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _add_identity_and_norm(A):
     """``A += I`` in place; returns ``‖A‖∞`` (largest absolute row sum)."""
     norm = 0.0
@@ -231,12 +231,19 @@ def _add_identity_and_norm(A):
 
 
 def _solve_spd(A, B):
-    """``A⁻¹B`` by Cholesky for A = I + PSD or diag(1/c) + PSD (C order, overwritten)."""
-    _, x, info = lapack.dposv(A.T, B, overwrite_a=True)
-    if info != 0:
-        raise ModelError(f"ELM output-weight system is not positive definite (LAPACK dposv "
-                         f"info={info}); the penalties C are too large for float64")
-    return x
+    """``A⁻¹B`` by Cholesky for A = I + PSD or diag(1/c) + PSD.
+
+    numpy's factorisation releases the GIL while LAPACK runs (scipy's LAPACK wrappers hold it), so
+    a fit in a background thread — the daemon's adaptation — does not stop the daemon's loop for
+    the whole factorisation (30-80 ms at n_hidden = 1000 on the shared VM).
+    """
+    try:
+        factor = np.linalg.cholesky(A)
+    except np.linalg.LinAlgError:
+        raise ModelError("ELM output-weight system is not positive definite (Cholesky failed); "
+                         "the penalties C are too large for float64") from None
+    y = solve_triangular(factor, B, lower=True, check_finite=False)
+    return solve_triangular(factor, y, lower=True, trans="T", check_finite=False)
 
 
 def _encode_targets(y, classes):

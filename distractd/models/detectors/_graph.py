@@ -86,7 +86,7 @@ def _squared_distances(X, rows=slice(None)):
     return D2, sq
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _distances_from_gram(G, a_sq, b_sq, scale):
     """``G[i, j] ← scale · max(a_sq[i] + b_sq[j] − 2 G[i, j], 0)`` in place (G = A Bᵀ)."""
     for i in range(G.shape[0]):
@@ -144,7 +144,7 @@ def _insert(best_d, best_j, m, k, d, j):
 _SCREEN_BLOCK = 32
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _knn(X, D2, sq, k, first):
     """Exact squared distances and indices of the k nearest other rows of X, nearest first, for
     the rows ``first + r`` of ``D2`` (rows of :func:`_squared_distances`).
@@ -212,7 +212,7 @@ def _knn(X, D2, sq, k, first):
     return squared, indices
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _union(indices, values):
     """CSR arrays (sorted columns) of the union of the directed kNN edges and their reverses.
 
