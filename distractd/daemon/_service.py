@@ -27,7 +27,7 @@ from threadpoolctl import threadpool_limits
 
 from .._errors import ConfigError, DistractdError, ModelError
 from ..models import load_model
-from ..models.detectors import adaptation_obstacle
+from ..models.detectors import adapt_rows, adaptation_obstacle
 from ..models.segmentation import SegmentPrototypes
 from ..pipeline import (
     FEATURE_NAMES, FIELD_INDEX, PipelineConfig, StreamProcessor, Windows, empty_block,
@@ -65,10 +65,11 @@ class Model:
     ``obstacle`` says why it cannot be adapted to a stream's driver (None when it can). The file
     must be a regular file of at most ``max_bytes`` bytes whose arrays expand to at most as many;
     whatever else is wrong with it (missing parts, wrong types) is a
-    :class:`~distractd.ModelError` naming it.
+    :class:`~distractd.ModelError` naming it. With ``adapt`` (``adaptation.enabled``), a model
+    that can adapt also runs one adaptation fit in its warm-up.
     """
 
-    def __init__(self, path, max_bytes=DEFAULTS["model"]["max_bytes"]):
+    def __init__(self, path, max_bytes=DEFAULTS["model"]["max_bytes"], adapt=False):
         self.path = str(path or default_model_path())
         check_archive(self.path, max_bytes, "model file", ModelError)
         try:
@@ -90,7 +91,7 @@ class Model:
             self.obstacle = adaptation_obstacle(self.detector)
         except (DistractdError, TypeError) as exc:
             raise ModelError(f"model file {self.path}: {type(exc).__name__}: {exc}") from None
-        self._warm_up()
+        self._warm_up(adapt and self.obstacle is None)
 
     def segmenter(self, enabled):
         if not enabled or self.prototypes is None:
@@ -106,8 +107,10 @@ class Model:
         are missing); NaN where both miss one."""
         return self.detector.window_scores(X_windows, FEATURE_NAMES)
 
-    def _warm_up(self):
-        """Compile every kernel and run every part once on a synthetic stream (also a check)."""
+    def _warm_up(self, adapt):
+        """Compile every kernel and run every part once on a synthetic stream (also a check);
+        with ``adapt``, also the adaptation's fit, on a few synthetic rows (a first fit compiling
+        its kernels would hold the GIL, and the loop, for seconds)."""
         n = int(round((self.pipeline_config.window_s + 2.0) * 60.0))
         block = empty_block(n)
         block[:, FIELD_INDEX["t"]] = np.arange(n) / 60.0
@@ -124,7 +127,9 @@ class Model:
             segmenter = self.segmenter(True)
             if segmenter is not None:
                 segmenter.update(windows.X, windows.t_end)
-        except (ValueError, TypeError, IndexError) as exc:
+            if adapt:
+                adapt_rows(self.detector, np.zeros((10, len(self.columns))), n_unlabelled=10)
+        except (ValueError, TypeError, IndexError, DistractdError) as exc:
             raise ModelError(f"model file {self.path} fails on synthetic windows: "
                              f"{type(exc).__name__}: {exc}") from None
         if scores.shape != (len(windows),):
@@ -181,7 +186,8 @@ class Service:
         self.metrics = Metrics(registry or CollectorRegistry(),
                                per_stream=config["metrics"]["per_stream"])
         self.notifier = notifier or Notifier()
-        self.model = Model(config["model"]["path"], config["model"]["max_bytes"])
+        self.model = Model(config["model"]["path"], config["model"]["max_bytes"],
+                           config["adaptation"]["enabled"])
         self.metrics.set_model(self.model.detector.model_id, self.model.detector.kind)
         self.inboxes = {}
         self.pupil = None
@@ -661,7 +667,8 @@ class Service:
     def _load(self):
         config = load_config(self.config_path, self.overrides) if self.config_path \
             else load_config(overrides=self.overrides)
-        return config, Model(config["model"]["path"], config["model"]["max_bytes"])
+        return config, Model(config["model"]["path"], config["model"]["max_bytes"],
+                             config["adaptation"]["enabled"])
 
     def finish_reload(self, loading):
         """Swap in what a finished :class:`_Reload` loaded; on any error keep both old ones and
