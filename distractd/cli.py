@@ -766,13 +766,13 @@ def _predict(args):
     import csv
 
     from .models import load_model
-    from .models.detectors import DecisionRule, predict_windows
+    from .models.detectors import DecisionRule, loss_evidence, predict_windows
     from .pipeline import PipelineConfig, read_recording
 
     detector = load_model(args.model)
     recording = read_recording(args.input)
-    windows, scores, states = predict_windows(detector, recording,
-                                              DecisionRule(**_decision(args)))
+    rule = DecisionRule(**_decision(args), loss_evidence=loss_evidence(detector.feature_names))
+    windows, scores, states = predict_windows(detector, recording, rule)
     _need_windows(args.input, recording, windows,
                   PipelineConfig.from_dict(detector.pipeline_config).window_s)
     with open(args.out, "w", newline="") as file:
