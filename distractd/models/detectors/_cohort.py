@@ -7,7 +7,11 @@ evaluation's cohort recipe and by :func:`adapt_detector`:
 
 - windows with a missing feature (or a baseline still warming up) are left out;
 - one window per ``stride_s`` seconds of a drive is kept (windows 0.5 s apart overlap 95 %), then
-  at most ``n_train`` of them, stratified by class;
+  at most ``n_train`` of them with the classes balanced: each class gets ``n_train // 2`` places
+  and a class with fewer windows leaves its unused places to the other. A cohort's windows are
+  about one third distracted; a detector fitted on them as they come (an SVM with one C for both
+  classes) trades sensitivity for specificity, while G-mean weighs both alike (the gain is
+  measured in docs/evaluation.md, "Schemes");
 - the rows are z-scored (the artifact's normaliser);
 - hyper-parameters by grouped cross-validation over the training drivers (3 folds; stratified
   folds when fewer than 3 groups), so that selection is judged on drivers it did not train on;
@@ -113,6 +117,20 @@ def stratified_subset(rows, y, n, rng):
     return np.sort(np.concatenate(picked))
 
 
+def _balanced_subset(rows, y, n, rng):
+    """Up to ``n`` of ``rows`` (sorted), drawn without replacement, ``n // 2`` of each class; a
+    class with fewer rows is taken whole and the other fills the remaining places."""
+    if n >= len(rows):
+        return np.sort(rows)
+    members = [rows[y == cls] for cls in (0, 1)]
+    small = int(len(members[1]) < len(members[0]))
+    sizes = [0, 0]
+    sizes[small] = min(len(members[small]), n // 2)
+    sizes[1 - small] = n - sizes[small]
+    picked = [rng.choice(m, k, replace=False) for m, k in zip(members, sizes)]
+    return np.sort(np.concatenate(picked))
+
+
 def fit_cohort(spec, X, y, groups, *, X_unlabelled=None, n_train=2000, n_folds=3,
                params=None, seed=0):
     """Fit one driver-independent detector on a cohort's labelled windows.
@@ -130,7 +148,7 @@ def fit_cohort(spec, X, y, groups, *, X_unlabelled=None, n_train=2000, n_folds=3
     X_unlabelled : ndarray or None, default=None
         Unlabelled rows for a semi-supervised model (NaN rows left out).
     n_train : int, default=2000
-        Most labelled rows, stratified.
+        Most labelled rows, the classes balanced (module docstring).
     n_folds : int, default=3
         Folds of the grouped selection.
     params : dict or None, default=None
@@ -153,7 +171,7 @@ def fit_cohort(spec, X, y, groups, *, X_unlabelled=None, n_train=2000, n_folds=3
         raise ConfigError(f"cohort training needs at least 8 usable windows of each class, got "
                           f"{counts[1]} distracted and {counts[0]} attentive (windows with a "
                           f"missing feature or a warming baseline are left out)")
-    rows = stratified_subset(usable, y[usable], n_train, rng)
+    rows = _balanced_subset(usable, y[usable], n_train, rng)
     mean = X[rows].mean(axis=0)
     scale = X[rows].std(axis=0)
     scale = np.where(scale > 0, scale, 1.0)
