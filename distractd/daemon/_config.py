@@ -69,8 +69,8 @@ DEFAULTS = {
     },
     "smoothing": {  # the decision rule's defaults (DecisionRule), a test checks they agree
         "mode": "dwell",
-        "on": 0.5,
-        "off": 0.5,
+        "on": 1.0,
+        "off": 1.0,
         "min_dwell_s": 3.0,
     },
     "adaptation": {
