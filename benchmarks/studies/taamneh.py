@@ -16,7 +16,9 @@ for the development half and for all drivers. Representations:
   (``DecisionRule(loss_evidence=True)``);
 - ``before``: the previous behaviour — the 13 features with data in half of the windows (gaze
   means and SDs included) and no decision below ``min_quality`` 0.5;
-- ``product-drive``: the product's features with each drive z-scored offline (an upper bound).
+- ``product-drive``: the product's features with each drive z-scored offline (an upper bound);
+- ``product-raw``: the product's features without any per-stream normalisation (the glance
+  features are already relative to the driver's learned road centre, or fractions).
 
 Then the data README's naive reference (its own task: 10 s windows at 1 s hop over the normal
 drive, label 0, and the texting seconds of the texting drive, label 1; valid-gaze fraction and
@@ -51,6 +53,7 @@ REPRESENTATIONS = {
     "product": ("running", None, None),
     "before": ("running", BEFORE_FEATURES, {"loss_evidence": False}),
     "product-drive": ("drive", None, None),
+    "product-raw": ("none", None, None),
 }
 
 
