@@ -42,7 +42,8 @@ HOP_SAMPLES = 30  # the daemon feeds a stream's pipeline about once per 0.5 s ho
 
 def _stream_cpu_s_per_hour(model, recording):
     """CPU seconds of one stream's per-stream work per hour of its driving (the baseline)."""
-    session = Session("s", model.pipeline_config, decision_options(DEFAULTS), None, 0.0)
+    session = Session("s", model.pipeline_config,
+                      decision_options(DEFAULTS, model.detector.feature_names), None, 0.0)
     samples = recording.samples
     start = time.process_time()
     for lo in range(0, len(samples), HOP_SAMPLES):
@@ -93,7 +94,8 @@ def _fed_sessions(model, recording, n_sessions, options):
     sessions = []
     samples = recording.samples
     for k in range(n_sessions):
-        session = Session(f"s{k}", model.pipeline_config, decision_options(DEFAULTS), None, 0.0)
+        session = Session(f"s{k}", model.pipeline_config,
+                          decision_options(DEFAULTS, model.detector.feature_names), None, 0.0)
         if options is not None:
             session.adaptation = StreamAdaptation(len(model.columns), options, collect=True)
         for lo in range(0, len(samples), HOP_SAMPLES):

@@ -78,7 +78,8 @@ def single_stream(recording, segmentation):
     """Per-window processing latency of one stream, in-process."""
     model = Model(default_model_path())
     config = load_config()
-    session = Session("one", model.pipeline_config, decision_options(config),
+    session = Session("one", model.pipeline_config,
+                      decision_options(config, model.detector.feature_names),
                       model.segmenter(segmentation), 0.0)
     latencies = []
     samples = recording.samples
@@ -140,7 +141,7 @@ def channels(recording, n_streams=50):
     """CPU seconds per sample of the sessions' work with baselines and glances on and off (one
     BLAS thread, as in the daemon)."""
     model = Model(default_model_path())
-    decision = decision_options(load_config())
+    decision = decision_options(load_config(), model.detector.feature_names)
     samples = recording.samples
     out = {"bench": "channels", "streams": n_streams, "samples": n_streams * len(samples)}
     for name, changes in (("on", {}), ("off", {"baseline": False, "glances": False}),

@@ -240,8 +240,8 @@ def run(n_messages, seed, speed, n_dropped_connections, max_streams=200, out=sys
     rng = np.random.default_rng(seed)
     drive = simulate_drive(7, duration_s=120.0)
     detector = load_model(default_model_path())
-    windows, scores, labels = predict_windows(detector, drive,
-                                              DecisionRule(**decision_options(DEFAULTS)))
+    rule = DecisionRule(**decision_options(DEFAULTS, detector.feature_names))
+    windows, scores, labels = predict_windows(detector, drive, rule)
     expected_states = np.array(STATES, dtype=object)[labels]
     kinds = list(KINDS)
     sent = dict.fromkeys(kinds, 0)

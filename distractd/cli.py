@@ -766,12 +766,12 @@ def _predict(args):
     import csv
 
     from .models import load_model
-    from .models.detectors import DecisionRule, loss_evidence, predict_windows
+    from .models.detectors import DecisionRule, predict_windows
     from .pipeline import PipelineConfig, read_recording
 
     detector = load_model(args.model)
     recording = read_recording(args.input)
-    rule = DecisionRule(**_decision(args), loss_evidence=loss_evidence(detector.feature_names))
+    rule = DecisionRule(**_decision(args, detector.feature_names))
     windows, scores, states = predict_windows(detector, recording, rule)
     _need_windows(args.input, recording, windows,
                   PipelineConfig.from_dict(detector.pipeline_config).window_s)
@@ -812,11 +812,12 @@ def _add_decision(parser):
                              "the daemon's)")
 
 
-def _decision(args):
-    """The daemon's decision rule (its configuration defaults), with the options given."""
+def _decision(args, feature_names=()):
+    """The daemon's decision rule (its configuration defaults) for a model with
+    ``feature_names``, with the options given."""
     from .daemon import DEFAULTS, decision_options
 
-    options = decision_options(DEFAULTS)
+    options = decision_options(DEFAULTS, feature_names)
     given = {"min_quality": args.min_quality, "mode": args.smoothing, "on": args.on,
              "off": args.on if args.off is None and args.on is not None else args.off,
              "min_dwell_s": args.min_dwell}

@@ -15,6 +15,7 @@ from pathlib import Path
 
 from .._errors import ConfigError
 from .._validation import Interval, Options, check_params
+from ..models.detectors import loss_evidence
 from ..pipeline.formats import valid_stream_id
 from ._files import read_regular
 
@@ -220,10 +221,13 @@ def _check_rules(config):
                           f"hysteresis mode, got {smoothing['off']}")
 
 
-def decision_options(config):
+def decision_options(config, feature_names=()):
     """Keyword arguments of :class:`~distractd.models.detectors.DecisionRule` in ``config``:
-    ``sessions.min_quality`` and the ``smoothing`` section."""
-    return {"min_quality": config["sessions"]["min_quality"], **config["smoothing"]}
+    ``sessions.min_quality`` and the ``smoothing`` section, and ``loss_evidence`` for a model
+    with ``feature_names`` (:func:`~distractd.models.detectors.loss_evidence`) — the one place
+    the daemon, ``predict``, the benchmarks and the tests take the rule from."""
+    return {"min_quality": config["sessions"]["min_quality"], **config["smoothing"],
+            "loss_evidence": loss_evidence(feature_names)}
 
 
 def parse_override(text):

@@ -27,7 +27,7 @@ from threadpoolctl import threadpool_limits
 
 from .._errors import ConfigError, DistractdError, ModelError
 from ..models import load_model
-from ..models.detectors import adapt_rows, adaptation_obstacle, loss_evidence
+from ..models.detectors import adapt_rows, adaptation_obstacle
 from ..models.segmentation import SegmentPrototypes
 from ..pipeline import (
     FEATURE_NAMES, FIELD_INDEX, PipelineConfig, StreamProcessor, Windows, empty_block,
@@ -62,8 +62,7 @@ class Model:
     model's z-scored feature space. ``needs`` lists, per model feature, the canonical fields it is
     computed from (:func:`~distractd.pipeline.feature_fields`), for the field check;
     ``fallback_needs`` the same for the gaze-only fallback's features (None without one);
-    ``obstacle`` says why it cannot be adapted to a stream's driver (None when it can);
-    ``loss_evidence`` whether it judges low-quality windows itself (it scores track loss). The file
+    ``obstacle`` says why it cannot be adapted to a stream's driver (None when it can). The file
     must be a regular file of at most ``max_bytes`` bytes whose arrays expand to at most as many;
     whatever else is wrong with it (missing parts, wrong types) is a
     :class:`~distractd.ModelError` naming it. With ``adapt`` (``adaptation.enabled``), a model
@@ -90,7 +89,6 @@ class Model:
             segmenter = self.detector.extras.get("segmenter")
             self.prototypes = SegmentPrototypes.from_artifact(*segmenter) if segmenter else None
             self.obstacle = adaptation_obstacle(self.detector)
-            self.loss_evidence = loss_evidence(self.detector.feature_names)
         except (DistractdError, TypeError) as exc:
             raise ModelError(f"model file {self.path}: {type(exc).__name__}: {exc}") from None
         self._warm_up(adapt and self.obstacle is None)
@@ -468,7 +466,7 @@ class Service:
                                                       f"{limit} streams are active"), now)
             return None
         pipeline_config = self.model.pipeline_config
-        decision = {**decision_options(config), "loss_evidence": self.model.loss_evidence}
+        decision = decision_options(config, self.model.detector.feature_names)
         session = Session(stream, pipeline_config, decision,
                           self.model.segmenter(config["sessions"]["segmentation"]), now)
         session.adaptation = self._stream_adaptation()

@@ -208,7 +208,8 @@ def test_no_segment_spans_a_tracker_clock_reset():
     """A stream whose clock restarts mid-drive: every published segment ends after it starts."""
     model = Model("")
     drive = simulate_drive(7, duration_s=150.0)
-    session = Session("s", model.pipeline_config, decision_options(load_config()),
+    session = Session("s", model.pipeline_config,
+                      decision_options(load_config(), model.detector.feature_names),
                       model.segmenter(True), 0.0)
     half = len(drive.samples) // 2
     restarted = drive.samples[half:].copy()

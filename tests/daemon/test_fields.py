@@ -53,7 +53,8 @@ def test_feature_fields_derive_from_the_names():
 def _first_windows(detector, recording, stream):
     """A session fed the recording until its first windows complete, and those windows."""
     config = PipelineConfig.from_dict(detector.pipeline_config)
-    session = Session(stream, config, decision_options(DEFAULTS), None, 0.0)
+    session = Session(stream, config, decision_options(DEFAULTS, detector.feature_names), None,
+                      0.0)
     for lo in range(0, recording.n_samples, 30):
         windows = session.process(recording.samples[lo:lo + 30])
         if len(windows):

@@ -85,8 +85,8 @@ def test_sigterm_flushes_every_stream_and_exits_0(start_daemon, drive, detector)
     """Stopped before its stream goes idle, the daemon still publishes the last windows, which
     only the end of the stream completes: the states equal the batch prediction over the whole
     recording."""
-    windows, scores, labels = predict_windows(detector, drive,
-                                              DecisionRule(**decision_options(DEFAULTS)))
+    rule = DecisionRule(**decision_options(DEFAULTS, detector.feature_names))
+    windows, scores, labels = predict_windows(detector, drive, rule)
     by_the_end = int((windows.t_end > drive.t[-1] - PipelineConfig().lag_s).sum())
     assert by_the_end >= 1
     daemon = start_daemon()
@@ -242,8 +242,8 @@ def test_republished_states_carry_their_age(start_daemon, drive):
 def test_a_scrape_storm_is_answered_and_ingest_goes_on(start_daemon, drive, detector):
     """200 concurrent scrapes while a stream is replayed: every scrape gets a whole exposition
     (with the process collector's series) and the stream's states are those of the batch."""
-    windows, scores, labels = predict_windows(detector, drive,
-                                              DecisionRule(**decision_options(DEFAULTS)))
+    rule = DecisionRule(**decision_options(DEFAULTS, detector.feature_names))
+    windows, scores, labels = predict_windows(detector, drive, rule)
     daemon = start_daemon(["sessions.idle_timeout_s=2"])
     url = f"http://127.0.0.1:{daemon.metrics_port}/metrics"
 

@@ -64,8 +64,8 @@ def test_lsl_outlet_to_daemon_states_and_back(start_daemon):
     samples = lsl_mapping(name, "double64", [{"label": x} for x in labels]).decode(
         drive.samples[:, 1:], base + drive.t, offset)
     detector = load_model(default_model_path())
-    windows, scores, labels_ = predict_windows(detector, Recording(samples),
-                                               DecisionRule(**decision_options(DEFAULTS)))
+    rule = DecisionRule(**decision_options(DEFAULTS, detector.feature_names))
+    windows, scores, labels_ = predict_windows(detector, Recording(samples), rule)
     published = _states(daemon.collect(lambda m: len(_states(m, stream)) >= len(windows),
                                        timeout_s=60), stream)
     assert [m["t"] for m in published] == windows.t_end.tolist()

@@ -74,8 +74,8 @@ def test_pupil_capture_path_equals_batch(start_daemon, drive):
     samples = _adapted(messages)
     assert len(samples) > drive.n_samples  # binocular datums reuse a partner: ~2 per sample
     detector = load_model(default_model_path())
-    windows, scores, labels = predict_windows(detector, Recording(samples),
-                                              DecisionRule(**decision_options(DEFAULTS)))
+    rule = DecisionRule(**decision_options(DEFAULTS, detector.feature_names))
+    windows, scores, labels = predict_windows(detector, Recording(samples), rule)
     published = _states(daemon.collect(lambda m: len(_states(m, "eyes")) >= len(windows),
                                        timeout_s=60), "eyes")
     assert [m["t"] for m in published] == pytest.approx(windows.t_end.tolist(), abs=1e-9)

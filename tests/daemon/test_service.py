@@ -38,8 +38,8 @@ def detector():
 def expected_states(recording, detector):
     """What the daemon must publish with its defaults: the same StreamProcessor, detector and
     decision rule, in batch."""
-    windows, scores, labels = predict_windows(detector, recording,
-                                              DecisionRule(**decision_options(DEFAULTS)))
+    rule = DecisionRule(**decision_options(DEFAULTS, detector.feature_names))
+    windows, scores, labels = predict_windows(detector, recording, rule)
     return windows, scores, np.array(STATES, dtype=object)[labels]
 
 

@@ -156,8 +156,8 @@ def test_the_daemon_runs_inside_the_units_sandbox(start_daemon, tmp_path):
                if not value.startswith("NUMBA_CACHE_DIR"))
     drive = simulate_drive(7, duration_s=30.0)
     detector = load_model(default_model_path())
-    windows, _, labels = predict_windows(detector, drive,
-                                         DecisionRule(**decision_options(DEFAULTS)))
+    rule = DecisionRule(**decision_options(DEFAULTS, detector.feature_names))
+    windows, _, labels = predict_windows(detector, drive, rule)
     daemon = start_daemon(["sessions.idle_timeout_s=1"], env=env, wrapper=wrapper)
     replay([drive], daemon.input, speed=30, prefix="car")
     messages = daemon.collect(lambda m: sum(k == "state" and "age_s" not in s

@@ -87,7 +87,8 @@ def run_evaluation(recordings, out_dir, *, schemes=None, protocols=None, models=
         Window settings.
     decision : dict or None, default=None
         Keyword arguments of :class:`~distractd.models.detectors.DecisionRule` for the deployment
-        figures (None: its defaults; the CLI passes the daemon's).
+        figures (None: its defaults; the CLI passes the daemon's); ``loss_evidence`` always
+        follows the evaluated features, as in the daemon.
     unlabelled_sizes, labelled_sizes : sequence of int, default=()
         The source's sweeps (S0: u in {0, 120, 240, 360, 480} at l = ``sweep_n_labelled``; l from
         16 to 80 at u = ``sweep_n_unlabelled``), per drive with random folds; empty skips.
@@ -116,7 +117,7 @@ def run_evaluation(recordings, out_dir, *, schemes=None, protocols=None, models=
                                   protocols)
     schemes = list(schemes or supported_schemes(drives))
     # a model that scores track loss judges low-quality windows, as the daemon's rule does
-    decision = {"loss_evidence": loss_evidence(names), **(decision or {})}
+    decision = {**(decision or {}), "loss_evidence": loss_evidence(names)}
     protocol = {"schemes": list(schemes), "models": list(models), "grid": grid, "recipe": recipe,
                 "normalisation": normalisation, "features": names,
                 "n_drivers": len({d.driver_id for d in drives}), "n_drives": len(drives),
