@@ -7,7 +7,8 @@ a minute and forgets over minutes) and judge each moment against it. :class:`Run
 this for every window feature, causally and without labels:
 
 - every ``spacing_s`` seconds of window end time one window's features enter a ring of the last
-  ``memory_s / spacing_s`` entries (5 min at 5 s spacing: 60 entries, a few KB per stream);
+  ``memory_s / spacing_s`` entries (5 min at 5 s spacing: 60 entries, a few KB per stream; the
+  pipeline's ``baseline_memory_s`` is 3 min);
 - each window is standardised as ``(x - location) / scale``, where ``location`` is the median of
   the ring and ``scale`` the larger of 1.4826 × the median absolute deviation and 1.2533 × the mean
   absolute deviation from the median (both equal the standard deviation for Gaussian data; the
@@ -115,7 +116,8 @@ class RunningBaseline:
     n_features : int
         Columns of the feature rows.
     memory_s : float, default=300.0
-        How far back the baseline looks, in seconds of window end time.
+        How far back the baseline looks, in seconds of window end time (the pipeline passes its
+        ``baseline_memory_s``).
     spacing_s : float, default=5.0
         One window enters the baseline every ``spacing_s`` seconds.
     warmup_s : float, default=60.0

@@ -93,8 +93,10 @@ class PipelineConfig:
         (:class:`~distractd.pipeline.RunningBaseline`: robust location and scale over the last
         ``baseline_memory_s``), so that ``Windows.X`` holds standardised features, NaN until the
         baseline is ready. Cohort (driver-independent) models are trained with it on.
-    baseline_memory_s : float, default=300.0
-        How far back the baseline looks, seconds of window end time.
+    baseline_memory_s : float, default=180.0
+        How far back the baseline looks, seconds of window end time. Three minutes follow the
+        driver's slow changes (traffic, posture) that would otherwise mask a task's effect;
+        five minutes cost 0.06-0.07 cognitive G-mean (docs/pipeline.md, "Per-stream baselines").
     baseline_spacing_s : float, default=5.0
         One window in ``baseline_spacing_s`` seconds enters the baseline.
     baseline_warmup_s : float, default=60.0
@@ -186,7 +188,7 @@ class PipelineConfig:
     glances: bool = True
     drive_side: str = "left"
     baseline: bool = False
-    baseline_memory_s: float = 300.0
+    baseline_memory_s: float = 180.0
     baseline_spacing_s: float = 5.0
     baseline_warmup_s: float = 60.0
     glance_road_yaw_deg: float = 15.0
