@@ -57,7 +57,10 @@ def test_edited_intervals_train_the_detector(labelled, tmp_path):
                        for i in range(len(preliminary))])
     np.testing.assert_array_equal(windows.label[owned & steady],
                                   1 - preliminary[owned & steady])
-    assert np.mean(windows.label[owned] == 1 - preliminary[owned]) > 0.97
+    # (on this 5-minute drive about a third of the preliminary labels change within a window's
+    # span, so the majority outvotes a few percent of them: 93 % carry the flipped label)
+    assert steady[owned].mean() > 0.5
+    assert np.mean(windows.label[owned] == 1 - preliminary[owned]) > 0.9
     # ... and the deleted interval's windows are unlabelled.
     assert np.all(windows.label[windows.t_start >= last_start] == -1)
 
