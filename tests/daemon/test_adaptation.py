@@ -17,7 +17,7 @@ from distractd.models.detectors import adapt_rows, thin_windows, train_cohort
 from distractd.pipeline import FEATURE_NAMES, PipelineConfig, extract_features
 from distractd.simulators import replay, simulate_cohort, simulate_drive
 
-from .test_service import states_of
+from ._published import states_of
 
 AFTER_S = 60.0
 STRIDE_S = 1.0

@@ -9,6 +9,8 @@ from distractd.pipeline import FEATURE_NAMES, FIELD_INDEX, PipelineConfig, Recor
 from distractd.pipeline.formats import FIELDS
 from distractd.simulators import replay, simulate_drive
 
+from ._published import states_of
+
 HEAD = ("head_x", "head_y", "head_z", "head_yaw", "head_pitch", "head_roll")
 GAZE = ("gaze_r_yaw", "gaze_r_pitch", "gaze_l_yaw", "gaze_l_pitch")
 EYELID = ("eyelid_r", "eyelid_l")
@@ -94,15 +96,6 @@ def test_session_waits_while_its_samples_carry_no_signal(detector, drive):
     blank[:, FIELD_INDEX["confidence"]] = 0.0
     session, windows = _first_windows(detector, Recording(blank), "dark")
     assert _check(detector, session, windows) is None and not session.fields_checked
-
-
-def states_of(messages, stream):
-    """The first state message per window end time (republished copies dropped)."""
-    seen = {}
-    for kind, name, message in messages:
-        if kind == "state" and name == stream:
-            seen.setdefault(message["t"], message)
-    return list(seen.values())
 
 
 def test_session_says_when_the_gaze_only_fallback_scores_the_stream(detector, drive):

@@ -22,6 +22,8 @@ from distractd.pipeline import PipelineConfig, write_recording
 from distractd.pipeline.formats import STATES, decode_output
 from distractd.simulators import replay, simulate_drive
 
+from ._published import states_of
+
 BLASTER = """
 import sys, time
 import numpy as np, zmq
@@ -56,16 +58,6 @@ def drive():
 @pytest.fixture(scope="module")
 def detector():
     return load_model(default_model_path())
-
-
-def states_of(messages, stream):
-    """The first publication of each window's state, in order (republished copies, which carry
-    ``age_s``, dropped)."""
-    seen = {}
-    for kind, name, message in messages:
-        if kind == "state" and name == stream and "age_s" not in message:
-            seen.setdefault(message["t"], message)
-    return [seen[t] for t in sorted(seen)]
 
 
 def blast(daemon, n_streams, rate_hz=0.0):

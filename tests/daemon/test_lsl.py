@@ -18,13 +18,7 @@ from distractd.pipeline.formats import (
 )
 from distractd.simulators import simulate_drive
 
-
-def _states(messages, stream):
-    seen = {}
-    for kind, name, message in messages:
-        if kind == "state" and name == stream:
-            seen.setdefault(message["t"], message)
-    return [seen[t] for t in sorted(seen)]
+from ._published import states_of
 
 
 def _outlet(name, source_id, labels):
@@ -66,7 +60,7 @@ def test_lsl_outlet_to_daemon_states_and_back(start_daemon):
     detector = load_model(default_model_path())
     rule = DecisionRule(**decision_options(DEFAULTS, detector.feature_names))
     windows, scores, labels_ = predict_windows(detector, Recording(samples), rule)
-    published = _states(daemon.collect(lambda m: len(_states(m, stream)) >= len(windows),
+    published = states_of(daemon.collect(lambda m: len(states_of(m, stream)) >= len(windows),
                                        timeout_s=60), stream)
     assert [m["t"] for m in published] == windows.t_end.tolist()
     assert [m["state"] for m in published] == np.array(STATES, dtype=object)[labels_].tolist()

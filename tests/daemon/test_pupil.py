@@ -17,6 +17,8 @@ from distractd.models.detectors import DecisionRule, predict_windows
 from distractd.pipeline.formats import STATES, PupilAdapter, Recording
 from distractd.simulators import PupilEmulator, free_port, simulate_drive
 
+from ._published import states_of
+
 
 @pytest.fixture(scope="module")
 def drive():
@@ -38,14 +40,6 @@ class Running:
     def stop(self):
         self.stopped.set()
         self.thread.join(5)
-
-
-def _states(messages, stream):
-    seen = {}
-    for kind, name, message in messages:
-        if kind == "state" and name == stream:
-            seen.setdefault(message["t"], message)
-    return [seen[t] for t in sorted(seen)]
 
 
 def _adapted(messages):
@@ -76,7 +70,7 @@ def test_pupil_capture_path_equals_batch(start_daemon, drive):
     detector = load_model(default_model_path())
     rule = DecisionRule(**decision_options(DEFAULTS, detector.feature_names))
     windows, scores, labels = predict_windows(detector, Recording(samples), rule)
-    published = _states(daemon.collect(lambda m: len(_states(m, "eyes")) >= len(windows),
+    published = states_of(daemon.collect(lambda m: len(states_of(m, "eyes")) >= len(windows),
                                        timeout_s=60), "eyes")
     assert [m["t"] for m in published] == pytest.approx(windows.t_end.tolist(), abs=1e-9)
     assert [m["state"] for m in published] == np.array(STATES, dtype=object)[labels].tolist()
@@ -106,12 +100,12 @@ def test_daemon_follows_capture_to_a_new_backbone_port(start_daemon, drive):
     try:
         assert second.emulator.sub_port != old_backbone
         messages = daemon.collect(lambda m: second.emulator.n_passes > 0 and any(
-            s["t"] > float(second_half.t[-1]) - 5 for s in _states(m, "eyes")), timeout_s=60)
+            s["t"] > float(second_half.t[-1]) - 5 for s in states_of(m, "eyes")), timeout_s=60)
     finally:
         second.stop()
     assert daemon.metric("distractd_pupil_reconnects_total") == 1
     assert daemon.metric("distractd_samples_received_total") > received_before
-    assert max(s["t"] for s in _states(messages, "eyes")) > float(first_half.t[-1])
+    assert max(s["t"] for s in states_of(messages, "eyes")) > float(first_half.t[-1])
     assert "backbone moved" in daemon.stderr()
     assert daemon.stop() == 0
 

@@ -25,6 +25,8 @@ from distractd.pipeline import (
 )
 from distractd.simulators import replay, simulate_drive
 
+from ._published import states_of
+
 @pytest.fixture(scope="module")
 def drive():
     return simulate_drive(7, duration_s=120.0)  # the default model's driver; a task at 88 s
@@ -41,15 +43,6 @@ def expected_states(recording, detector):
     rule = DecisionRule(**decision_options(DEFAULTS, detector.feature_names))
     windows, scores, labels = predict_windows(detector, recording, rule)
     return windows, scores, np.array(STATES, dtype=object)[labels]
-
-
-def states_of(messages, stream):
-    """The first state message per window end time, in order (republished copies dropped)."""
-    seen = {}
-    for kind, name, message in messages:
-        if kind == "state" and name == stream:
-            seen.setdefault(message["t"], message)
-    return [seen[t] for t in sorted(seen)]
 
 
 def assert_same_states(published, windows, scores, states):
