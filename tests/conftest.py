@@ -1,14 +1,18 @@
-"""Shared fixtures: the location of ../shared/data (real recordings and golden outputs).
+"""Shared fixtures: the location of ../shared/data (real recordings and golden outputs), and a
+Pupil Capture emulator running in a thread.
 
 The suite runs on one BLAS thread, in this process and every daemon or worker it starts: how a
 BLAS splits a sum depends on its thread count, so results would otherwise depend on the machine.
 """
 
 import os
+import threading
 from pathlib import Path
 
 import pytest
 from threadpoolctl import threadpool_limits
+
+from distractd.simulators import PupilEmulator
 
 for _name in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
     os.environ[_name] = "1"  # for subprocesses, and for BLAS libraries not loaded yet
@@ -23,3 +27,42 @@ def shared_data():
     if not SHARED_DATA.is_dir():
         pytest.skip(f"shared data folder {SHARED_DATA} is absent")
     return SHARED_DATA
+
+
+class EmulatorThread:
+    """A :class:`~distractd.simulators.PupilEmulator` serving from a thread, ready on return;
+    ``stop`` (or leaving a ``with`` block, which gives the emulator) stops and joins it."""
+
+    def __init__(self, recording, **options):
+        self.emulator = PupilEmulator(recording, **{"port": 0, **options})
+        self.stopped = threading.Event()
+        ready = threading.Event()
+        self.thread = threading.Thread(target=self.emulator.run, kwargs={
+            "stop": self.stopped.is_set, "on_ready": lambda e: ready.set()}, daemon=True)
+        self.thread.start()
+        assert ready.wait(5)
+
+    def stop(self):
+        self.stopped.set()
+        self.thread.join(5)
+
+    def __enter__(self):
+        return self.emulator
+
+    def __exit__(self, *_):
+        self.stop()
+
+
+@pytest.fixture
+def run_emulator():
+    """Start emulators (:class:`EmulatorThread` arguments); any still running at the test's end
+    is stopped."""
+    started = []
+
+    def start(recording, **options):
+        started.append(EmulatorThread(recording, **options))
+        return started[-1]
+
+    yield start
+    for running in started:
+        running.stop()

@@ -15,7 +15,7 @@ from distractd.daemon import DEFAULTS, PupilLink, decision_options, default_mode
 from distractd.models import load_model
 from distractd.models.detectors import DecisionRule, predict_windows
 from distractd.pipeline.formats import STATES, PupilAdapter, Recording
-from distractd.simulators import PupilEmulator, free_port, simulate_drive
+from distractd.simulators import free_port, simulate_drive
 
 from ._published import states_of
 
@@ -25,23 +25,6 @@ def drive():
     return simulate_drive(7, duration_s=60.0)
 
 
-class Running:
-    """An emulator in a thread, stopped and joined on exit."""
-
-    def __init__(self, recording, **options):
-        self.emulator = PupilEmulator(recording, **options)
-        self.stopped = threading.Event()
-        ready = threading.Event()
-        self.thread = threading.Thread(target=self.emulator.run, kwargs={
-            "stop": self.stopped.is_set, "on_ready": lambda e: ready.set()}, daemon=True)
-        self.thread.start()
-        assert ready.wait(5)
-
-    def stop(self):
-        self.stopped.set()
-        self.thread.join(5)
-
-
 def _adapted(messages):
     """The samples the daemon's adapter makes of ``messages`` (Pupil client messages)."""
     adapter = PupilAdapter(DEFAULTS["pupil"]["reorder_s"])
@@ -49,8 +32,8 @@ def _adapted(messages):
     return np.concatenate(blocks + [adapter.flush()])
 
 
-def test_pupil_capture_path_equals_batch(start_daemon, drive):
-    running = Running(drive, port=0, speed=10.0, wait_subscriptions=6)  # the test's 3 + daemon's 3
+def test_pupil_capture_path_equals_batch(start_daemon, drive, run_emulator):
+    running = run_emulator(drive, speed=10.0, wait_subscriptions=6)  # the test's 3 + daemon's 3
     try:
         device = Device("127.0.0.1", running.emulator.port)
         with device.subscribe(PupilAdapter.TOPICS) as subscription:
@@ -82,11 +65,11 @@ def test_pupil_capture_path_equals_batch(start_daemon, drive):
     assert daemon.stop() == 0
 
 
-def test_daemon_follows_capture_to_a_new_backbone_port(start_daemon, drive):
+def test_daemon_follows_capture_to_a_new_backbone_port(start_daemon, drive, run_emulator):
     remote_port = free_port()
     first_half = Recording(drive.samples[:1200])
     second_half = Recording(drive.samples[1200:2400])
-    first = Running(first_half, port=remote_port, speed=20.0, wait_subscriptions=3)
+    first = run_emulator(first_half, port=remote_port, speed=20.0, wait_subscriptions=3)
     daemon = start_daemon([f"pupil.remote=tcp://127.0.0.1:{remote_port}", "pupil.stream=eyes",
                            "pupil.silence_s=0.5", "pupil.timeout_s=0.5"])
     try:
@@ -96,7 +79,7 @@ def test_daemon_follows_capture_to_a_new_backbone_port(start_daemon, drive):
         first.stop()  # Capture quits; a new one binds Pupil Remote again, the backbone elsewhere
     received_before = daemon.metric("distractd_samples_received_total")
     assert received_before > 0
-    second = Running(second_half, port=remote_port, speed=20.0, wait_subscriptions=3)
+    second = run_emulator(second_half, port=remote_port, speed=20.0, wait_subscriptions=3)
     try:
         assert second.emulator.sub_port != old_backbone
         messages = daemon.collect(lambda m: second.emulator.n_passes > 0 and any(

@@ -5,7 +5,6 @@ import json
 import signal
 import subprocess
 import sys
-import threading
 import time
 
 import numpy as np
@@ -15,7 +14,7 @@ from pupil_labs.pupil_core_network_client import Device
 from distractd.pipeline.formats import (
     FIELD_INDEX, Recording, empty_block, gaze_normal, pupil_datums, write_recording,
 )
-from distractd.simulators import CaptureMatcher, PupilEmulator, free_port
+from distractd.simulators import CaptureMatcher, free_port
 
 
 def _recording(n_samples=600, t0=100.0):
@@ -36,26 +35,6 @@ def _recording(n_samples=600, t0=100.0):
     return Recording(block)
 
 
-class Running:
-    """An emulator in a thread, stopped and joined on exit."""
-
-    def __init__(self, recording, **options):
-        self.emulator = PupilEmulator(recording, port=0, **options)
-        self.stopped = threading.Event()
-        ready = threading.Event()
-        self.thread = threading.Thread(target=self.emulator.run, kwargs={
-            "stop": self.stopped.is_set, "on_ready": lambda e: ready.set()}, daemon=True)
-        self.thread.start()
-        assert ready.wait(5)
-
-    def __enter__(self):
-        return self.emulator
-
-    def __exit__(self, *_):
-        self.stopped.set()
-        self.thread.join(5)
-
-
 def _messages(subscription, until, timeout_s=20):
     messages = []
     deadline = time.monotonic() + timeout_s
@@ -66,9 +45,9 @@ def _messages(subscription, until, timeout_s=20):
     return messages
 
 
-def test_official_client_data_path_and_time_sync():
+def test_official_client_data_path_and_time_sync(run_emulator):
     recording = _recording()
-    with Running(recording, speed=10.0, wait_subscriptions=4) as emulator:
+    with run_emulator(recording, speed=10.0, wait_subscriptions=4) as emulator:
         device = Device("127.0.0.1", emulator.port)  # announces itself, syncs its clock
         assert (device.ipc_pub_port, device.ipc_sub_port) == (emulator.pub_port,
                                                               emulator.sub_port)
@@ -98,8 +77,8 @@ def test_official_client_data_path_and_time_sync():
         p["timestamp"] - pupils[0]["timestamp"]) * 60) < 330)
 
 
-def test_official_client_control_path_and_notifications():
-    with Running(_recording(), speed=1.0) as emulator:
+def test_official_client_control_path_and_notifications(run_emulator):
+    with run_emulator(_recording(), speed=1.0) as emulator:
         device = Device("127.0.0.1", emulator.port)
         with device.subscribe(["notify.", "annotation"]) as subscription:
             time.sleep(0.3)  # the subscription reaches the backbone
@@ -134,8 +113,8 @@ def test_official_client_control_path_and_notifications():
     assert payloads["notify.custom.event"]["x"] == 1
 
 
-def test_timesync_resets_the_running_clock():
-    with Running(_recording(), speed=1.0, wait_subscriptions=1) as emulator:
+def test_timesync_resets_the_running_clock(run_emulator):
+    with run_emulator(_recording(), speed=1.0, wait_subscriptions=1) as emulator:
         device = Device("127.0.0.1", emulator.port)
         # the client synced its clock at connect; 0.3 s later its estimate still agrees (a clock
         # frozen until the first subscription would put it the whole 0.3 s off)
@@ -148,9 +127,9 @@ def test_timesync_resets_the_running_clock():
         assert 5.0 <= after_t <= 5.0 + (time.monotonic() - before)
 
 
-def test_loop_keeps_streaming_with_increasing_timestamps():
+def test_loop_keeps_streaming_with_increasing_timestamps(run_emulator):
     short = Recording(_recording().samples[:60])  # one second
-    with Running(short, speed=5.0, loop=True) as emulator:
+    with run_emulator(short, speed=5.0, loop=True) as emulator:
         device = Device("127.0.0.1", emulator.port)
         with device.subscribe("pupil.0.3d") as subscription:
             messages = _messages(subscription, lambda m: len(m) >= 150)
@@ -160,8 +139,8 @@ def test_loop_keeps_streaming_with_increasing_timestamps():
     assert stamps[-1] - stamps[0] > 2.0  # beyond one pass of the recording
 
 
-def test_without_loop_the_data_end_but_pupil_remote_answers():
-    with Running(Recording(_recording().samples[:30]), speed=30.0) as emulator:
+def test_without_loop_the_data_end_but_pupil_remote_answers(run_emulator):
+    with run_emulator(Recording(_recording().samples[:30]), speed=30.0) as emulator:
         device = Device("127.0.0.1", emulator.port)
         with device.subscribe("pupil.") as subscription:
             while emulator.n_passes == 0:
