@@ -19,6 +19,14 @@ from ._stats import (
     DEPLOYMENT_METRICS, PAIRS, TIMINGS, WINDOW_METRICS, paired_tests, summarise, summarise_scheme,
 )
 from ._timeline import plot_timeline
+from ._event_agreement import (
+    AgreementPool, cohen_kappa, event_agreement, match_events, spans_from_flags,
+)
+from ._coded_sets import (
+    HFC_CODERS, IRF_SUBJECTS, CodedRecording, flags_from_spans, hfc_names, irf_names, read_hfc,
+    read_irf, tracker_resample,
+)
+from ._naive_events import NAIVE_IVT_DEG_S, naive_ivt
 
 __all__ = [
     "accuracy", "sensitivity", "specificity", "g_mean", "binary_scores", "clustering_accuracy",
@@ -30,4 +38,7 @@ __all__ = [
     "scheme_folds", "normalise_drives", "supported_schemes", "evaluate_scheme", "run_evaluation",
     "format_schemes", "format_table", "format_tests", "results_document", "write_results", "plot_sweep",
     "plot_timeline", "SCHEME_NOTES",
+    "AgreementPool", "cohen_kappa", "event_agreement", "match_events", "spans_from_flags",
+    "HFC_CODERS", "IRF_SUBJECTS", "CodedRecording", "flags_from_spans", "hfc_names", "irf_names",
+    "read_hfc", "read_irf", "tracker_resample", "NAIVE_IVT_DEG_S", "naive_ivt",
 ]
