@@ -76,6 +76,14 @@ class PipelineConfig:
         Longest blink, seconds; longer closures or track losses are not blinks.
     blink_min_rate_hz : float, default=10.0
         Below this measured sample rate blinks cannot be resolved and are reported as NaN.
+    fixation_min_s : float, default=0.06
+        Shortest fixation, seconds (its samples' periods): a run of tracked samples in no saccade
+        and no blink (Olsen 2012, Tobii I-VT filter: 60 ms).
+    fixation_merge_gap_s : float, default=0.075
+        A fixation runs on across track loss or eyelid closure of at most this long, seconds, when
+        the gaze comes back within ``fixation_merge_deg`` of where it left (Olsen 2012: 75 ms).
+    fixation_merge_deg : float, default=0.5
+        Largest gaze shift across such a gap, degrees, for the fixation to run on (Olsen 2012).
     use_tracker_flags : bool, default=False
         Use the tracker's ``saccade`` and ``blink`` fields instead of the pipeline's own detectors.
     label_purity : float, default=0.5
@@ -101,6 +109,19 @@ class PipelineConfig:
         One window in ``baseline_spacing_s`` seconds enters the baseline.
     baseline_warmup_s : float, default=60.0
         Window end time after the baseline's first entry before features are given, seconds.
+    baseline_gate : bool, default=False
+        Admit a window to the baseline only while it looks attentive (no more track loss, time
+        off the road or longest glance away, and no less percent road centre, than
+        ``baseline_gate_z`` robust standard deviations beyond the baseline), so that a task
+        longer than the memory is not absorbed (docs/pipeline.md, "Per-stream baselines").
+    baseline_gate_z : float, default=2.0
+        The gate's threshold, robust standard deviations.
+    baseline_gate_max_s : float, default=300.0
+        A run of gated-out windows enters the baseline all the same once it has lasted this
+        long, seconds: a lasting change that is no distraction is still learnt.
+    baseline_absolute_glances : bool, default=False
+        Give the glance features unstandardised (they are relative to the learned road centre, or
+        fractions) while the other features are standardised.
     glance_road_yaw_deg, glance_road_pitch_deg : float, default=15.0, 8.0
         Half-width and half-height, degrees, of the forward roadway region around the learned
         road centre (an ellipse): gaze inside it is on the road (the field relevant for driving
@@ -183,6 +204,9 @@ class PipelineConfig:
     blink_min_s: float = 0.03
     blink_max_s: float = 0.5
     blink_min_rate_hz: float = 10.0
+    fixation_min_s: float = 0.06
+    fixation_merge_gap_s: float = 0.075
+    fixation_merge_deg: float = 0.5
     use_tracker_flags: bool = False
     label_purity: float = 0.5
     glances: bool = True
@@ -191,6 +215,10 @@ class PipelineConfig:
     baseline_memory_s: float = 180.0
     baseline_spacing_s: float = 5.0
     baseline_warmup_s: float = 60.0
+    baseline_gate: bool = False
+    baseline_gate_z: float = 2.0
+    baseline_gate_max_s: float = 300.0
+    baseline_absolute_glances: bool = False
     glance_road_yaw_deg: float = 15.0
     glance_road_pitch_deg: float = 8.0
     glance_road_warmup_s: float = 60.0
@@ -227,11 +255,15 @@ class PipelineConfig:
         "saccade_min_s": _NON_NEGATIVE, "saccade_max_s": _POSITIVE,
         "saccade_min_amplitude_deg": _NON_NEGATIVE, "saccade_min_rate_hz": _NON_NEGATIVE,
         "blink_opening_max": _FRACTION, "blink_min_s": _NON_NEGATIVE, "blink_max_s": _POSITIVE,
-        "blink_min_rate_hz": _NON_NEGATIVE, "use_tracker_flags": bool,
+        "blink_min_rate_hz": _NON_NEGATIVE, "fixation_min_s": _NON_NEGATIVE,
+        "fixation_merge_gap_s": _NON_NEGATIVE, "fixation_merge_deg": _NON_NEGATIVE,
+        "use_tracker_flags": bool,
         "label_purity": Interval(0.5, 1),
         "glances": bool, "drive_side": Options(("left", "right")), "baseline": bool,
         "baseline_memory_s": _POSITIVE, "baseline_spacing_s": _POSITIVE,
-        "baseline_warmup_s": _NON_NEGATIVE, "glance_road_yaw_deg": Interval(0, 45, closed="right"),
+        "baseline_warmup_s": _NON_NEGATIVE, "baseline_gate": bool,
+        "baseline_gate_z": _POSITIVE, "baseline_gate_max_s": _NON_NEGATIVE,
+        "baseline_absolute_glances": bool, "glance_road_yaw_deg": Interval(0, 45, closed="right"),
         "glance_road_pitch_deg": Interval(0, 45, closed="right"),
         "glance_road_warmup_s": _NON_NEGATIVE, "glance_road_forget_s": _POSITIVE,
         "glance_interior_mirror_yaw_deg": _ANGLE, "glance_interior_mirror_pitch_deg": _ANGLE,
@@ -326,7 +358,10 @@ _P_G_LOST_CARRY_S = 52
 _P_G_HEAD_YAW = 53          # half-axes of the head-pose ellipse (0: no head fallback)
 _P_G_HEAD_PITCH = 54
 _P_G_HEAD_MEMORY_S = 55     # time constant of the on-road head pose
-_P_LOW = 56                 # N_FIELDS lower range bounds, then N_FIELDS upper bounds
+_P_FIXATION_MIN_S = 56
+_P_FIXATION_MERGE_S = 57
+_P_FIXATION_MERGE_ANGLE = 58   # rad
+_P_LOW = 59                 # N_FIELDS lower range bounds, then N_FIELDS upper bounds
 _P_HIGH = _P_LOW + len(FIELDS)
 _P_SIZE = _P_HIGH + len(FIELDS)
 
@@ -362,6 +397,9 @@ def _params(config):
     p[_P_MAX_JUMP_S] = config.max_jump_s
     p[_P_CLOCK_RESET_S] = config.clock_reset_s
     p[_P_SACCADE_NOISE_FACTOR] = config.saccade_noise_factor
+    p[_P_FIXATION_MIN_S] = config.fixation_min_s
+    p[_P_FIXATION_MERGE_S] = config.fixation_merge_gap_s
+    p[_P_FIXATION_MERGE_ANGLE] = math.radians(config.fixation_merge_deg)
     p[_P_GLANCES] = float(config.glances)
     p[_P_G_ROAD_YAW] = math.radians(config.glance_road_yaw_deg)
     p[_P_G_ROAD_PITCH] = math.radians(config.glance_road_pitch_deg)

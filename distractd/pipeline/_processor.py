@@ -23,7 +23,9 @@ from ._config import (
     _P_GLANCES, _P_HOP_S, _P_LAG_S, _P_MEASURE_HOPS, _P_RING_HOPS, _P_WINDOW_HOPS,
     PipelineConfig, _params,
 )
-from ._events import _EV_EPOCH, EVENT_KINDS, _blink_step, _saccade_step
+from ._events import (
+    _EV_EPOCH, EVENT_KINDS, _blink_step, _end_fixation, _fixation_step, _saccade_step,
+)
 from ._glances import (
     _A_MAX_ROWS, _A_SIZE, _A_WINDOW, _G_PITCH, _G_YAW, _GO_BUFFER, _GO_CLASS, _GO_OFF_S,
     _GO_SIZE, GlanceChannel, GlanceTrace, _alerts_from_rows, _glance_step,
@@ -133,9 +135,8 @@ class StreamProcessor:
         self._mring = _measures._new_ring(int(self._params[_P_MEASURE_HOPS]))
         self.glances = GlanceChannel(config)
         self._pending_alerts = []
-        self.baseline = RunningBaseline(
-            len(FEATURE_NAMES), config.baseline_memory_s, config.baseline_spacing_s,
-            config.baseline_warmup_s) if config.baseline else None
+        self.baseline = (RunningBaseline.from_config(config, FEATURE_NAMES) if config.baseline
+                         else None)
 
     @property
     def rejected(self):
@@ -188,7 +189,7 @@ class StreamProcessor:
         out_w = np.empty((chunk + self._margin, _O_SIZE))
         if with_events:
             rows = np.empty((n, _R_SIZE))
-            out_e = np.empty((chunk + 2, _events._EV_SIZE))
+            out_e = np.empty((chunk + 4, _events._EV_SIZE))
         else:
             rows = out_e = _NO_ROWS
         out_a = np.empty((_A_MAX_ROWS + 8, _A_SIZE))
@@ -280,7 +281,7 @@ def _run(block, labels, start, base, final, params, vstate, held, estate, wstate
     n_a = 0
     i = start
     while True:
-        if (n_w + margin > out_w.shape[0] or record and n_e + 2 > out_e.shape[0]
+        if (n_w + margin > out_w.shape[0] or record and n_e + 4 > out_e.shape[0]
                 or n_a + _A_MAX_ROWS > out_a.shape[0]):
             return i, n_w, n_e, n_a, False
         if vstate[_V_Q_N] > 0.0:   # held samples released for processing come first
@@ -307,6 +308,7 @@ def _run(block, labels, start, base, final, params, vstate, held, estate, wstate
                 rows[k, _R_GLANCE] = -1.0
             order = _order(x, label, base + k, params, vstate, held, rows, base)
             if order == ORDER_RESET:
+                n_e = _close_fixation(vstate, params, estate, out_e, n_e)
                 n_w = _finish(params, vstate, estate, wstate, ring, out_w, n_w)
                 _restart(vstate, estate, wstate, ring, mstate, mring)
                 _glances._restart(gstate, ghist, gring)
@@ -337,6 +339,7 @@ def _run(block, labels, start, base, final, params, vstate, held, estate, wstate
                                       ring, out_e, n_e)
         b_status, b_duration, n_e = _blink_step(x, t, gap, lost, period, hop, last_hop, params,
                                                 estate, ring, out_e, n_e)
+        n_e = _fixation_step(t, gap, period, s_status, b_status, params, estate, out_e, n_e)
         for e in range(first_event, n_e):
             out_e[e, _EV_EPOCH] = vstate[_V_EPOCH]
         # then the windows this sample completes, before its hop reuses ring rows
@@ -384,8 +387,19 @@ def _run(block, labels, start, base, final, params, vstate, held, estate, wstate
                 rows[k, _R_ROAD_PITCH] = gstate[_G_PITCH]
     if final:
         _release(vstate, held, rows, base)
+        n_e = _close_fixation(vstate, params, estate, out_e, n_e)
         n_w = _finish(params, vstate, estate, wstate, ring, out_w, n_w)
     return i, n_w, n_e, n_a, True
+
+
+@njit(cache=True)
+def _close_fixation(vstate, params, estate, out_e, n_e):
+    """End of the current clock: the open fixation ends at its last sample, on this clock."""
+    first = n_e
+    n_e = _end_fixation(vstate[_V_PERIOD], params, estate, out_e, n_e)
+    if n_e > first:
+        out_e[first, _EV_EPOCH] = vstate[_V_EPOCH]
+    return n_e
 
 
 @njit(cache=True)
@@ -445,7 +459,7 @@ class Events:
     ----------
     t : ndarray of shape (n_samples,)
         Sample times in seconds, as received.
-    saccade, blink : ndarray of shape (n_samples,)
+    saccade, blink, fixation : ndarray of shape (n_samples,)
         1 inside a detected event, 0 outside, NaN where the event cannot be resolved (sample
         rate too low) or the sample was rejected.
     track_loss : ndarray of shape (n_samples,)
@@ -462,22 +476,25 @@ class Events:
     t: np.ndarray
     saccade: np.ndarray
     blink: np.ndarray
+    fixation: np.ndarray
     track_loss: np.ndarray
     gaze_velocity_deg_s: np.ndarray
     rejected: np.ndarray
     events: np.ndarray
 
-    COLUMNS = ("t", "saccade", "blink", "track_loss", "gaze_velocity_deg_s", "rejected")
+    COLUMNS = ("t", "saccade", "blink", "fixation", "track_loss", "gaze_velocity_deg_s",
+               "rejected")
 
     def write_csv(self, path):
         """Write one row per sample: :attr:`COLUMNS`, empty cells for NaN."""
         with open(path, "w", newline="") as file:
             writer = csv.writer(file)
             writer.writerow(self.COLUMNS)
-            for t, s, b, lost, v, reason in zip(self.t.tolist(), self.saccade.tolist(),
-                                                self.blink.tolist(), self.track_loss.tolist(),
-                                                self.gaze_velocity_deg_s.tolist(), self.rejected):
-                writer.writerow([repr(t), _flag(s), _flag(b), _flag(lost),
+            for t, s, b, f, lost, v, reason in zip(
+                    self.t.tolist(), self.saccade.tolist(), self.blink.tolist(),
+                    self.fixation.tolist(), self.track_loss.tolist(),
+                    self.gaze_velocity_deg_s.tolist(), self.rejected):
+                writer.writerow([repr(t), _flag(s), _flag(b), _flag(f), _flag(lost),
                                  "" if math.isnan(v) else f"{v:.3f}", reason])
 
 
@@ -486,7 +503,7 @@ def _flag(value):
 
 
 def detect_events(recording, config=None):
-    """Per-sample saccades and blinks of a whole recording, by the streaming detectors.
+    """Per-sample saccades, blinks and fixations of a whole recording, by the streaming detectors.
 
     A sample is flagged when its time lies within an event's first and last sample times (on the
     same clock: after a clock reset, times start again).
@@ -507,7 +524,7 @@ def detect_events(recording, config=None):
     accepted = rows[:, _R_STATUS] < REJECTED
     epochs = rows[:, _R_EPOCH]
     flags = {}
-    for kind, column in ((0, _R_SACCADE), (1, _R_BLINK)):
+    for kind, column in ((0, _R_SACCADE), (1, _R_BLINK), (2, _R_SACCADE)):
         flag = np.where(rows[:, column] == -2.0, np.nan, 0.0)
         flag[~accepted] = np.nan
         for epoch in np.unique(epochs[accepted]):   # times increase strictly within a clock
@@ -522,7 +539,7 @@ def detect_events(recording, config=None):
     lost[~accepted] = np.nan
     reasons = np.array([""] + list(REJECT_REASONS), dtype=object)
     code = np.where(accepted, 0, rows[:, _R_STATUS].astype(np.int64) - REJECTED + 1)
-    return Events(t.copy(), flags["saccade"], flags["blink"], lost,
+    return Events(t.copy(), flags["saccade"], flags["blink"], flags["fixation"], lost,
                   np.degrees(rows[:, _R_VELOCITY]), reasons[code], events[:, :_EV_EPOCH])
 
 
