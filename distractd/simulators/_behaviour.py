@@ -5,8 +5,8 @@ the future path, Lappi & Lehtonen 2013) follow each other with small resetting s
 positions are an AR(1) scatter around the road centre. After each road fixation an off-road glance
 starts with a hazard equal to the driver's glance rate; the glance goes to a mirror or the
 speedometer (or, in visual-manual episodes, the phone/display low and left of the road: runs of
-glances with short on-road glances between, as when texting). Cognitive load and a
-slow driving-demand process modulate scatter, glance rate and fixation duration; the road's bends
+glances with short on-road glances between, as when texting; :class:`PhoneUse` sets their
+timing). Cognitive load and a slow driving-demand process modulate scatter, glance rate and fixation duration; the road's bends
 and hills move the road centre. Blinks are a gamma
 renewal process in time rescaled by the momentary blink rate, plus blinks attached to large gaze
 shifts (Cardona & Quevedo 2014).
@@ -19,7 +19,8 @@ from numba import njit
 
 from ._oculomotor import main_sequence_peak, saccade_duration
 
-__all__ = ["TARGETS", "GLANCE_TARGETS", "GazePlan", "BlinkPlan", "plan_gaze", "plan_blinks"]
+__all__ = ["TARGETS", "GLANCE_TARGETS", "GazePlan", "BlinkPlan", "PhoneUse", "DASHBOARD_DISPLAY",
+           "HAND_HELD_PHONE", "plan_gaze", "plan_blinks"]
 
 TARGETS = ("road", "interior_mirror", "right_mirror", "left_mirror", "speedometer", "display")
 """Gaze targets of a right-hand-drive car, indexed as in :attr:`GazePlan.target`."""
@@ -41,7 +42,37 @@ _GLANCE_SHARE = np.array([0.0, 0.40, 0.25, 0.10, 0.25, 0.0])
 _LINKED_BLINK_DEG, _LINKED_BLINK_P = 30.0, 0.85
 _BLINK_CV = 0.8
 _GRID_DT_S = 0.1
-_DISPLAY_DWELL_S = (0.4, 4.0)   # clip of one display dwell (A; texting glances 0.5-4 s)
+
+
+@dataclass(frozen=True)
+class PhoneUse:
+    """The timing of a visual-manual task's looks at the phone/display (times in s).
+
+    During a task section, each road fixation starts an episode with probability
+    ``1 - exp(-duration / episode_tau_s)``; an episode is ``episode_looks[0]`` to
+    ``episode_looks[1] - 1`` looks at the phone with ``road_gap_s`` (uniform range) on the road
+    between them. One look lasts the driver's ``display_glance_median_s`` times ``dwell_scale``
+    (and, with ``per_driver``, times the driver's ``phone_dwell_factor``), log-normal with the
+    driver's ``display_glance_sigma`` plus ``extra_sigma``, clipped to ``dwell_range_s``.
+    """
+
+    dwell_scale: float = 1.0
+    extra_sigma: float = 0.0
+    dwell_range_s: tuple = (0.4, 4.0)
+    road_gap_s: tuple = (0.5, 1.5)
+    episode_looks: tuple = (3, 11)
+    episode_tau_s: float = 6.0
+    per_driver: bool = False
+
+
+DASHBOARD_DISPLAY = PhoneUse()
+"""Glances to a display while texting in short runs (texting glances 0.5-4 s; docs/simulator.md)."""
+
+HAND_HELD_PHONE = PhoneUse(dwell_scale=1.7, extra_sigma=0.35, dwell_range_s=(0.4, 20.0),
+                           road_gap_s=(0.4, 2.4), episode_looks=(4, 16), episode_tau_s=3.0,
+                           per_driver=True)
+"""Texting on a hand-held phone in long blocks (Taamneh et al. 2017): long looks down with short
+looks at the road between; calibrated on the real drives' development half (docs/simulator.md)."""
 
 
 @dataclass
@@ -80,7 +111,8 @@ class BlinkPlan:
     depth: np.ndarray
 
 
-def plan_gaze(rng, traits, t_end_s, load, visual, road, demand, *, grid_dt_s=_GRID_DT_S):
+def plan_gaze(rng, traits, t_end_s, load, visual, road, demand, *, grid_dt_s=_GRID_DT_S,
+              phone=DASHBOARD_DISPLAY):
     """Draw the fixation and saccade sequence of one drive.
 
     Parameters
@@ -96,6 +128,8 @@ def plan_gaze(rng, traits, t_end_s, load, visual, road, demand, *, grid_dt_s=_GR
         and hills move the road-centre fixations (tangent-point looking, Land & Lee 1994).
     demand : ndarray of shape (n_grid,)
         Driving demand factor (around 1) on the same grid: scales road scatter and glance rate.
+    phone : PhoneUse, default=DASHBOARD_DISPLAY
+        How the visual task uses the phone/display.
 
     Returns
     -------
@@ -113,8 +147,12 @@ def plan_gaze(rng, traits, t_end_s, load, visual, road, demand, *, grid_dt_s=_GR
         traits.fixation_median_s, traits.glance_rate_per_min / 60.0, traits.glance_median_s,
         traits.okn_gain_per_s, traits.load_gaze_sd_yaw, traits.load_gaze_sd_pitch,
         traits.load_glance_rate, traits.load_fixation, traits.vmax_deg_s, traits.c_deg,
-        traits.load_velocity, traits.load_gaze_pitch_deg, traits.display_glance_median_s,
-        traits.display_glance_sigma, *_DISPLAY_DWELL_S,
+        traits.load_velocity, traits.load_gaze_pitch_deg,
+        traits.display_glance_median_s * phone.dwell_scale
+        * (traits.phone_dwell_factor if phone.per_driver else 1.0),
+        traits.display_glance_sigma + phone.extra_sigma, *phone.dwell_range_s,
+        phone.road_gap_s[0], phone.road_gap_s[1] - phone.road_gap_s[0], phone.episode_looks[0],
+        phone.episode_looks[1] - phone.episode_looks[0], phone.episode_tau_s,
     ])
     out = np.empty((n_max, 10))
     n = _plan_gaze_kernel(t_end_s, grid_dt_s, load, demand, visual, road, geometry[:, 0],
@@ -136,7 +174,8 @@ def _plan_gaze_kernel(t_end, grid_dt, load, demand, visual, road, target_yaw, ta
                       glance_cdf, params, normals, uniforms, out):
     (sd_yaw, sd_pitch, road_pitch, fix_median, glance_rate, glance_median, okn_gain,
      m_sd_yaw, m_sd_pitch, m_glance, m_fix, vmax, c, m_vel, ahead_pitch, display_median,
-     display_sigma, display_min, display_max) = params
+     display_sigma, display_min, display_max, gap_min, gap_span, looks_min, looks_span,
+     episode_tau) = params
     n_grid = len(load)
     t = 0.0
     road_yaw, road_pitch_now = 0.0, road_pitch
@@ -185,13 +224,13 @@ def _plan_gaze_kernel(t_end, grid_dt, load, demand, visual, road, target_yaw, ta
         # choose the next target
         if target != 0:
             if target == 5:
-                road_since_display, road_needed = 0.0, 0.5 + u[3]
+                road_since_display, road_needed = 0.0, gap_min + gap_span * u[3]
             road_yaw, road_pitch_now = 0.3 * z[3], road_pitch
             target = 0
         else:
             road_since_display += duration
-            if vis and episode_left == 0 and u[2] < 1 - np.exp(-duration / 6.0):
-                episode_left = 3 + int(8 * u[3])
+            if vis and episode_left == 0 and u[2] < 1 - np.exp(-duration / episode_tau):
+                episode_left = int(looks_min) + int(looks_span * u[3])
                 road_needed = 0.0
             if episode_left > 0 and not vis:
                 episode_left = 0

@@ -73,6 +73,7 @@ class DriverTraits:
     load_gaze_pitch_deg: float
     display_glance_median_s: float
     display_glance_sigma: float
+    phone_dwell_factor: float
 
     def summary(self):
         """The traits as a JSON-ready dict (floats rounded to 4 significant digits)."""
@@ -180,5 +181,9 @@ def draw_driver(seed):
         # Drawn last so that the traits above do not depend on them.
         display_glance_median_s=lognormal(1.1, 0.15),
         display_glance_sigma=float(rng.uniform(0.4, 0.55)),
+        # Texting on a hand-held phone (texting-blocks): how much longer (or shorter) than usual
+        # this driver looks down; the real drives' on-task valid gaze ranges 0.01-0.78 between
+        # drivers (docs/simulator.md). Drawn last.
+        phone_dwell_factor=lognormal(1.0, 0.5),
         **effects,
     )

@@ -6,19 +6,27 @@ normal sections 73 + 206 * Beta(1, 5) s, which stays within the reported 73-279 
 107 s so that task/normal time is about the reported 0.45 imbalance. Labels are 1 inside task
 sections and 0 elsewhere; recovery gaps are labelled 0 (the source labels task vs normal only) while
 the simulated behaviour carries the load over into them.
+
+The texting protocol of Taamneh et al. 2017 (doi:10.1038/sdata.2017.110; drives 5-7) runs in long
+blocks instead: about 80 s off, 160 s on, 240 s off, 160 s on, 120 s off (:func:`texting_schedule`;
+the block lengths are jittered per drive as measured on the real texting drives, docs/simulator.md).
 """
 
 from dataclasses import dataclass
 
 import numpy as np
 
-__all__ = ["Section", "drive_schedule", "schedule_labels", "cognitive_load"]
+__all__ = ["Section", "drive_schedule", "texting_schedule", "schedule_labels", "cognitive_load"]
 
 N_TASKS = 9
 RECOVERY_S = 15.0
 TASK_MEAN_S, TASK_SD_S, TASK_RANGE_S = 52.9, 7.8, (30.0, 80.0)
 NORMAL_MIN_S, NORMAL_SPAN_S = 73.0, 206.0
 SOUND_PERIOD_S = 2.0
+# Taamneh's texting drives, early subjects' timing (T001-T051; median block lengths, s, and
+# their spread between drives): off, on, off, on, off.
+TEXTING_BLOCKS = (("normal", 78.0, 6.0), ("task", 158.0, 5.0), ("normal", 255.0, 18.0),
+                  ("task", 158.0, 5.0), ("normal", 140.0, 15.0))
 
 
 @dataclass(frozen=True)
@@ -63,6 +71,37 @@ def drive_schedule(rng, duration_s=None):
     kept = [s for s in sections if s.start_s < duration_s]
     last = kept[-1]
     kept[-1] = Section(last.kind, last.start_s, min(last.end_s, float(duration_s)))
+    return tuple(kept)
+
+
+def texting_schedule(rng, duration_s=None):
+    """Draw the blocks of one Taamneh-like texting drive.
+
+    Parameters
+    ----------
+    rng : numpy.random.Generator
+        Source of the block lengths: each is normal around the real drives' median
+        (:data:`TEXTING_BLOCKS`), clipped to +-3 SD.
+    duration_s : float or None, default=None
+        None: the five blocks (about 13 min). Otherwise the drive is cut at ``duration_s``, or its
+        last task-free block runs on to ``duration_s``.
+
+    Returns
+    -------
+    tuple of Section
+        Contiguous sections from 0 s: normal, task, normal, task, normal.
+    """
+    sections, t = [], 0.0
+    for kind, median_s, sd_s in TEXTING_BLOCKS:
+        length = median_s + sd_s * float(np.clip(rng.standard_normal(), -3.0, 3.0))
+        sections.append(Section(kind, t, t + length))
+        t += length
+    if duration_s is None:
+        return tuple(sections)
+    kept = [s for s in sections if s.start_s < duration_s]
+    last = kept[-1]
+    end_s = float(duration_s) if last is sections[-1] else min(last.end_s, float(duration_s))
+    kept[-1] = Section(last.kind, last.start_s, end_s)
     return tuple(kept)
 
 

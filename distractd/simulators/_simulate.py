@@ -1,4 +1,4 @@
-"""Simulated drives: one driver per seed, many drives per driver, three protocols, ground truth.
+"""Simulated drives: one driver per seed, many drives per driver, five protocols, ground truth.
 
 A drive is assembled in stages, each with its own :class:`numpy.random.SeedSequence` child so that
 switching one option (say ``drops``, or the protocol) leaves every other random stream unchanged:
@@ -13,16 +13,17 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from .._errors import ConfigError
 from .._validation import Interval, Options, check_params
 from ..pipeline import FIELD_INDEX, Recording, empty_block
-from ._behaviour import GLANCE_TARGETS, plan_blinks, plan_gaze
+from ._behaviour import DASHBOARD_DISPLAY, GLANCE_TARGETS, HAND_HELD_PHONE, plan_blinks, plan_gaze
 from ._driver import draw_driver
 from ._oculomotor import ou_noise, render_eyelid, render_gaze, render_head, smooth_drift
-from ._protocol import Section, cognitive_load, drive_schedule, schedule_labels
-from ._tracker import apply_tracker
+from ._protocol import Section, cognitive_load, drive_schedule, schedule_labels, texting_schedule
+from ._tracker import TRACKERS, apply_tracker, sample_sparse_gaze
 
 __all__ = ["simulate_drive", "simulate_drive_truth", "DriveTruth", "GlanceTruth",
-           "simulate_cohort", "cohort_seeds", "PROTOCOLS"]
+           "simulate_cohort", "simulate_texting_study", "cohort_seeds", "PROTOCOLS"]
 
 SIMULATOR_VERSION = 2
 _GRID_DT_S = 0.1
@@ -35,8 +36,13 @@ _POSTURE_TAU_S = 300.0      # posture creep (A)
 _LIGHT_TAU_S = 90.0         # ambient-light pupil drift: clouds, road direction (A)
 _DEMAND_SD, _DEMAND_TAU_S = 0.8, 60.0         # log driving demand: traffic, junctions (A)
 _ROAD_SD_DEG, _ROAD_TAU_S = (2.5, 1.0), 40.0  # road direction ahead: bends, hills (A)
-PROTOCOLS = ("cognitive", "visual-manual", "none")
-"""The task protocols: the source's sound counting, a texting-like visual-manual task, no task."""
+PROTOCOLS = ("cognitive", "visual-manual", "none", "texting-blocks", "normal-blocks")
+"""The task protocols: the source's sound counting, a texting-like visual-manual task, no task;
+Taamneh et al.'s texting drive (long blocks of texting on a hand-held phone) and its matching
+drive without a task."""
+_TASK_FREE = ("none", "normal-blocks")
+_BLOCK_PROTOCOLS = ("texting-blocks", "normal-blocks")   # Taamneh's block timing
+_PHONE = {"visual-manual": DASHBOARD_DISPLAY, "texting-blocks": HAND_HELD_PHONE}
 _VISUAL_LOAD = 0.5          # load of the visual-manual task, times the counting task's (A)
 _DRIVE_BRANCH = 7           # spawn_key (7, k): the streams of drive k >= 1
 _DEFAULT_OPTIONS = {"noise": True, "track_loss": True, "drops": True, "duplicates": True,
@@ -47,6 +53,7 @@ _CONSTRAINTS = {
     "protocol": Options(PROTOCOLS),
     "duration_s": [None, Interval(0, None, closed="neither")],
     "rate_hz": Interval(1.0, 2000.0),
+    "tracker": Options(tuple(TRACKERS)),
     "noise": bool, "track_loss": bool, "drops": bool, "duplicates": bool, "jitter": bool,
 }
 
@@ -126,7 +133,8 @@ class DriveTruth:
 
 
 def simulate_drive(seed, duration_s=None, rate_hz=60.0, *, drive=0, protocol="cognitive",
-                   noise=True, track_loss=True, drops=True, duplicates=True, jitter=True):
+                   tracker="full", noise=True, track_loss=True, drops=True, duplicates=True,
+                   jitter=True):
     """Simulate one drive of one driver.
 
     Parameters
@@ -136,18 +144,31 @@ def simulate_drive(seed, duration_s=None, rate_hz=60.0, *, drive=0, protocol="co
     duration_s : float or None, default=None
         Drive length in seconds; None follows the protocol (nine task sections, about 24-29 min).
     rate_hz : float, default=60.0
-        Nominal tracker frame rate in Hz.
+        Nominal rate of the delivered samples in Hz (with ``tracker="sparse-gaze"``, the export
+        rate: at most the tracker's 60 Hz; Taamneh's is 1).
     drive : int, default=0
         Which drive of the driver: every drive has the same traits and its own schedule, gaze
         plan, blinks, body noise, road and tracker noise. Drive 0 is the simulator's original
         drive for ``seed``.
-    protocol : {"cognitive", "visual-manual", "none"}, default="cognitive"
+    protocol : {"cognitive", "visual-manual", "none", "texting-blocks", "normal-blocks"}, \
+default="cognitive"
         "cognitive": task sections are the source's sound-counting task (cognitive load).
         "visual-manual": task sections are a texting-like task: runs of 3-10 glances to a phone
         low and left of the road (per-driver log-normal dwell, mean about 1.3 s, 10-15 % over
         2 s) with 0.5-1.5 s on the road between, blinks inhibited, half the counting task's
-        cognitive load. "none": no task; one normal-driving section, labels all 0. The protocol
-        changes behaviour only: the random streams are those of ``(seed, drive)`` either way.
+        cognitive load. "none": no task; one normal-driving section, labels all 0.
+        "texting-blocks": Taamneh et al. 2017's texting drive, about 80 s off, 160 s on, 240 s
+        off, 160 s on, 120 s off (about 13 min; block lengths jittered per drive), the task
+        texting on a hand-held phone: long looks down (per-driver dwell, median about 1.9 s,
+        up to 20 s) in episodes of 4-15 looks with 0.4-2.4 s on the road between, the
+        visual-manual task's load and blink inhibition. "normal-blocks": the same drive length
+        without a task (Taamneh's normal drive). The protocol changes behaviour only: the random
+        streams are those of ``(seed, drive)`` either way.
+    tracker : {"full", "sparse-gaze"}, default="full"
+        "full": every field at ``rate_hz``. "sparse-gaze": a 60 Hz faceLAB whose gaze footprint
+        on the simulator screen is exported at ``rate_hz`` (Taamneh's data at 1 Hz): gaze lost
+        off the screen and in more frequent bursts, one frame point-sampled per period, only
+        gaze and a 0/1 confidence (:data:`~distractd.simulators._tracker.TRACKERS`).
     noise, track_loss, drops, duplicates, jitter : bool, default=True
         Tracker imperfections; see :func:`~distractd.simulators._tracker.apply_tracker`.
 
@@ -165,7 +186,7 @@ def simulate_drive(seed, duration_s=None, rate_hz=60.0, *, drive=0, protocol="co
     ('sim-7-d2-cognitive', 18)
     """
     return simulate_drive_truth(
-        seed, duration_s, rate_hz, drive=drive, protocol=protocol, noise=noise,
+        seed, duration_s, rate_hz, drive=drive, protocol=protocol, tracker=tracker, noise=noise,
         track_loss=track_loss, drops=drops, duplicates=duplicates, jitter=jitter)[0]
 
 
@@ -179,7 +200,7 @@ def _drive_streams(seed, drive):
 
 
 def simulate_drive_truth(seed, duration_s=None, rate_hz=60.0, *, drive=0, protocol="cognitive",
-                         **options):
+                         tracker="full", **options):
     """:func:`simulate_drive` plus the ground truth behind it.
 
     Returns
@@ -187,49 +208,57 @@ def simulate_drive_truth(seed, duration_s=None, rate_hz=60.0, *, drive=0, protoc
     recording : Recording
     truth : DriveTruth
         The events and true signals, for calibration and for evaluating event and glance
-        detectors (:meth:`DriveTruth.glances`).
+        detectors (:meth:`DriveTruth.glances`); its frames are the tracker's (60 Hz with
+        ``tracker="sparse-gaze"``).
     """
     unknown = set(options) - set(_DEFAULT_OPTIONS)
     if unknown:
         raise TypeError(f"simulate_drive got unknown options {sorted(unknown)}")
     options = {**_DEFAULT_OPTIONS, **options}
     check_params({"seed": seed, "drive": drive, "protocol": protocol, "duration_s": duration_s,
-                  "rate_hz": rate_hz, **options}, _CONSTRAINTS, owner="simulate_drive")
+                  "rate_hz": rate_hz, "tracker": tracker, **options}, _CONSTRAINTS,
+                 owner="simulate_drive")
+    profile = TRACKERS[tracker]
+    frame_hz = profile.frame_rate_hz or rate_hz
+    if rate_hz > frame_hz:
+        raise ConfigError(f"simulate_drive.rate_hz must be at most the {tracker} tracker's "
+                          f"{frame_hz:g} Hz, got {rate_hz!r}")
     streams = _drive_streams(seed, drive)
     rng_schedule, rng_gaze, rng_blinks, rng_body, rng_tracker, rng_road = (
         np.random.default_rng(s) for s in streams[1:])
     traits = draw_driver(streams[0])
-    sections = drive_schedule(rng_schedule, duration_s)
-    if protocol == "none":
+    sections = (texting_schedule(rng_schedule, duration_s) if protocol in _BLOCK_PROTOCOLS
+                else drive_schedule(rng_schedule, duration_s))
+    if protocol in _TASK_FREE:
         sections = (Section("normal", 0.0, sections[-1].end_s),)
     task_starts = np.array([s.start_s for s in sections if s.kind == "task"])
     gains = np.exp(_SECTION_GAIN_SIGMA * rng_schedule.standard_normal(len(task_starts)))
     # each task section's load posture (head lean, head set) varies around the driver's own
     section_sets = rng_schedule.standard_normal((len(task_starts), 6)) * _SECTION_SET_SD
     t_end = sections[-1].end_s
-    n = int(math.floor(t_end * rate_hz))
-    t = np.arange(n) / rate_hz
+    n = int(math.floor(t_end * frame_hz))
+    t = np.arange(n) / frame_hz
 
     grid_t = np.arange(int(math.ceil(t_end / _GRID_DT_S)) + 1) * _GRID_DT_S
     load_grid = (cognitive_load(grid_t, sections, gains=gains) if protocol == "cognitive" else
                  _VISUAL_LOAD * cognitive_load(grid_t, sections, gains=gains, sound_modulation=0.0)
-                 if protocol == "visual-manual" else np.zeros(len(grid_t)))
+                 if protocol in _PHONE else np.zeros(len(grid_t)))
     visual_grid = (schedule_labels(grid_t, sections).astype(np.float64)
-                   if protocol == "visual-manual" else np.zeros(len(grid_t)))
+                   if protocol in _PHONE else np.zeros(len(grid_t)))
     demand_grid = np.exp(ou_noise(rng_road, len(grid_t), _GRID_DT_S, _DEMAND_TAU_S, _DEMAND_SD)
                          - _DEMAND_SD ** 2 / 2)   # mean 1
     road_grid = np.column_stack([smooth_drift(rng_road, len(grid_t), _GRID_DT_S, _ROAD_TAU_S, sd)
                                  for sd in _ROAD_SD_DEG])
     gaze = plan_gaze(rng_gaze, traits, t_end, load_grid, visual_grid, road_grid, demand_grid,
-                     grid_dt_s=_GRID_DT_S)
+                     grid_dt_s=_GRID_DT_S, phone=_PHONE.get(protocol, DASHBOARD_DISPLAY))
     blinks = plan_blinks(rng_blinks, traits, t_end, load_grid, visual_grid, gaze,
                          grid_dt_s=_GRID_DT_S)
     load = np.interp(t, grid_t, load_grid)
     demand = np.interp(t, grid_t, demand_grid)
 
-    gaze_yaw, gaze_pitch, in_saccade = render_gaze(gaze, n, rate_hz)
+    gaze_yaw, gaze_pitch, in_saccade = render_gaze(gaze, n, frame_hz)
     fixation = np.maximum(np.searchsorted(gaze.start, t, side="right") - 1, 0)
-    posture = np.column_stack([smooth_drift(rng_body, n, 1 / rate_hz, _POSTURE_TAU_S, 1.0)
+    posture = np.column_stack([smooth_drift(rng_body, n, 1 / frame_hz, _POSTURE_TAU_S, 1.0)
                                for _ in range(2)])
     current = np.maximum(np.searchsorted(task_starts, t, side="right") - 1, 0)
     load_set = load[:, None] * (1 + section_sets[current]) if len(task_starts) else \
@@ -244,16 +273,16 @@ def simulate_drive_truth(seed, duration_s=None, rate_hz=60.0, *, drive=0, protoc
     block[:, 0] = t
     block[:, [FIELD_INDEX[f] for f in ("head_yaw", "head_pitch", "head_roll")]] = np.radians(head)
     block[:, [FIELD_INDEX[f] for f in ("head_x", "head_y", "head_z")]] = _head_position(
-        rng_body, traits, head, rate_hz, load, demand, posture, load_set[:, :3])
+        rng_body, traits, head, frame_hz, load, demand, posture, load_set[:, :3])
     half_vergence = np.degrees(np.arctan(_IPD_M / 2 / gaze.distance_m[fixation]))
     for eye, sign in (("r", -1.0), ("l", 1.0)):
         block[:, FIELD_INDEX[f"gaze_{eye}_yaw"]] = np.radians(gaze_yaw + sign * half_vergence)
         block[:, FIELD_INDEX[f"gaze_{eye}_pitch"]] = np.radians(gaze_pitch)
     opening = (1 - closure) * (1 + 0.012 * np.clip(eye_pitch, -30.0, 10.0))
-    opening *= 1 + ou_noise(rng_body, n, 1 / rate_hz, 5.0, 0.03)
-    pupil = traits.pupil_mm + ou_noise(rng_body, n, 1 / rate_hz, 8.0, 0.15)
+    opening *= 1 + ou_noise(rng_body, n, 1 / frame_hz, 5.0, 0.03)
+    pupil = traits.pupil_mm + ou_noise(rng_body, n, 1 / frame_hz, 8.0, 0.15)
     pupil += traits.load_pupil_mm * load
-    pupil += smooth_drift(rng_body, n, 1 / rate_hz, _LIGHT_TAU_S, traits.pupil_light_sd_mm)
+    pupil += smooth_drift(rng_body, n, 1 / frame_hz, _LIGHT_TAU_S, traits.pupil_light_sd_mm)
     for eye, sign in (("r", 0.5), ("l", -0.5)):
         block[:, FIELD_INDEX[f"eyelid_{eye}"]] = np.clip(opening * (1 + sign * 0.02), 0.0, 1.3)
         block[:, FIELD_INDEX[f"pupil_{eye}"]] = np.clip(pupil + sign * traits.anisocoria_mm,
@@ -263,12 +292,15 @@ def simulate_drive_truth(seed, duration_s=None, rate_hz=60.0, *, drive=0, protoc
 
     switches = {k: options[k] for k in ("noise", "track_loss", "drops", "duplicates", "jitter")}
     samples, rows, offset = apply_tracker(rng_tracker, traits, block.copy(), eye_yaw, eye_pitch,
-                                          closure, rate_hz, **switches)
+                                          closure, frame_hz, profile=profile, **switches)
+    if profile.gaze_only:
+        samples, rows = sample_sparse_gaze(samples, rows, n, frame_hz, rate_hz)
     meta = {
         "source": "simulator", "simulator_version": SIMULATOR_VERSION, "seed": int(seed),
         "driver_id": f"sim-{seed}", "drive": int(drive), "protocol": protocol,
         "recording_id": f"sim-{seed}-d{drive}-{protocol}", "rate_hz": float(rate_hz),
-        "internal_rate_hz": float(rate_hz * max(1, math.ceil(500 / rate_hz))),
+        "tracker": tracker, "frame_rate_hz": float(frame_hz),
+        "internal_rate_hz": float(frame_hz * max(1, math.ceil(500 / frame_hz))),
         "duration_s": float(t_end), "options": options, "traits": traits.summary(),
         "schedule": [[s.kind, round(s.start_s, 6), round(s.end_s, 6)] for s in sections],
     }
@@ -351,7 +383,8 @@ def simulate_cohort(n_drivers, seed, *, drives=1, protocol="cognitive", **option
         The protocol of every drive (see :func:`simulate_drive`); with a sequence, every drive is
         simulated under each protocol in turn (same random streams, so paired by ``drive``).
     **options
-        Passed to :func:`simulate_drive` (``duration_s``, ``rate_hz``, the tracker switches).
+        Passed to :func:`simulate_drive` (``duration_s``, ``rate_hz``, ``tracker``, the tracker
+        switches).
 
     Returns
     -------
@@ -375,4 +408,36 @@ def simulate_cohort(n_drivers, seed, *, drives=1, protocol="cognitive", **option
                 recording.meta["cohort"] = {"seed": int(seed), "index": index,
                                             "size": int(n_drivers)}
                 recordings.append(recording)
+    return recordings
+
+
+def simulate_texting_study(n_drivers, seed, *, tracker="sparse-gaze", rate_hz=1.0, **options):
+    """A cohort of Taamneh et al. 2017's texting study: per driver a drive without a task (drive 0,
+    ``normal-blocks``, like their drive 4) and a texting drive (drive 1, ``texting-blocks``,
+    like their drive 7), by default as their 1 Hz gaze-only export.
+
+    Parameters
+    ----------
+    n_drivers : int
+    seed : int
+        Cohort seed (:func:`cohort_seeds`).
+    tracker : str, default="sparse-gaze"
+    rate_hz : float, default=1.0
+    **options
+        Passed to :func:`simulate_drive` (``duration_s``, the tracker switches).
+
+    Returns
+    -------
+    list of Recording
+        Driver by driver, the normal drive then the texting drive; ``meta["cohort"]`` as in
+        :func:`simulate_cohort`.
+    """
+    recordings = []
+    for index, driver_seed in enumerate(cohort_seeds(n_drivers, seed)):
+        for drive, protocol in enumerate(("normal-blocks", "texting-blocks")):
+            recording = simulate_drive(driver_seed, drive=drive, protocol=protocol,
+                                       tracker=tracker, rate_hz=rate_hz, **options)
+            recording.meta["cohort"] = {"seed": int(seed), "index": index,
+                                        "size": int(n_drivers)}
+            recordings.append(recording)
     return recordings

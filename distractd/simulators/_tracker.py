@@ -14,16 +14,28 @@
 
 No source gives faceLAB's noise, drop, duplicate or jitter figures; the values are chosen (see
 ``docs/simulator.md``).
+
+Two tracker profiles (:data:`TRACKERS`) deliver the result: ``full`` every field at the asked rate;
+``sparse-gaze`` what the real texting drives of Taamneh et al. 2017 hold
+(doi:10.1038/sdata.2017.110): a 60 Hz faceLAB whose gaze footprint on the simulator screen was exported at 1 Hz. Gaze counts
+as lost when it leaves the screen (the footprint is undefined there: a look down at a phone is
+lost), glare/occlusion bursts are more frequent, and the export point-samples one frame per
+output period (isolated one-second losses dominate the real drives' loss runs, as a blink caught
+at the sampling instant makes them; an average over the second would hide those) with the one
+gaze point in both eyes' fields, confidence 1 (valid) or 0 (lost), and every other field missing.
 """
 
 import math
+from dataclasses import dataclass
 
 import numpy as np
 
-from ..pipeline import FIELD_INDEX
+from ..pipeline import FIELD_INDEX, empty_block
+from ..pipeline.formats import CENTER_PX, DEG_PER_PX
 from ._oculomotor import smooth_drift
 
-__all__ = ["apply_tracker", "EYE_YAW_RANGE_DEG", "EYE_PITCH_RANGE_DEG"]
+__all__ = ["apply_tracker", "sample_sparse_gaze", "TrackerProfile", "TRACKERS",
+           "EYE_YAW_RANGE_DEG", "EYE_PITCH_RANGE_DEG"]
 
 EYE_YAW_RANGE_DEG, EYE_PITCH_RANGE_DEG = 45.0, 22.0
 _PUPIL_COVERED = 0.6
@@ -36,10 +48,52 @@ _PUPIL = [FIELD_INDEX["pupil_r"], FIELD_INDEX["pupil_l"]]
 _EYELID = [FIELD_INDEX["eyelid_r"], FIELD_INDEX["eyelid_l"]]
 _CONF = FIELD_INDEX["confidence"]
 _CALIBRATION_TAU_S = 300.0
+_CHANNEL_WIDTH_PX, _SCREEN_HEIGHT_PX = 1024.0, 1080.0   # the reader's central channel; y 26-1080
+
+
+@dataclass(frozen=True)
+class TrackerProfile:
+    """What a tracker delivers.
+
+    Attributes
+    ----------
+    name : str
+    frame_rate_hz : float or None
+        The tracker's own frame rate (the drive is simulated at it and exported at the asked
+        rate); None: frames at the asked rate.
+    loss_rate_scale : float
+        Multiplies the driver's glare/occlusion burst rate (``loss_per_min``).
+    gaze_region_deg : tuple of float or None
+        (yaw min, yaw max, pitch min, pitch max) of the world gaze the tracker reports; gaze
+        outside it is lost. None: no bound beyond the eye's range.
+    gaze_only : bool
+        Deliver only ``t``, the gaze (one point, in both eyes' fields) and a 0/1 confidence,
+        point-sampled at the asked rate.
+    """
+
+    name: str
+    frame_rate_hz: float = None
+    loss_rate_scale: float = 1.0
+    gaze_region_deg: tuple = None
+    gaze_only: bool = False
+
+
+TRACKERS = {
+    "full": TrackerProfile("full"),
+    "sparse-gaze": TrackerProfile(
+        "sparse-gaze", frame_rate_hz=60.0, loss_rate_scale=3.0, gaze_only=True,
+        # the central screen channel in the reader's angles (read_taamneh: DEG_PER_PX about
+        # CENTER_PX): mirrors and the instrument cluster are off it
+        gaze_region_deg=(-_CHANNEL_WIDTH_PX / 2 * DEG_PER_PX, _CHANNEL_WIDTH_PX / 2 * DEG_PER_PX,
+                         -(_SCREEN_HEIGHT_PX - CENTER_PX[1]) * DEG_PER_PX,
+                         CENTER_PX[1] * DEG_PER_PX)),
+}
+"""The tracker profiles by name (module docstring)."""
 
 
 def apply_tracker(rng, traits, block, eye_yaw_deg, eye_pitch_deg, closure, rate_hz, *,
-                  noise=True, track_loss=True, drops=True, duplicates=True, jitter=True):
+                  noise=True, track_loss=True, drops=True, duplicates=True, jitter=True,
+                  profile=TRACKERS["full"]):
     """Turn the driver's true signals into what the tracker delivers.
 
     Parameters
@@ -56,6 +110,9 @@ def apply_tracker(rng, traits, block, eye_yaw_deg, eye_pitch_deg, closure, rate_
         Nominal frame rate.
     noise, track_loss, drops, duplicates, jitter : bool
         Which imperfections to apply.
+    profile : TrackerProfile, default=TRACKERS["full"]
+        Its burst rate and gaze region apply with ``track_loss``; its output format is
+        :func:`sample_sparse_gaze`'s to apply.
 
     Returns
     -------
@@ -67,6 +124,8 @@ def apply_tracker(rng, traits, block, eye_yaw_deg, eye_pitch_deg, closure, rate_
         The gaze offset (yaw, pitch; deg) added to both eyes per frame; zeros without ``noise``.
     """
     n = len(block)
+    world_yaw_deg = np.degrees(block[:, _YAWS].mean(axis=1))
+    world_pitch_deg = np.degrees(block[:, _PITCHES].mean(axis=1))
     eccentricity = np.abs(eye_yaw_deg) / EYE_YAW_RANGE_DEG
     block[:, _CONF] = 1.0 - 0.3 * np.minimum(eccentricity, 1.0) ** 2
     offset = np.zeros((n, 2))
@@ -86,8 +145,12 @@ def apply_tracker(rng, traits, block, eye_yaw_deg, eye_pitch_deg, closure, rate_
         block[:, _CONF] -= 0.1 * rng.random(n)
     if track_loss:
         out_of_range = (eccentricity > 1) | (np.abs(eye_pitch_deg) > EYE_PITCH_RANGE_DEG)
+        if profile.gaze_region_deg is not None:
+            yaw_min, yaw_max, pitch_min, pitch_max = profile.gaze_region_deg
+            out_of_range |= ((world_yaw_deg < yaw_min) | (world_yaw_deg > yaw_max)
+                             | (world_pitch_deg < pitch_min) | (world_pitch_deg > pitch_max))
         covered = closure > _PUPIL_COVERED
-        burst = _bursts(rng, traits, n, rate_hz)
+        burst = _bursts(rng, traits, n, rate_hz, profile.loss_rate_scale)
         lost = out_of_range | covered | burst
         block[np.ix_(lost, _GAZE + _PUPIL)] = np.nan
         block[np.ix_(burst, _EYELID)] = np.nan
@@ -105,10 +168,53 @@ def apply_tracker(rng, traits, block, eye_yaw_deg, eye_pitch_deg, closure, rate_
     return block[rows], rows, offset
 
 
-def _bursts(rng, traits, n, rate_hz):
-    """Frames inside glare/occlusion bursts: Poisson onsets, log-normal lengths (sigma 0.8)."""
+def sample_sparse_gaze(samples, rows, n_frames, frame_rate_hz, rate_hz):
+    """The gaze-only export of a tracker's samples: one frame per output period.
+
+    Parameters
+    ----------
+    samples : ndarray of shape (n_samples, N_FIELDS)
+        The delivered samples (:func:`apply_tracker`).
+    rows : ndarray of int
+        For each delivered sample, its frame.
+    n_frames : int
+        Frames on the nominal grid, ``j / frame_rate_hz`` s.
+    frame_rate_hz, rate_hz : float
+        The tracker's frame rate and the export's rate (at most the frame rate).
+
+    Returns
+    -------
+    block : ndarray of shape (n_out, N_FIELDS)
+        At ``k / rate_hz`` s: the gaze of the frame nearest that time (the mean of both eyes, in
+        both eyes' fields), confidence 1 when it holds gaze and 0 when it is lost or was not
+        delivered; every other field NaN.
+    frames : ndarray of int
+        The frame each output row was taken from.
+    """
+    frames = np.round(np.arange(int(n_frames * rate_hz / frame_rate_hz))
+                      * (frame_rate_hz / rate_hz)).astype(np.int64)
+    frames = frames[frames < n_frames]
+    delivered = np.full(n_frames, -1, dtype=np.int64)
+    delivered[rows[::-1]] = np.arange(len(rows))[::-1]   # a duplicated frame: its first copy
+    at = delivered[frames]
+    yaw = np.full(len(frames), np.nan)
+    pitch = np.full(len(frames), np.nan)
+    yaw[at >= 0] = samples[at[at >= 0]][:, _YAWS].mean(axis=1)
+    pitch[at >= 0] = samples[at[at >= 0]][:, _PITCHES].mean(axis=1)
+    valid = np.isfinite(yaw) & np.isfinite(pitch)
+    block = empty_block(len(frames))
+    block[:, 0] = frames / frame_rate_hz
+    block[:, _YAWS] = np.where(valid, yaw, np.nan)[:, None]
+    block[:, _PITCHES] = np.where(valid, pitch, np.nan)[:, None]
+    block[:, _CONF] = valid
+    return block, frames
+
+
+def _bursts(rng, traits, n, rate_hz, rate_scale=1.0):
+    """Frames inside glare/occlusion bursts: Poisson onsets (the driver's rate times
+    ``rate_scale``), log-normal lengths (sigma 0.8)."""
     duration_s = n / rate_hz
-    count = rng.poisson(traits.loss_per_min / 60.0 * duration_s)
+    count = rng.poisson(rate_scale * traits.loss_per_min / 60.0 * duration_s)
     onsets = rng.uniform(0.0, duration_s, count)
     lengths = traits.loss_median_s * np.exp(0.8 * rng.standard_normal(count))
     lost = np.zeros(n + 1, dtype=np.int64)

@@ -223,7 +223,7 @@ def test_protocol_none_has_no_task_and_the_same_streams():
 
 
 def test_protocols_are_validated():
-    assert PROTOCOLS == ("cognitive", "visual-manual", "none")
+    assert PROTOCOLS == ("cognitive", "visual-manual", "none", "texting-blocks", "normal-blocks")
     with pytest.raises(ConfigError, match="simulate_drive.protocol"):
         simulate_drive(1, duration_s=10.0, protocol="texting")
     with pytest.raises(ConfigError, match="simulate_drive.drive"):
