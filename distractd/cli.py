@@ -331,8 +331,8 @@ def _pipeline_config(args, **defaults):
 def _declare_events(parser):
     parser.add_argument("input", help="recording to read (.csv or binary)")
     parser.add_argument("--out", required=True, type=_output_file,
-                        help="CSV to write: t,saccade,blink,track_loss,gaze_velocity_deg_s,"
-                             "rejected")
+                        help="CSV to write: t,saccade,blink,fixation,track_loss,"
+                             "gaze_velocity_deg_s,rejected")
     _add_pipeline_config(parser)
     _add_output_options(parser)
 
@@ -967,7 +967,7 @@ _COMMANDS = {
     "demo": ("Start the daemon on the shipped model, replay a simulated driver it never saw, "
              "show states beside the truth, delays, false alarms and alerts.",
              _declare_demo, _demo),
-    "events": ("Detect saccades and blinks online; write one row per sample.",
+    "events": ("Detect saccades, blinks and fixations online; write one row per sample.",
                _declare_events, _events),
     "features": ("Compute the 25 window features; write one row per window.",
                  _declare_features, _features),

@@ -1,4 +1,5 @@
-"""Online, causal eye events: saccades from gaze-rotation velocity, blinks from eyelid or track loss.
+"""Online, causal eye events: saccades from gaze-rotation velocity, blinks from eyelid or track
+loss, and fixations between them.
 
 Both detectors are run-length state machines over accepted samples. A sample that may belong to an
 event is added to its hop as *pending*; when the run ends, the event is accepted (pending added to
@@ -19,6 +20,14 @@ sample has no eyelid value, when the eye is not tracked. A closed run is a blink
 is within ``[blink_min_s, blink_max_s]``; runs cut by a gap are rejected. Below
 ``blink_min_rate_hz`` blinks are unavailable (NaN).
 
+Fixations: a run of tracked samples that are in no saccade candidate and no blink candidate, of at
+least ``fixation_min_s`` (the samples' periods), as an I-VT filter post-processes its fixations
+(Olsen 2012): an accepted saccade (or a fast run too long to be one) ends the fixation before it;
+a rejected candidate's samples stay in it; track loss or eyelid closure ends it after
+``fixation_merge_gap_s``, and a shorter gap ends it only when the gaze comes back more than
+``fixation_merge_deg`` away. A fixation still open at the end of the data (or of a clock) ends
+there. Fixations feed no window feature; they are events and per-sample flags.
+
 With ``use_tracker_flags`` the tracker's ``saccade``/``blink`` fields replace the detectors' closed
 and fast tests (a NaN flag is unavailable), and the duration and amplitude tests are skipped except
 the maxima.
@@ -29,7 +38,8 @@ from numba import njit
 
 from ._config import (
     _P_BLINK_MAX_S, _P_BLINK_MIN_RATE_HZ, _P_BLINK_MIN_S, _P_BLINK_OPENING_MAX,
-    _P_SACCADE_MAX_S, _P_SACCADE_MIN_AMPLITUDE, _P_SACCADE_NOISE_FACTOR, _P_SACCADE_MIN_RATE_HZ, _P_SACCADE_MIN_S,
+    _P_FIXATION_MERGE_ANGLE, _P_FIXATION_MERGE_S, _P_FIXATION_MIN_S, _P_SACCADE_MAX_S,
+    _P_SACCADE_MIN_AMPLITUDE, _P_SACCADE_MIN_RATE_HZ, _P_SACCADE_MIN_S, _P_SACCADE_NOISE_FACTOR,
     _P_SACCADE_VELOCITY, _P_USE_FLAGS,
 )
 from ._glances import _cyclopean
@@ -40,7 +50,7 @@ from ._windows import (
 
 __all__ = ["EVENT_KINDS"]
 
-EVENT_KINDS = ("saccade", "blink")
+EVENT_KINDS = ("saccade", "blink", "fixation")
 """Event kinds, indexed by the ``kind`` column of an event row."""
 
 # Event row layout: kind, first and last sample time, duration, amplitude, peak speed.
@@ -81,7 +91,14 @@ _E_NOISE_W = 24         # exponentially weighted sums of the fixation speeds: we
 _E_NOISE_S1 = 25        # speed (rad/s)
 _E_NOISE_S2 = 26        # and squared speed
 _E_THRESHOLD = 27       # current saccade speed threshold, rad/s
-_E_SIZE = 28
+_E_S_BREAK = 28         # 1 when a fast run was just accepted as a saccade or killed as too long
+_E_F_STATE = 29
+_E_F_T_FIRST = 30
+_E_F_T_LAST = 31        # last sample of the open fixation
+_E_F_YAW = 32           # its cyclopean gaze
+_E_F_PITCH = 33
+_E_F_AWAY = 34          # 1 when samples outside the fixation followed its last one
+_E_SIZE = 35
 
 _CONTINUITY_PERIODS = 2.5   # velocity only between samples at most this many periods apart
 
@@ -183,6 +200,7 @@ def _saccade_step(x, t, dt, gap, period, hop, last_hop, params, state, ring, eve
             _settle(ring, state[_E_S_HOP0], last_hop, _H_PENDING_SACCADE, _H_T_SUM + SACCADE,
                     -1, -1, False)
             state[_E_S_STATE] = _DEAD
+            state[_E_S_BREAK] = 1.0
         else:
             duration = state[_E_S_T_LAST] - state[_E_S_T0]
             amplitude = _eye_angle(state[_E_S_YAW0], state[_E_S_PITCH0], state[_E_S_YAW1],
@@ -191,6 +209,8 @@ def _saccade_step(x, t, dt, gap, period, hop, last_hop, params, state, ring, eve
                                and amplitude >= params[_P_SACCADE_MIN_AMPLITUDE])
             _settle(ring, state[_E_S_HOP0], last_hop, _H_PENDING_SACCADE, _H_T_SUM + SACCADE,
                     -1, -1, accept)
+            if accept:
+                state[_E_S_BREAK] = 1.0
             if accept and n_events < events.shape[0]:
                 row = events[n_events]
                 row[_EV_KIND] = 0.0
@@ -218,6 +238,7 @@ def _saccade_step(x, t, dt, gap, period, hop, last_hop, params, state, ring, eve
         joined = True
         if t - state[_E_S_T0] > params[_P_SACCADE_MAX_S]:
             state[_E_S_STATE] = _DEAD
+            state[_E_S_BREAK] = 1.0
             joined = False
 
     for j in range(4):
@@ -325,3 +346,51 @@ def _blink_step(x, t, gap, lost, period, hop, last_hop, params, state, ring, eve
     if state[_E_B_STATE] != _OPEN:
         return (-1 if lost else 0), duration, n_events
     return (2 if lost else 1), duration, n_events
+
+
+@njit(cache=True, inline="always")
+def _fixation_step(t, gap, period, s_status, b_status, params, state, events, n_events):
+    """Advance the fixation detector by one accepted sample, after the saccade and blink steps
+    (``s_status`` and ``b_status`` are theirs). Returns ``n_events``."""
+    if state[_E_S_BREAK] == 1.0 or gap:   # a saccade (or a too long fast run) ends the fixation
+        state[_E_S_BREAK] = 0.0
+        n_events = _end_fixation(period, params, state, events, n_events)
+    yaw = state[_E_PREV_YAW]   # this sample's cyclopean gaze (the saccade step stored it)
+    pitch = state[_E_PREV_PITCH]
+    if s_status == 0 and b_status == 0:   # still: tracked, in no saccade or blink candidate
+        if state[_E_F_STATE] == _OPEN and state[_E_F_AWAY] == 1.0:
+            shift = _eye_angle(state[_E_F_YAW], state[_E_F_PITCH], yaw, pitch)
+            if shift > params[_P_FIXATION_MERGE_ANGLE]:
+                n_events = _end_fixation(period, params, state, events, n_events)
+        if state[_E_F_STATE] != _OPEN:
+            state[_E_F_STATE] = _OPEN
+            state[_E_F_T_FIRST] = t
+        state[_E_F_T_LAST] = t
+        state[_E_F_YAW] = yaw
+        state[_E_F_PITCH] = pitch
+        state[_E_F_AWAY] = 0.0
+    elif state[_E_F_STATE] == _OPEN:
+        if s_status != 1:   # lost, closing or unresolvable (a candidate may still be fixation)
+            state[_E_F_AWAY] = 1.0
+            if s_status == -2 or t - state[_E_F_T_LAST] > params[_P_FIXATION_MERGE_S]:
+                n_events = _end_fixation(period, params, state, events, n_events)
+    return n_events
+
+
+@njit(cache=True)
+def _end_fixation(period, params, state, events, n_events):
+    """Close the open fixation at its last sample; write it when it lasts ``fixation_min_s``."""
+    if state[_E_F_STATE] != _OPEN:
+        return n_events
+    state[_E_F_STATE] = _IDLE
+    duration = state[_E_F_T_LAST] - state[_E_F_T_FIRST] + period
+    if duration >= params[_P_FIXATION_MIN_S] and n_events < events.shape[0]:
+        row = events[n_events]
+        row[_EV_KIND] = 2.0
+        row[_EV_T_FIRST] = state[_E_F_T_FIRST]
+        row[_EV_T_LAST] = state[_E_F_T_LAST]
+        row[_EV_DURATION] = duration
+        row[_EV_AMPLITUDE] = np.nan
+        row[_EV_PEAK] = np.nan
+        n_events += 1
+    return n_events

@@ -138,3 +138,72 @@ def test_noisy_tracker_raises_the_adaptive_threshold_not_the_saccade_count():
     steps = rows[rows[:, 4] > 5.0]
     np.testing.assert_allclose(steps[:, 1], 6.0 + 5.0 * np.arange(5), atol=0.05)
     assert len(rows) - len(steps) <= 3                  # a 3.5-SD threshold: rare noise peaks
+
+
+def test_fixations_lie_between_saccades_and_blinks():
+    block = fixating(seconds=10.0)
+    step_saccade(block, 2.0, 8.0, 0.04)
+    step_saccade(block, 5.0, -8.0, 0.04)
+    t = block[:, 0]
+    block[(t >= 7.0) & (t < 7.15), FIELD_INDEX["confidence"]] = 0.0     # a track-loss blink
+    block[(t >= 8.5) & (t < 8.54), FIELD_INDEX["confidence"]] = 0.0     # 2 lost samples: merged
+    events = detect_events(Recording(block))
+    rows = events.events
+    fixations = rows[rows[:, 0] == 2]
+    saccades = rows[rows[:, 0] == 0]
+    assert len(saccades) == 2 and len(fixations) == 4
+    # the first sample has no rate yet: the first fixation starts at the second
+    np.testing.assert_allclose(fixations[:, 1], [1 / 60, saccades[0, 2] + 1 / 60,
+                                                 saccades[1, 2] + 1 / 60, 7.15], atol=1e-9)
+    np.testing.assert_allclose(fixations[:3, 2], [saccades[0, 1] - 1 / 60, saccades[1, 1] - 1 / 60,
+                                                  7.0 - 1 / 60], atol=1e-9)
+    assert fixations[3, 2] == pytest.approx(t[-1])   # open at the end: ends on the last sample
+    # every tracked sample outside the saccades is in a fixation; no sample is in both
+    assert np.nansum(events.fixation * events.saccade) == 0
+    still = (events.saccade == 0) & (events.blink == 0) & (events.track_loss == 0)
+    np.testing.assert_array_equal(events.fixation[1:] == 1, (still | (t >= 8.5) & (t < 8.54))[1:])
+
+
+def test_short_still_runs_are_not_fixations():
+    block = fixating(seconds=3.0)
+    t = block[:, 0]
+    block[(t >= 1.0) & (t < 1.2) | (t >= 1.23), FIELD_INDEX["confidence"]] = 0.0   # 2 tracked samples
+    events = detect_events(Recording(block))
+    fixations = events.events[events.events[:, 0] == 2]
+    assert len(fixations) == 1 and fixations[0, 2] == pytest.approx(1.0 - 1 / 60)
+    long_enough = detect_events(Recording(block), PipelineConfig(fixation_min_s=0.03))
+    assert (long_enough.events[:, 0] == 2).sum() == 2
+
+
+@pytest.mark.parametrize("block_samples", [1, 7, 100])
+def test_streamed_events_equal_batch_events(shared_data, block_samples):
+    from distractd.models.evaluation import read_irf
+    from distractd.pipeline import StreamProcessor
+    recording = read_irf(shared_data / "irf", "S2", 60.0).recording
+    batch = detect_events(recording)
+    processor = StreamProcessor()
+    samples = recording.samples
+    found = [processor._feed(samples[i:i + block_samples], None, with_events=True, final=False)[1]
+             for i in range(0, len(samples), block_samples)]
+    found.append(processor._feed(samples[:0], None, with_events=True, final=True)[1])
+    streamed = np.concatenate(found)[:, :batch.events.shape[1]]
+    assert (batch.events[:, 0] == 2).sum() > 100
+    np.testing.assert_array_equal(streamed, batch.events)
+
+
+def test_events_command_writes_per_sample_fixation_flags(tmp_path, capsys):
+    import csv
+
+    from distractd.cli import main
+    from distractd.pipeline import write_recording
+    block = fixating(seconds=10.0)
+    step_saccade(block, 4.0, 8.0, 0.04)
+    write_recording(Recording(block), tmp_path / "r.npz")
+    assert main(["events", str(tmp_path / "r.npz"), "--out", str(tmp_path / "e.csv")]) == 0
+    assert "2 fixations" in capsys.readouterr().out
+    with open(tmp_path / "e.csv", newline="") as file:
+        rows = list(csv.DictReader(file))
+    expected = detect_events(Recording(block))
+    assert [row["fixation"] for row in rows] == [
+        "" if np.isnan(f) else str(int(f)) for f in expected.fixation]
+    assert sum(row["fixation"] == "1" for row in rows) == np.nansum(expected.fixation) > 500
