@@ -584,7 +584,7 @@ def _segment(args):
 
 
 def _declare_simulate(parser):
-    from .simulators import PROTOCOLS
+    from .simulators import PROTOCOLS, TRACKERS
 
     parser.add_argument("--seed", type=int, required=True, help="driver (or cohort) seed, >= 0")
     parser.add_argument("--drive", type=int, default=0, metavar="K",
@@ -594,7 +594,12 @@ def _declare_simulate(parser):
     parser.add_argument("--duration", type=float, default=None, metavar="SECONDS",
                         help="drive length in seconds (default: the protocol, about 20-35 min)")
     parser.add_argument("--rate", type=float, default=60.0, metavar="HZ",
-                        help="tracker frame rate in Hz (default 60)")
+                        help="tracker frame rate in Hz (default 60; sparse-gaze: the export "
+                             "rate, at most 60, Taamneh's is 1)")
+    parser.add_argument("--tracker", choices=list(TRACKERS), default="full",
+                        help="full: every field at --rate; sparse-gaze: gaze and a 0/1 "
+                             "confidence only, point-sampled from a 60 Hz faceLAB "
+                             "(default: %(default)s)")
     parser.add_argument("--cohort", type=int, default=None, metavar="N",
                         help="simulate N drivers, written as <stem>_<NN><suffix> next to --out "
                              "(<stem>_<NN>_d<K><suffix> with --drives > 1)")
@@ -636,7 +641,7 @@ def _simulate(args):
     for seed, drive, path, index in tqdm(jobs, desc="simulate", unit="drive", file=sys.stderr,
                                          disable=True if args.quiet else None):
         recording = simulate_drive(seed, args.duration, args.rate, drive=drive,
-                                   protocol=args.protocol, **options)
+                                   protocol=args.protocol, tracker=args.tracker, **options)
         if index is not None:
             recording.meta["cohort"] = {"seed": args.seed, "index": index, "size": args.cohort}
         path.parent.mkdir(parents=True, exist_ok=True)
