@@ -36,6 +36,7 @@ _POSTURE_TAU_S = 300.0      # posture creep (A)
 _LIGHT_TAU_S = 90.0         # ambient-light pupil drift: clouds, road direction (A)
 _DEMAND_SD, _DEMAND_TAU_S = 0.8, 60.0         # log driving demand: traffic, junctions (A)
 _ROAD_SD_DEG, _ROAD_TAU_S = (2.5, 1.0), 40.0  # road direction ahead: bends, hills (A)
+_BLOCK_ROAD_SD_DEG = (0.0, 0.0)  # Taamneh's route: the real drives' lag-1 gaze autocorrelation
 PROTOCOLS = ("cognitive", "visual-manual", "none", "texting-blocks", "normal-blocks")
 """The task protocols: the source's sound counting, a texting-like visual-manual task, no task;
 Taamneh et al.'s texting drive (long blocks of texting on a hand-held phone) and its matching
@@ -247,8 +248,9 @@ def simulate_drive_truth(seed, duration_s=None, rate_hz=60.0, *, drive=0, protoc
                    if protocol in _PHONE else np.zeros(len(grid_t)))
     demand_grid = np.exp(ou_noise(rng_road, len(grid_t), _GRID_DT_S, _DEMAND_TAU_S, _DEMAND_SD)
                          - _DEMAND_SD ** 2 / 2)   # mean 1
+    road_sd_deg = _BLOCK_ROAD_SD_DEG if protocol in _BLOCK_PROTOCOLS else _ROAD_SD_DEG
     road_grid = np.column_stack([smooth_drift(rng_road, len(grid_t), _GRID_DT_S, _ROAD_TAU_S, sd)
-                                 for sd in _ROAD_SD_DEG])
+                                 for sd in road_sd_deg])
     gaze = plan_gaze(rng_gaze, traits, t_end, load_grid, visual_grid, road_grid, demand_grid,
                      grid_dt_s=_GRID_DT_S, phone=_PHONE.get(protocol, DASHBOARD_DISPLAY))
     blinks = plan_blinks(rng_blinks, traits, t_end, load_grid, visual_grid, gaze,
