@@ -114,8 +114,8 @@ def markdown(summaries):
         "{median:g} / {p90:g}".format(**summaries[n]["on-task"]["valid_runs"]) for n in names)
         + " |")
     lines.append("| lag-1 autocorrelation yaw / pitch | off task | " + " | ".join(
-        "–" if summaries[n]["lag1"] is None else
-        f"{summaries[n]['lag1'][0]:.2f} / {summaries[n]['lag1'][1]:.2f}" for n in names) + " |")
+        " / ".join("–" if value is None else f"{value:.2f}" for value in summaries[n]["lag1"])
+        for n in names) + " |")
     return "\n".join(lines)
 
 

@@ -75,7 +75,7 @@ def summarise_tracking(statistics):
         ``sd_yaw_deg`` and ``sd_pitch_deg``; of the pooled loss runs the ``count``, ``mean``,
         ``median``, 90th percentile, the share of one-sample runs and the share of lost samples
         in runs of 5 or more; of the valid runs the median and 90th percentile. ``lag1`` (yaw,
-        pitch): the median over drives.
+        pitch): the median over drives (None without a defined value).
     """
     statistics = [item for item in statistics if item is not None]
     out = {}
@@ -100,8 +100,9 @@ def summarise_tracking(statistics):
         summary["valid_runs"] = ({"median": float(np.median(valid)),
                                   "p90": float(np.percentile(valid, 90))} if len(valid) else None)
         out[condition] = summary
-    lag1 = np.array([item["lag1"] for item in statistics], dtype=np.float64)
-    out["lag1"] = [round(float(v), 3) for v in np.nanmedian(lag1, axis=0)] if len(lag1) else None
+    lag1 = np.array([item["lag1"] for item in statistics], dtype=np.float64).reshape(-1, 2)
+    out["lag1"] = [round(float(np.median(v[np.isfinite(v)])), 3) if np.isfinite(v).any()
+                   else None for v in lag1.T]
     return out
 
 

@@ -139,3 +139,34 @@ def test_the_cli_simulates_the_protocol(tmp_path):
     np.testing.assert_array_equal(recording.labels, expected.labels)
     np.testing.assert_allclose(recording.samples[:, FIELD_INDEX["gaze_r_yaw"]],
                                expected.samples[:, FIELD_INDEX["gaze_r_yaw"]], rtol=1e-6)
+
+
+def test_tracking_statistics_of_a_hand_made_drive():
+    from distractd.pipeline import Recording, empty_block
+    from distractd.simulators import summarise_tracking
+
+    labels = np.array([0] * 10 + [1] * 10, dtype=np.int8)
+    valid = np.ones(20, dtype=bool)
+    valid[[2, 5, 6]] = False            # off task: runs of 1 and 2 s
+    valid[[11, 12, 13, 15]] = False     # on task: runs of 3 and 1 s, valid runs 1, 1, 4 s
+    block = empty_block(20)
+    block[:, 0] = np.arange(20)
+    yaw_deg = np.where(np.arange(20) < 10, 1.0, 3.0) * (-1) ** np.arange(20)
+    for field in ("gaze_r_yaw", "gaze_l_yaw"):
+        block[:, FIELD_INDEX[field]] = np.where(valid, np.radians(yaw_deg), np.nan)
+    for field in ("gaze_r_pitch", "gaze_l_pitch"):
+        block[:, FIELD_INDEX[field]] = np.where(valid, 0.0, np.nan)
+    block[:, FIELD_INDEX["confidence"]] = valid
+    stats = tracking_statistics(Recording(block, labels, {}))
+    assert stats["off-task"]["valid"] == pytest.approx(0.7)
+    assert stats["on-task"]["valid"] == pytest.approx(0.6)
+    assert stats["off-task"]["loss_runs"] == [1, 2]
+    assert stats["on-task"]["loss_runs"] == [3, 1]
+    assert stats["on-task"]["valid_runs"] == [1, 4]   # 14 and 16-19; 7-10 began off task
+    assert stats["off-task"]["sd_yaw_deg"] == pytest.approx(1.0, abs=0.1)
+    assert stats["on-task"]["sd_pitch_deg"] == 0.0
+    summary = summarise_tracking([stats, None])
+    assert summary["on-task"]["loss_runs"]["share_1"] == 0.5
+    assert summary["on-task"]["drives"] == 1 and "no-task" not in summary
+    block[:, FIELD_INDEX["confidence"]] = 0.0
+    assert tracking_statistics(Recording(block, labels, {})) is None
