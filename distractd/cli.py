@@ -831,7 +831,7 @@ def _decision(args, feature_names=()):
 
 
 def _declare_evaluate(parser):
-    from .models.detectors import MODELS
+    from .models.detectors import MODEL_KINDS
     from .models.evaluation import NORMALISATIONS, RECIPES, SCHEMES
     from .simulators import PROTOCOLS
 
@@ -854,9 +854,12 @@ def _declare_evaluate(parser):
                         help="evaluation schemes, side by side (default: new-driver when there "
                              "are 2 or more drivers, new-drive when a driver has 2 or more "
                              "drives, and source)")
-    parser.add_argument("--models", nargs="+", choices=MODELS,
+    parser.add_argument("--models", nargs="+", choices=MODEL_KINDS,
                         default=["sselm", "lapsvm", "elm", "svm"],
-                        help="models to compare (default: %(default)s)")
+                        help="models to compare (default: %(default)s); the naive floor "
+                             "(naive, naive-offline) is added unless --no-naive")
+    parser.add_argument("--no-naive", dest="naive", action="store_false",
+                        help="leave out the naive floor and the tests against it")
     parser.add_argument("--grid", choices=("full", "small"), default="small",
                         help="hyper-parameter grids (default: %(default)s; full is the "
                              "source's, slow)")
@@ -866,7 +869,8 @@ def _declare_evaluate(parser):
                              "labels) (default: %(default)s)")
     parser.add_argument("--normalisation", choices=NORMALISATIONS, default="running",
                         help="features against the stream's running baseline (causal), each "
-                             "drive's own z-score (offline bound) or raw (default: %(default)s)")
+                             "drive's or each driver's own z-score (offline bounds) or raw "
+                             "(default: %(default)s)")
     parser.add_argument("--features", nargs="+", metavar="NAME",
                         help="feature names (default: those with data in half the windows)")
     parser.add_argument("--labelled", type=int, default=60, metavar="N",
@@ -916,7 +920,7 @@ def _evaluate(args):
     with batch_runner(args.jobs, args.scheduler) as runner:
         document, text = run_evaluation(
             sources, args.out, schemes=args.scheme, protocols=args.only, models=args.models,
-            grid=args.grid, recipe=args.recipe, normalisation=args.normalisation,
+            naive=args.naive, grid=args.grid, recipe=args.recipe, normalisation=args.normalisation,
             features=args.features, n_labelled=args.labelled, n_train=args.train,
             n_unlabelled=args.unlabelled, n_draws=args.draws, seed=args.seed, config=config,
             decision=_decision(args), unlabelled_sizes=args.unlabelled_sizes,

@@ -20,9 +20,15 @@ for the development half and for all drivers. Representations:
 - ``product-raw``: the product's features without any per-stream normalisation (the glance
   features are already relative to the driver's learned road centre, or fractions).
 
-Then the data README's naive reference (its own task: 10 s windows at 1 s hop over the normal
-drive, label 0, and the texting seconds of the texting drive, label 1; valid-gaze fraction and
-gaze x/y mean and SD, z-scored per driver; RBF SVM trained on the other drivers).
+Every representation's run also evaluates the naive floor in its two variants (``naive``: the
+running per-stream baseline; ``naive-offline``: per-driver z-scores over all of a driver's drives;
+:mod:`distractd.models.detectors._naive`) on the same windows, with paired tests of each model
+against ``naive-offline`` over drivers (two-sided, wins and losses) per half. Then the **literal**
+recipe of issue 22, which the product form must match: per 10 s window at 1 s hop over the 1 Hz
+samples, the valid-gaze fraction and the mean and SD of gaze x and y in pixels, z-scored per
+driver, missing values 0, a balanced RBF SVM (C = 1, ``gamma="scale"``) trained on all other
+drivers (leave one driver out; training windows one per 5 s), scored on every window of pure
+truth of the normal and texting drives (no decision rule).
 
 Prints one JSON line per (representation, model) and per naive run as soon as it is measured and
 appends it to ``--out``/results.jsonl. Run (about 10 min on 2 shared cores):
@@ -36,12 +42,16 @@ import warnings
 from pathlib import Path
 
 import numpy as np
-from sklearn.svm import SVC
+from scipy.stats import ttest_rel
 
-from distractd.models.detectors import binary_scores, loss_evidence, model_specs
-from distractd.models.evaluation import evaluate_scheme, scheme_drives, summarise_scheme
+from distractd.models.detectors import (
+    NAIVE_MODELS, binary_scores, fit_cohort, loss_evidence, model_specs, thin_windows,
+)
+from distractd.models.evaluation import (
+    NAIVE_FLOOR, Drive, evaluate_models, model_drives, normalise_drives, summarise_scheme,
+)
 from distractd.pipeline import PipelineConfig
-from distractd.pipeline.formats import FIELD_INDEX, read_taamneh
+from distractd.pipeline.formats import DEG_PER_PX, FIELD_INDEX, read_taamneh
 
 BEFORE_FEATURES = [f"{kind}_gaze_{eye}_{axis}" for kind in ("mean", "sd") for eye in ("r", "l")
                    for axis in ("yaw", "pitch")] + [
@@ -86,49 +96,87 @@ def split_figures(values, dev, held):
             "development": mean_sd(v for d, v in values.items() if d in dev)}
 
 
-def naive_reference(recordings, seed):
-    """Per driver, the G-mean of the data README's naive detector, leave one driver out (see
-    the module docstring)."""
-    rows = {}
+def literal_drives(recordings):
+    """The issue's literal naive windows: per 1 s hop the 10 samples ending there, as
+    :class:`~distractd.models.evaluation.Drive` rows of [valid fraction, mean x, mean y, sd x,
+    sd y] (pixels via the reader's linear scale), truth 1 or 0 when every second agrees."""
+    drives = []
     for rec in recordings:
-        driver, drive = rec.meta["driver_id"], rec.meta["drive"]
         s = rec.samples
         valid = s[:, FIELD_INDEX["confidence"]] > 0.5
-        yaw, pitch = s[:, FIELD_INDEX["gaze_r_yaw"]], s[:, FIELD_INDEX["gaze_r_pitch"]]
-        for end in range(10, len(s) + 1):
+        x = np.degrees(s[:, FIELD_INDEX["gaze_r_yaw"]]) / DEG_PER_PX
+        y = np.degrees(s[:, FIELD_INDEX["gaze_r_pitch"]]) / DEG_PER_PX
+        ends = np.arange(10, len(s) + 1)
+        rows = np.full((len(ends), 5), np.nan)
+        label = np.full(len(ends), -1, dtype=np.int8)
+        for i, end in enumerate(ends):
             window = slice(end - 10, end)
-            labels = rec.labels[window]
-            label = 0 if drive == 4 else (1 if (labels == 1).all() else -1)
-            if label < 0:
-                continue
-            v = valid[window]
-            with warnings.catch_warnings():
+            with warnings.catch_warnings():  # a window without valid gaze: NaN, imputed 0
                 warnings.simplefilter("ignore", RuntimeWarning)
-                x = [v.mean(), np.nanmean(yaw[window]), np.nanmean(pitch[window]),
-                     np.nanstd(yaw[window]), np.nanstd(pitch[window])]
-            rows.setdefault(driver, []).append((x, label))
-    data = {}
-    for driver, items in rows.items():
-        X = np.array([x for x, _ in items])
-        y = np.array([label for _, label in items])
-        X = np.where(np.isfinite(X), X, np.nan)
-        with warnings.catch_warnings():  # z-scored per driver (offline), missing -> 0
-            warnings.simplefilter("ignore", RuntimeWarning)
-            X = (X - np.nanmean(X, axis=0)) / np.where(np.nanstd(X, axis=0) > 0,
-                                                       np.nanstd(X, axis=0), 1.0)
-        data[driver] = (np.nan_to_num(X), y)
-    g_means = {}
-    rng = np.random.default_rng(seed)
-    for driver, (X, y) in data.items():
-        if len(np.unique(y)) < 2:
+                rows[i] = [valid[window].mean(), np.nanmean(x[window]), np.nanmean(y[window]),
+                           np.nanstd(x[window], ddof=1), np.nanstd(y[window], ddof=1)]
+            labels = rec.labels[window]
+            if (labels == labels[0]).all() and labels[0] >= 0:
+                label[i] = labels[0]
+        drives.append(Drive(rec.meta["driver_id"], rec.meta["recording_id"],
+                            rec.meta["protocol"], s[ends - 1, FIELD_INDEX["t"]], label,
+                            valid[ends - 1].astype(float), rows))
+    return drives
+
+
+def literal_naive(recordings, seed):
+    """Per driver with gaze and both classes, the window G-mean of the literal recipe (module
+    docstring), leave one driver out: over both drives pooled, and over the texting drive alone
+    (the product's per-driver G-mean: a drive of one class has none)."""
+    (spec,) = model_specs(["naive-offline"])
+    raw = literal_drives(recordings)
+    with_gaze = {d.driver_id for d in raw if (d.X[:, 0] > 0).any()}
+    drives = [Drive(d.driver_id, d.recording_id, d.protocol, d.t_end, d.label, d.quality,
+                    spec.representation.impute(d.X), d.alerts)
+              for d in normalise_drives(raw, "driver")]
+    pooled, texting = {}, {}
+    for driver in sorted(with_gaze):
+        test = [d for d in drives if d.driver_id == driver]
+        if len(np.unique(np.concatenate([d.label for d in test]))) < 3:  # -1, 0 and 1
             continue
-        train = [(Xo, yo) for other, (Xo, yo) in data.items() if other != driver]
-        X_train = np.vstack([Xo[::5] for Xo, _ in train])
-        y_train = np.concatenate([yo[::5] for _, yo in train])
-        pick = rng.permutation(len(y_train))[:3000]
-        model = SVC(C=1.0, gamma="scale").fit(X_train[pick], y_train[pick])
-        g_means[driver] = binary_scores(y, model.predict(X).astype(np.int8))["g_mean"]
-    return g_means
+        train = [d for d in drives if d.driver_id != driver]
+        kept = [thin_windows(d.t_end, 5.0) for d in train]
+        X = np.vstack([d.X[k] for d, k in zip(train, kept)])
+        y = np.concatenate([d.label[k] for d, k in zip(train, kept)])
+        groups = np.concatenate([np.full(k.sum(), d.driver_id) for d, k in zip(train, kept)])
+        fit = fit_cohort(spec, X, y, groups, n_train=int((y >= 0).sum()), seed=seed)
+        alarms = [(fit.decision_function(d.X) > 0).astype(np.int8) for d in test]
+        truth = [d.label for d in test]
+        known = np.concatenate(truth) >= 0
+        pooled[driver] = binary_scores(np.concatenate(truth)[known],
+                                       np.concatenate(alarms)[known])["g_mean"]
+        for d, alarm in zip(test, alarms):
+            if d.protocol == "texting" and len(np.unique(d.label[d.label >= 0])) == 2:
+                texting[driver] = binary_scores(d.label[d.label >= 0],
+                                                alarm[d.label >= 0])["g_mean"]
+    return pooled, texting
+
+
+def versus_naive(per_driver_g, dev, held):
+    """Per half, each model against the offline naive over the drivers both scored: mean
+    difference, wins, losses and the two-sided paired t-test's p."""
+    floor = per_driver_g[NAIVE_FLOOR]
+    out = {}
+    for model, values in per_driver_g.items():
+        if model == NAIVE_FLOOR:
+            continue
+        for half, members in (("all", set(values)), ("held_out", held), ("development", dev)):
+            both = [d for d in values if d in members and np.isfinite(values[d])
+                    and np.isfinite(floor.get(d, np.nan))]
+            if len(both) < 2:
+                continue
+            a = np.array([values[d] for d in both])
+            b = np.array([floor[d] for d in both])
+            out.setdefault(model, {})[half] = {
+                "n": len(both), "mean_difference": round(float(np.mean(a - b)), 3),
+                "wins": int((a > b).sum()), "losses": int((a < b).sum()),
+                "p": float(ttest_rel(a, b).pvalue)}
+    return out
 
 
 def main():
@@ -152,33 +200,42 @@ def main():
         with open(out / "results.jsonl", "a") as file:
             file.write(json.dumps(line) + "\n")
 
+    specs = model_specs(list(args.models) + list(NAIVE_MODELS), "small")
     for name in args.representations:
         normalisation, features, decision = REPRESENTATIONS[name]
         start = time.perf_counter()
-        drives, names = scheme_drives(recordings, PipelineConfig(), normalisation, features)
+        drives, names, own = model_drives(recordings, specs, PipelineConfig(), normalisation,
+                                          features)
         decision = {"loss_evidence": loss_evidence(names), **(decision or {})}
-        results = evaluate_scheme(drives, "new-driver", model_specs(args.models, "small"),
-                                  decision=decision, seed=args.seed)
+        results = evaluate_models(drives, own, "new-driver", specs, decision=decision,
+                                  seed=args.seed)
         summary = summarise_scheme(results)
         seconds = round(time.perf_counter() - start, 1)
+        g_by_model = {}
         for model, per in results.items():
-            g_means = per_driver(per, "g_mean")
+            g_means = g_by_model[model] = per_driver(per, "g_mean")
             emit({"bench": "taamneh", "representation": name, "scheme": "new-driver",
-                  "model": model, "features": names, "decision": decision,
-                  "g_mean": split_figures(g_means, dev, held),
+                  "model": model, "features": own[model][1] if model in own else names,
+                  "decision": decision, "g_mean": split_figures(g_means, dev, held),
                   "coverage": split_figures(per_driver(per, "coverage"), dev, held),
+                  "false_alarms_per_hour": split_figures(
+                      per_driver(per, "false_alarms_per_hour"), dev, held),
                   "sensitivity": summary[model]["sensitivity"],
                   "specificity": summary[model]["specificity"],
-                  "false_alarms_per_hour": summary[model]["false_alarms_per_hour"],
                   "per_driver": {d: round(v, 3) for d, v in sorted(g_means.items())
                                  if np.isfinite(v)},
                   "seconds": seconds})
-    g_means = naive_reference(recordings, args.seed)
-    emit({"bench": "taamneh_naive", "scheme": "new-driver (README task: normal drive vs texting "
-                                              "seconds, per-driver z-score offline)",
-          "g_mean": split_figures(g_means, dev, held),
-          "per_driver": {d: round(v, 3) for d, v in sorted(g_means.items()) if np.isfinite(v)}})
-
+        emit({"bench": "taamneh_vs_naive", "representation": name, "scheme": "new-driver",
+              "floor": NAIVE_FLOOR, "tests": versus_naive(g_by_model, dev, held)})
+    start = time.perf_counter()
+    pooled, texting = literal_naive(recordings, args.seed)
+    emit({"bench": "taamneh_naive_literal", "scheme": "new-driver (leave one driver out; "
+                                                      "issue 22's literal recipe)",
+          "g_mean_pooled": split_figures(pooled, dev, held),
+          "g_mean_texting_drive": split_figures(texting, dev, held),
+          "per_driver_pooled": {d: round(v, 3) for d, v in sorted(pooled.items())},
+          "per_driver_texting_drive": {d: round(v, 3) for d, v in sorted(texting.items())},
+          "seconds": round(time.perf_counter() - start, 1)})
 
 if __name__ == "__main__":
     main()

@@ -18,7 +18,8 @@ from ._selection import (
     UNLABELLED, grid_search, lapsvm_grid_search, select_params, sselm_grid_search, svm_grid_search,
 )
 from ._smoothing import DecisionSmoother, smooth_decisions
-from ._specs import MODELS, ModelSpec, model_specs
+from ._naive import NaiveRepresentation, naive_feature_names
+from ._specs import MODEL_KINDS, MODELS, NAIVE_MODELS, ModelSpec, model_specs
 from ._sselm import SSELMClassifier
 from ._svm import SVMClassifier
 from ._training import (
@@ -32,7 +33,8 @@ __all__ = [
     "hidden_weights", "hidden_output", "rbf_kernel", "knn_graph", "laplacian",
     "accuracy", "sensitivity", "specificity", "g_mean", "binary_scores", "g_mean_rows",
     "paired_labels", "check_binary_labels",
-    "UNLABELLED", "MODELS", "ModelSpec", "model_specs", "select_params", "grid_search",
+    "UNLABELLED", "MODELS", "MODEL_KINDS", "NAIVE_MODELS", "NaiveRepresentation",
+    "naive_feature_names", "ModelSpec", "model_specs", "select_params", "grid_search",
     "svm_grid_search", "sselm_grid_search", "lapsvm_grid_search",
     "training_windows", "train_detector", "train_model", "predict_windows", "read_labels",
     "usable_features", "chosen_features",

@@ -2,7 +2,8 @@
 
 ALGORITHMS §1.11 (S0 §5.4.3): :data:`MODELS` names the semi-supervised detectors and their
 supervised counterparts; :func:`model_specs` gives each its estimator, grid and fast selection
-(:mod:`._selection`).
+(:mod:`._selection`), and also the naive floor's two variants (:data:`NAIVE_MODELS`,
+:mod:`._naive`), which bring their own features and standardisation.
 """
 
 from dataclasses import dataclass
@@ -13,15 +14,19 @@ from sklearn.base import clone
 from ..._errors import ConfigError
 from ._elm import ELMClassifier
 from ._lapsvm import LapSVMClassifier
+from ._naive import NAIVE_MODELS, NaiveRepresentation, scale_width
 from ._selection import lapsvm_grid_search, sselm_grid_search, svm_grid_search
 from ._sselm import SSELMClassifier
 from ._svm import SVMClassifier
 from ._tsvm import TSVMClassifier
 
-__all__ = ["MODELS", "ModelSpec", "model_specs"]
+__all__ = ["MODELS", "MODEL_KINDS", "NAIVE_MODELS", "ModelSpec", "model_specs"]
 
 MODELS = ("sselm", "lapsvm", "tsvm", "elm", "svm")
 """Model ids: the semi-supervised detectors and their supervised counterparts."""
+
+MODEL_KINDS = MODELS + tuple(NAIVE_MODELS)
+"""Every model id :func:`model_specs` knows: :data:`MODELS` and the naive floor's variants."""
 
 
 @dataclass(frozen=True)
@@ -46,6 +51,9 @@ class ModelSpec:
         Fast selection ``select(estimator, grid, X, y, cv, random_state) -> params`` with ``X, y``
         the labelled then unlabelled rows and ``cv`` a list of (train, test) index pairs; None uses
         :func:`~._selection.grid_search`.
+    representation : NaiveRepresentation or None, default=None
+        The model's own features, standardisation and imputation (the naive floor); None: it
+        is evaluated on the evaluation's features.
     """
 
     name: str
@@ -54,6 +62,7 @@ class ModelSpec:
     semi_supervised: bool = False
     randomised: bool = False
     select: Callable | None = None
+    representation: NaiveRepresentation | None = None
 
     def make_estimator(self, random_state):
         """A fresh clone of ``estimator``, seeded with ``random_state`` when ``randomised``."""
@@ -69,7 +78,8 @@ def model_specs(names=MODELS, grid="full"):
     Parameters
     ----------
     names : sequence of str, default=MODELS
-        Model ids among ``"sselm"``, ``"lapsvm"``, ``"tsvm"``, ``"elm"``, ``"svm"``.
+        Model ids among ``"sselm"``, ``"lapsvm"``, ``"tsvm"``, ``"elm"``, ``"svm"`` and the
+        naive floor's ``"naive"`` and ``"naive-offline"`` (the same at either grid: no search).
     grid : {"full", "small"}, default="full"
         ``"full"``: the source grids (S0 §5.4.3) — regularisation and SVM/TSVM kernel width
         σ in {1e-6, ..., 1e6}, LapSVM σ in {1, 10, 100, 1000}; ELM/SS-ELM n_H = 1000.
@@ -81,9 +91,9 @@ def model_specs(names=MODELS, grid="full"):
     """
     if grid not in ("full", "small"):
         raise ConfigError(f"protocol.grid must be 'full' or 'small', got {grid!r}")
-    unknown = [name for name in names if name not in MODELS]
+    unknown = [name for name in names if name not in MODEL_KINDS]
     if unknown:
-        raise ConfigError(f"protocol.models must be among {list(MODELS)}, got {unknown}")
+        raise ConfigError(f"protocol.models must be among {list(MODEL_KINDS)}, got {unknown}")
     full = grid == "full"
     decades = [10.0 ** k for k in range(-6, 7)]
     reg = decades if full else [1e-2, 1.0, 1e2]
@@ -106,4 +116,10 @@ def model_specs(names=MODELS, grid="full"):
         "tsvm": lambda: ModelSpec("tsvm", TSVMClassifier(), {"C": reg, "kernel_width": width},
                                   semi_supervised=True),
     }
-    return [specs[name]() for name in names]
+    return [_naive_spec(name) if name in NAIVE_MODELS else specs[name]() for name in names]
+
+
+def _naive_spec(name):
+    """The naive floor (:mod:`._naive`): a balanced RBF SVM, C = 1, ``gamma="scale"``."""
+    return ModelSpec(name, SVMClassifier(C=1.0, class_weight="balanced"), {}, select=scale_width,
+                     representation=NaiveRepresentation(NAIVE_MODELS[name]))

@@ -4,7 +4,7 @@ import numpy as np
 from sklearn.svm import SVC
 
 from ..._estimator import fit_context
-from ..._validation import Interval
+from ..._validation import Interval, Options
 from ._kernel_expansion import _KernelExpansionBase
 
 __all__ = ["SVMClassifier"]
@@ -23,6 +23,8 @@ class SVMClassifier(_KernelExpansionBase):
         Loss weight.
     kernel_width : float, default=1.0
         Gaussian kernel width σ in feature units (SVC's ``gamma = 1 / (2 σ²)``).
+    class_weight : {None, "balanced"}, default=None
+        ``"balanced"`` weighs each class's loss by the inverse of its frequency (SVC's option).
 
     Attributes
     ----------
@@ -38,17 +40,20 @@ class SVMClassifier(_KernelExpansionBase):
     _constraints = {
         "C": Interval(0, None, closed="neither"),
         "kernel_width": Interval(0, None, closed="neither"),
+        "class_weight": [None, Options(("balanced",))],
     }
 
-    def __init__(self, C=1.0, kernel_width=1.0):
+    def __init__(self, C=1.0, kernel_width=1.0, class_weight=None):
         self.C = C
         self.kernel_width = kernel_width
+        self.class_weight = class_weight
 
     @fit_context
     def fit(self, X, y):
         """Fit on the labelled rows of ``X`` (``y != -1``); returns self."""
         X, signed, labelled = self._check_binary_fit_input(X, y)
-        svc = SVC(C=self.C, kernel="rbf", gamma=0.5 / self.kernel_width ** 2)
+        svc = SVC(C=self.C, kernel="rbf", gamma=0.5 / self.kernel_width ** 2,
+                  class_weight=self.class_weight)
         svc.fit(X[labelled], signed[labelled])
         self._set_expansion(np.ascontiguousarray(svc.support_vectors_), svc.dual_coef_[0].copy(),
                             svc.intercept_[0])

@@ -5,14 +5,15 @@ from ._metrics import (
     clustering_accuracy, clustering_accuracy_many_to_one, clustering_g_mean, detection_delays,
     false_alarms_per_hour,
 )
+from ._models import NAIVE_FLOOR, evaluate_models, model_drives, naive_pairs
 from ._protocol import evaluate_cohort, evaluate_driver, sweep
 from ._report import (
     SCHEME_NOTES, format_schemes, format_table, format_tests, plot_sweep, results_document,
     run_evaluation, write_results,
 )
 from ._schemes import (
-    NORMALISATIONS, RECIPES, SCHEMES, Drive, evaluate_scheme, normalise_drives, scheme_drives,
-    scheme_folds, supported_schemes,
+    NORMALISATIONS, RECIPES, SCHEMES, Drive, drives_of, evaluate_scheme, featured_drives,
+    normalise_drives, scheme_drives, scheme_folds, supported_schemes,
 )
 from ._splits import Split, make_splits
 from ._stats import (
@@ -36,6 +37,8 @@ __all__ = [
     "summarise", "summarise_scheme", "paired_tests", "PAIRS", "WINDOW_METRICS", "TIMINGS",
     "DEPLOYMENT_METRICS", "SCHEMES", "RECIPES", "NORMALISATIONS", "Drive", "scheme_drives",
     "scheme_folds", "normalise_drives", "supported_schemes", "evaluate_scheme", "run_evaluation",
+    "featured_drives", "drives_of", "model_drives", "evaluate_models", "naive_pairs",
+    "NAIVE_FLOOR",
     "format_schemes", "format_table", "format_tests", "results_document", "write_results", "plot_sweep",
     "plot_timeline", "SCHEME_NOTES",
     "AgreementPool", "cohen_kappa", "event_agreement", "match_events", "spans_from_flags",

@@ -1,9 +1,11 @@
 """Reporting of an evaluation: a table per scheme, ``results.json``, timelines and sweep plots.
 
 The first table has one row per scheme and one column per model (window G-mean, mean ± sd over
-drivers). Then, per scheme and with what the scheme means, the Table 5.2-style table: per model,
-mean ± sd over drivers of the per-driver means, the deployment figures of the decision rule, and
-the right-tailed paired t-tests. Plots use matplotlib's Agg backend (no display needed).
+drivers), the naive floor's two variants among them. Then, per scheme and with what the scheme
+means, the Table 5.2-style table: per model, mean ± sd over drivers of the per-driver means, the
+deployment figures of the decision rule, the right-tailed paired t-tests of the source's pairs,
+and each model against the offline naive floor (two-sided, with wins and losses over drivers).
+Plots use matplotlib's Agg backend (no display needed).
 """
 
 import json
@@ -13,9 +15,10 @@ from pathlib import Path
 import numpy as np
 
 from ...pipeline import PipelineConfig
-from ..detectors import MODELS, loss_evidence, model_specs
+from ..detectors import MODELS, NAIVE_MODELS, loss_evidence, model_specs
+from ._models import evaluate_models, model_drives, naive_pairs
 from ._protocol import sweep
-from ._schemes import evaluate_scheme, scheme_drives, supported_schemes
+from ._schemes import supported_schemes
 from ._stats import PAIRS, paired_tests, summarise_scheme
 from ._timeline import plot_timeline
 
@@ -49,7 +52,8 @@ _ROWS = (
 )
 
 
-def run_evaluation(recordings, out_dir, *, schemes=None, protocols=None, models=MODELS, grid="small", recipe="cohort", normalisation="running",
+def run_evaluation(recordings, out_dir, *, schemes=None, protocols=None, models=MODELS,
+                   naive=True, grid="small", recipe="cohort", normalisation="running",
                    features=None, n_labelled=60, n_train=2000, n_unlabelled=600, n_draws=1,
                    seed=0, config=None, decision=None, unlabelled_sizes=(), labelled_sizes=(),
                    sweep_n_labelled=60, sweep_n_unlabelled=45, plots=False, runner=None,
@@ -72,12 +76,17 @@ def run_evaluation(recordings, out_dir, *, schemes=None, protocols=None, models=
     protocols : sequence of str or None, default=None
         Evaluate only the drives whose ``meta["protocol"]`` is one of these (None: all).
     models : sequence of str, default=MODELS
+        Model ids (:data:`~distractd.models.detectors.MODEL_KINDS`).
+    naive : bool, default=True
+        Also evaluate the naive floor's variants (:data:`~distractd.models.detectors.NAIVE_MODELS`)
+        on the same windows, and test every model against ``naive-offline``.
     grid : {"full", "small"}, default="small"
         Hyper-parameter grids; ``"full"`` is the source's.
     recipe : {"cohort", "per-driver"}, default="cohort"
         How the cross-drive schemes train (:func:`~._schemes.evaluate_scheme`).
-    normalisation : {"running", "drive", "none"}, default="running"
-        The feature representation (:func:`~._schemes.scheme_drives`).
+    normalisation : {"running", "drive", "driver", "none"}, default="running"
+        The feature representation (:func:`~._schemes.scheme_drives`) of every model but the
+        naive floor, which brings its own.
     features : sequence of str or None, default=None
         Feature names; None keeps those with data in at least half of the windows.
     n_labelled, n_train, n_unlabelled, n_draws :
@@ -112,14 +121,16 @@ def run_evaluation(recordings, out_dir, *, schemes=None, protocols=None, models=
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
     config = config or PipelineConfig()
+    models = list(models) + [name for name in NAIVE_MODELS if naive and name not in models]
     specs = model_specs(models, grid)
-    drives, names = scheme_drives(recordings, config, normalisation, features, progress, runner,
-                                  protocols)
+    drives, names, own = model_drives(recordings, specs, config, normalisation, features,
+                                      progress, runner, protocols)
     schemes = list(schemes or supported_schemes(drives))
     # a model that scores track loss judges low-quality windows, as the daemon's rule does
     decision = {**(decision or {}), "loss_evidence": loss_evidence(names)}
-    protocol = {"schemes": list(schemes), "models": list(models), "grid": grid, "recipe": recipe,
+    protocol = {"schemes": list(schemes), "models": models, "grid": grid, "recipe": recipe,
                 "normalisation": normalisation, "features": names,
+                "own_features": {name: spec_names for name, (_, spec_names) in own.items()},
                 "n_drivers": len({d.driver_id for d in drives}), "n_drives": len(drives),
                 "n_labelled": n_labelled, "n_train": n_train, "n_unlabelled": n_unlabelled,
                 "n_draws": n_draws, "seed": seed, "pipeline_config": config.to_dict(),
@@ -128,16 +139,19 @@ def run_evaluation(recordings, out_dir, *, schemes=None, protocols=None, models=
     summaries, tests, sweeps = {}, {}, []
     document = text = None
     for scheme in schemes:
-        results = evaluate_scheme(drives, scheme, specs, recipe=recipe, n_train=n_train,
+        results = evaluate_models(drives, own, scheme, specs, recipe=recipe, n_train=n_train,
                                   n_unlabelled=n_unlabelled, n_labelled=n_labelled,
                                   n_draws=n_draws, window_s=config.window_s, decision=decision,
                                   seed=seed, progress=progress, traces=plots, runner=runner)
         if plots and scheme == schemes[0]:
             _plot_traces(out_dir, scheme, results[specs[0].name])
         summaries[scheme] = summarise_scheme(results)
-        tests[scheme] = paired_tests(summaries[scheme], PAIRS)
+        tests[scheme] = (paired_tests(summaries[scheme], PAIRS)
+                         + paired_tests(summaries[scheme], naive_pairs(models),
+                                        alternative="two-sided"))
         document, text = _write(out_dir, summaries, tests, sweeps, protocol, models)
     drivers = [(d.X, d.label, d.t_end, d.quality) for d in drives]
+    specs = [spec for spec in specs if spec.representation is None]  # sweeps: shared features
     for parameter, sizes, fixed in (("n_unlabelled", unlabelled_sizes,
                                      {"n_labelled": sweep_n_labelled}),
                                     ("n_labelled", labelled_sizes,
@@ -243,11 +257,18 @@ def _columns(rows):
 
 
 def format_tests(tests):
-    """One line per right-tailed paired t-test: ``sselm > elm on g_mean: t(33) = 4.00, p = ...``."""
-    return "\n".join(
-        f"{t['better']} > {t['worse']} on {t['metric']}: mean difference "
-        f"{t['mean_difference']:+.4f}, t({t['df']}) = {t['t']:.2f}, p = {t['p']:.2g}"
-        for t in tests)
+    """One line per paired t-test: ``sselm > elm on g_mean: ..., t(33) = 4.00, p = ...`` for a
+    right-tailed one, ``svm vs naive-offline on g_mean: ..., 3 wins / 20 losses, ...`` for a
+    two-sided one."""
+    lines = []
+    for t in tests:
+        two_sided = t.get("alternative") == "two-sided"
+        relation = "vs" if two_sided else ">"
+        record = f", {t['wins']} wins / {t['losses']} losses" if "wins" in t else ""
+        lines.append(f"{t['better']} {relation} {t['worse']} on {t['metric']}: mean difference "
+                     f"{t['mean_difference']:+.4f}{record}, t({t['df']}) = {t['t']:.2f}, "
+                     f"p = {t['p']:.2g}{' (two-sided)' if two_sided else ''}")
+    return "\n".join(lines)
 
 
 def results_document(summaries, tests, sweeps=(), protocol=None):

@@ -4,8 +4,8 @@ A deployed detector meets driving it has never seen, so every quality figure nam
 
 - ``new-driver`` — leave one driver out (or, for large cohorts, grouped k-fold over drivers):
   trained on other drivers' labelled windows; the held-out driver's windows are available
-  *unlabelled* to semi-supervised models (and, with ``normalisation="drive"``, to the offline
-  per-drive z-score), never their labels. The figure a deployment meets.
+  *unlabelled* to semi-supervised models (and, with ``normalisation="drive"`` or ``"driver"``,
+  to the offline z-scores), never their labels. The figure a deployment meets.
 - ``new-drive`` — per drive: trained on every other drive (the driver's own earlier drives, and
   with the ``cohort`` recipe the other drivers' drives too), tested on a drive never seen.
 - ``blocked`` — the source's per-drive protocol with folds of consecutive windows and training
@@ -57,12 +57,13 @@ from ..detectors import (
 from ._metrics import detection_delays, false_alarms_per_hour
 from ._protocol import evaluate_driver
 
-__all__ = ["SCHEMES", "RECIPES", "NORMALISATIONS", "Drive", "scheme_drives", "evaluate_scheme",
-           "scheme_folds", "normalise_drives", "supported_schemes"]
+__all__ = ["SCHEMES", "RECIPES", "NORMALISATIONS", "Drive", "scheme_drives", "featured_drives",
+           "drives_of", "evaluate_scheme", "scheme_folds", "normalise_drives",
+           "supported_schemes"]
 
 SCHEMES = ("new-driver", "new-drive", "blocked", "source")
 RECIPES = ("cohort", "per-driver")
-NORMALISATIONS = ("running", "drive", "none")
+NORMALISATIONS = ("running", "drive", "driver", "none")
 
 _CONSTRAINTS = {
     "scheme": Options(SCHEMES),
@@ -118,9 +119,11 @@ def scheme_drives(recordings, config=None, normalisation="running", features=Non
         ``recording_id`` and ``protocol``.
     config : PipelineConfig or None, default=None
         Window settings; ``baseline`` is set from ``normalisation``.
-    normalisation : {"running", "drive", "none"}, default="running"
+    normalisation : {"running", "drive", "driver", "none"}, default="running"
         ``"running"``: the pipeline's per-stream baseline (causal; what the daemon does);
         ``"drive"``: each drive z-scored with its own mean and sd (offline upper bound);
+        ``"driver"``: each driver's drives z-scored with the mean and sd over all of them
+        (offline, the naive floor's);
         ``"none"``: raw features.
     features : sequence of str or None, default=None
         Feature names; None keeps the features with data in at least half of the windows
@@ -136,6 +139,15 @@ def scheme_drives(recordings, config=None, normalisation="running", features=Non
     drives : list of Drive
     feature_names : list of str
     """
+    featured = featured_drives(recordings, config, normalisation, progress, runner, protocols)
+    names = chosen_features([item.windows for item in featured], features)
+    return normalise_drives(drives_of(featured, names), normalisation), names
+
+
+def featured_drives(recordings, config=None, normalisation="running", progress=False,
+                    runner=None, protocols=None):
+    """The windows of every drive of ``recordings`` (all features), the per-stream baseline on
+    for ``normalisation="running"`` and off otherwise (see :func:`scheme_drives`)."""
     if normalisation not in NORMALISATIONS:
         raise ConfigError(f"evaluate.normalisation must be one of {list(NORMALISATIONS)}, "
                           f"got {normalisation!r}")
@@ -146,7 +158,11 @@ def scheme_drives(recordings, config=None, normalisation="running", features=Non
         featured = [item for item in featured if item.meta.get("protocol") in protocols]
         if not featured:
             raise ConfigError(f"evaluate.only: no drive of protocol(s) {list(protocols)}")
-    names = chosen_features([item.windows for item in featured], features)
+    return featured
+
+
+def drives_of(featured, names):
+    """:class:`Drive` of each of :func:`featured_drives`' items with the features ``names``."""
     columns = [FEATURE_NAMES.index(name) for name in names]
     drives = []
     for i, (_, meta, _, w) in enumerate(featured):
@@ -154,28 +170,37 @@ def scheme_drives(recordings, config=None, normalisation="running", features=Non
         drives.append(Drive(str(meta.get("driver_id", recording_id)), recording_id,
                             str(meta.get("protocol", "")), w.t_end, w.label, w.quality,
                             w.X[:, columns], w.alert_list()))
-    return normalise_drives(drives, normalisation), names
+    return drives
 
 
 def normalise_drives(drives, normalisation):
-    """Apply the offline per-drive z-score (``"drive"``) or leave the features as they are.
+    """Apply an offline z-score (``"drive"``, ``"driver"``) or leave the features as they are.
 
     ``"running"`` (the per-stream baseline) and ``"none"`` are the pipeline's to apply when it
-    makes the windows; ``"drive"`` standardises each drive's features with its own mean and sd — an
-    upper bound no causal detector can reach (it sees the whole drive, future included).
+    makes the windows; ``"drive"`` standardises each drive's features with its own mean and sd,
+    ``"driver"`` each driver's drives with the mean and sd over all of them — upper bounds no
+    causal detector can reach (they see the whole drive, or every drive, future included). A
+    feature constant over the pooled windows is only centred; one without data stays missing.
     """
     if normalisation not in NORMALISATIONS:
         raise ConfigError(f"evaluate.normalisation must be one of {list(NORMALISATIONS)}, "
                           f"got {normalisation!r}")
-    if normalisation != "drive":
+    if normalisation not in ("drive", "driver"):
         return list(drives)
+    key = "recording_id" if normalisation == "drive" else "driver_id"
+    pools = {}
+    for drive in drives:
+        pools.setdefault(getattr(drive, key), []).append(drive.X)
+    moments = {}
+    for owner, parts in pools.items():
+        X = np.vstack(parts)
+        with warnings.catch_warnings():  # a feature without data in a pool stays NaN
+            warnings.simplefilter("ignore", RuntimeWarning)
+            mean, sd = np.nanmean(X, axis=0), np.nanstd(X, axis=0)
+        moments[owner] = mean, np.where(sd > 0, sd, 1.0)
     out = []
     for drive in drives:
-        with warnings.catch_warnings():  # a feature without data in a drive stays NaN
-            warnings.simplefilter("ignore", RuntimeWarning)
-            mean = np.nanmean(drive.X, axis=0)
-            sd = np.nanstd(drive.X, axis=0)
-        sd = np.where(sd > 0, sd, 1.0)
+        mean, sd = moments[getattr(drive, key)]
         out.append(Drive(drive.driver_id, drive.recording_id, drive.protocol, drive.t_end,
                          drive.label, drive.quality, (drive.X - mean) / sd, drive.alerts))
     return out

@@ -92,8 +92,8 @@ def summarise_scheme(results):
     return summary
 
 
-def paired_tests(summary, pairs, metric="g_mean"):
-    """Right-tailed paired t-tests over drivers: is ``better`` above ``worse`` on ``metric``?
+def paired_tests(summary, pairs, metric="g_mean", alternative="greater"):
+    """Paired t-tests over drivers: is ``better`` above ``worse`` on ``metric``?
 
     Parameters
     ----------
@@ -102,11 +102,16 @@ def paired_tests(summary, pairs, metric="g_mean"):
     pairs : sequence of (str, str)
         (better, worse) model names; pairs with a model missing from ``summary`` are skipped.
     metric : str, default="g_mean"
+    alternative : {"greater", "two-sided"}, default="greater"
+        Right-tailed (the source's tests of a semi-supervised model over its counterpart) or
+        two-sided (a model against the naive floor, which may be the better one).
 
     Returns
     -------
     list of dict
-        ``better``, ``worse``, ``metric``, ``mean_difference``, ``t``, ``df``, ``p``.
+        ``better``, ``worse``, ``metric``, ``alternative``, ``mean_difference``, ``wins`` and
+        ``losses`` (drivers where ``better`` scored above, below ``worse``), ``t``, ``df``,
+        ``p``.
     """
     tests = []
     for better, worse in pairs:
@@ -117,9 +122,12 @@ def paired_tests(summary, pairs, metric="g_mean"):
         both = np.isfinite(a) & np.isfinite(b)
         if both.sum() < 2:
             continue
-        result = stats.ttest_rel(a[both], b[both], alternative="greater")
+        result = stats.ttest_rel(a[both], b[both], alternative=alternative)
         tests.append({"better": better, "worse": worse, "metric": metric,
+                      "alternative": alternative,
                       "mean_difference": float(np.mean(a[both] - b[both])),
+                      "wins": int(np.sum(a[both] > b[both])),
+                      "losses": int(np.sum(a[both] < b[both])),
                       "t": float(result.statistic), "df": int(both.sum()) - 1,
                       "p": float(result.pvalue)})
     return tests
