@@ -9,7 +9,9 @@ drives, unlabelled (one fit for all real drivers). No real label is used.
 
 Scoring: the normal drive (4) and texting drive (7) of every subject in ``--data`` (Taamneh et
 al. 2017, doi:10.1038/sdata.2017.110), in the evaluation's representation (the running per-stream
-baseline; the features with data in half of the *simulated* windows). Per real drive, the
+baseline; the features with data in half of the *simulated* windows; the naive floor, trained
+the same way, on its own features and standardisation: ``naive`` through the running baseline,
+``naive-offline`` each driver's drives z-scored together, offline). Per real drive, the
 evaluation's record: window G-mean over every window of known truth (an undecided window is no
 alarm), the fraction of windows decided, false alarms per attentive hour through the decision rule
 (``DecisionRule``, ``loss_evidence`` from the features). Per driver the drives are averaged;
@@ -28,7 +30,7 @@ from pathlib import Path
 import numpy as np
 
 from distractd.models.detectors import fit_cohort, loss_evidence, model_specs, thin_windows
-from distractd.models.evaluation import scheme_drives, summarise_scheme
+from distractd.models.evaluation import model_drives, summarise_scheme
 from distractd.models.evaluation._schemes import _drive_record
 from distractd.pipeline.formats import read_taamneh
 from distractd.simulators import simulate_texting_study
@@ -44,7 +46,7 @@ def halves(drivers):
 
 
 def run_sim_to_real(emit, *, data="../shared/data/taamneh", n_drivers=12, seed=SEED,
-                    models=("svm", "elm", "sselm"), grid="small", n_train=2000,
+                    models=("svm", "elm", "sselm", "naive", "naive-offline"), grid="small", n_train=2000,
                     n_unlabelled=600, subset=None):
     """Train each model on simulated drives only and score it on the real drives.
 
@@ -58,8 +60,10 @@ def run_sim_to_real(emit, *, data="../shared/data/taamneh", n_drivers=12, seed=S
         Simulated training drivers (two drives each).
     seed : int, default=SEED
         Seed of the simulated cohort and of the fits.
-    models : sequence of str, default=("svm", "elm", "sselm")
-        Model ids (:func:`~distractd.models.detectors.model_specs`).
+    models : sequence of str, default=("svm", "elm", "sselm", "naive", "naive-offline")
+        Model ids (:func:`~distractd.models.detectors.model_specs`); the naive floor's variants
+        bring their own features and standardisation
+        (:func:`~distractd.models.evaluation.model_drives`), trained the same way.
     grid : {"small", "full"}, default="small"
     n_train, n_unlabelled : int
         Most labelled (simulated) and unlabelled (real) windows of a fit.
@@ -77,18 +81,24 @@ def run_sim_to_real(emit, *, data="../shared/data/taamneh", n_drivers=12, seed=S
         raise SystemExit(f"--data {data}: no T*.csv subject files")
     real = [r for path in files for r in read_taamneh(path, drives=(4, 7))]
     simulated = simulate_texting_study(n_drivers, seed)
-    train, names = scheme_drives(simulated)
-    test, _ = scheme_drives(real, features=names)
-    decision = {"loss_evidence": loss_evidence(names)}
-    development, held_out = halves({d.driver_id for d in test})
-    kept = [thin_windows(d.t_end, 5.0) for d in train]
-    X = np.vstack([d.X[k] for d, k in zip(train, kept)])
-    y = np.concatenate([d.label[k] for d, k in zip(train, kept)])
-    groups = np.concatenate([np.full(k.sum(), d.driver_id) for d, k in zip(train, kept)])
-    pool = np.vstack([d.X for d in test])
-    pool = pool[np.isfinite(pool).all(axis=1)]
+    specs = model_specs(models, grid)
+    train_drives, train_names, train_own = model_drives(simulated, specs)
+    test_drives, _, test_own = model_drives(real, specs, features=train_names)
+    development, held_out = halves({d.driver_id for d in test_drives})
     results = {}
-    for spec in model_specs(models, grid):
+    for spec in specs:
+        train, names = train_own.get(spec.name, (train_drives, train_names))
+        test, test_names = test_own.get(spec.name, (test_drives, train_names))
+        if test_names != names:
+            raise RuntimeError(f"sim-to-real: {spec.name} has features {names} on the simulated "
+                               f"drives and {test_names} on the real ones")
+        decision = {"loss_evidence": loss_evidence(names)}
+        kept = [thin_windows(d.t_end, 5.0) for d in train]
+        X = np.vstack([d.X[k] for d, k in zip(train, kept)])
+        y = np.concatenate([d.label[k] for d, k in zip(train, kept)])
+        groups = np.concatenate([np.full(k.sum(), d.driver_id) for d, k in zip(train, kept)])
+        pool = np.vstack([d.X for d in test])
+        pool = pool[np.isfinite(pool).all(axis=1)]
         rng = np.random.default_rng([seed, zlib.crc32(spec.name.encode())])
         fit = fit_cohort(spec, X, y, groups, n_train=n_train, seed=int(rng.integers(2**31)),
                          X_unlabelled=pool[rng.permutation(len(pool))[:n_unlabelled]])
@@ -148,7 +158,8 @@ def main():
     parser.add_argument("--data", default="../shared/data/taamneh")
     parser.add_argument("--drivers", type=int, default=12)
     parser.add_argument("--seed", type=int, default=SEED)
-    parser.add_argument("--models", nargs="+", default=["svm", "elm", "sselm"])
+    parser.add_argument("--models", nargs="+",
+                        default=["svm", "elm", "sselm", "naive", "naive-offline"])
     parser.add_argument("--subset", type=int, default=None, help="first N subject files only")
     parser.add_argument("--out", default="sim-to-real-results")
     args = parser.parse_args()
