@@ -374,21 +374,7 @@ def _features(args):
                                      progress=sys.stderr.isatty() and not args.quiet)
     for item in featured:
         _need_windows(item.source, item, item.windows, config.window_s)
-    out = Path(args.out)
-    if len(featured) == 1 and not out.is_dir():
-        paths = [out]
-    elif out.exists() and not out.is_dir():
-        raise ConfigError(f"the inputs hold {len(featured)} recordings; --out {args.out} is a "
-                          f"file, give a folder for one CSV each")
-    else:
-        out.mkdir(exist_ok=True)
-        names = ["".join(c if c.isalnum() or c in "-_." else "_"
-                         for c in str(item.meta["recording_id"])) + ".csv" for item in featured]
-        repeated = sorted({name for name in names if names.count(name) > 1})
-        if repeated:
-            raise ConfigError(f"recordings share the file names {repeated} (their recording_id); "
-                              f"give them to separate runs")
-        paths = [out / name for name in names]
+    paths = _recording_outputs(args.out, [item.meta["recording_id"] for item in featured])
     for path, item in zip(paths, featured):
         item.windows.write_csv(path)
     outputs = [{"input": item.source, "output": str(path), "windows": len(item.windows)}
@@ -396,6 +382,25 @@ def _features(args):
     summary = outputs[0] if len(outputs) == 1 else {"outputs": outputs}
     _report(args, summary, "\n".join(f"{o['output']}: {o['windows']} windows" for o in outputs))
     return 0
+
+
+def _recording_outputs(out, recording_ids):
+    """The CSV of each recording: ``out`` itself for one (unless a folder), else
+    ``out/<recording_id>.csv`` (the folder made when missing)."""
+    out = Path(out)
+    if len(recording_ids) == 1 and not out.is_dir():
+        return [out]
+    if out.exists() and not out.is_dir():
+        raise ConfigError(f"the inputs hold {len(recording_ids)} recordings; --out {out} is a "
+                          f"file, give a folder for one CSV each")
+    out.mkdir(exist_ok=True)
+    names = ["".join(c if c.isalnum() or c in "-_." else "_" for c in str(rid)) + ".csv"
+             for rid in recording_ids]
+    repeated = sorted({name for name in names if names.count(name) > 1})
+    if repeated:
+        raise ConfigError(f"recordings share the file names {repeated} (their recording_id); "
+                          f"give them to separate runs")
+    return [out / name for name in names]
 
 
 def _declare_label(parser):
@@ -675,6 +680,17 @@ def _declare_train(parser):
                              "unlabelled (default: %(default)s)")
     parser.add_argument("--train", type=int, default=2000, metavar="N",
                         help="--cohort: most labelled training windows (default: %(default)s)")
+    parser.add_argument("--only", nargs="+", metavar="PROTOCOL",
+                        help="--cohort: keep only the drives of these protocols (meta protocol, "
+                             "e.g. normal texting for Taamneh et al.)")
+    parser.add_argument("--operating-point", type=float, metavar="SCORE",
+                        help="--cohort: publish scores so that SCORE (the decision threshold, "
+                             "smoothing.on) falls where the training windows have the best "
+                             "G-mean (default: scores over the training spread alone)")
+    parser.add_argument("--sparse-model", metavar="MODEL",
+                        help="--cohort: a model needing only gaze at any rate (e.g. trained on "
+                             "real 1 Hz drives) to hold as the sparse_gaze sub-model, instead of "
+                             "one fitted on IN")
     parser.add_argument("--labels", nargs="+", metavar="CSV",
                         help="per-driver: corrected labels, one file per IN: interval CSV "
                              "start,end,label or per-window CSV t_start,t_end,...,label")
@@ -693,17 +709,20 @@ def _declare_train(parser):
 
 def _train(args):
     from ._parallel import batch_runner
-    from .models import save_model
+    from .models import load_model, save_model
     from .models.detectors import train_cohort, train_model, training_windows
     from .pipeline import PipelineConfig, read_recording
 
     config = _pipeline_config(args) or PipelineConfig()
     if args.cohort:
         model = args.model or "svm"
+        sparse = None if args.sparse_model is None else load_model(args.sparse_model)
         with batch_runner(args.jobs, args.scheduler) as runner:
             estimator, parts = train_cohort(args.inputs, model, features=args.features,
                                             grid=args.grid or "small", n_train=args.train,
-                                            config=config, seed=args.seed, runner=runner)
+                                            config=config, seed=args.seed, runner=runner,
+                                            sparse_model=sparse, protocols=args.only,
+                                            operating_point=args.operating_point)
         model_id = save_model(args.out, estimator, **parts)
         drives, drivers = parts["summary"]["n_recordings"], len(parts["summary"]["drivers"])
         summary = {"output": args.out, "model": model, "model_id": model_id, "cohort": True,
@@ -713,8 +732,10 @@ def _train(args):
                                f"{drives} drives of {drivers} drivers, features "
                                f"{', '.join(parts['feature_names'])}")
         return 0
-    if args.jobs != 1 or args.scheduler:
-        raise ConfigError("train: --jobs and --scheduler apply to train --cohort")
+    if args.jobs != 1 or args.scheduler or args.only or args.sparse_model \
+            or args.operating_point is not None:
+        raise ConfigError("train: --jobs, --scheduler, --only, --operating-point and "
+                          "--sparse-model apply to train --cohort")
     model = args.model or "sselm"
     windows = training_windows([read_recording(path) for path in args.inputs], config,
                                args.labels)
@@ -758,9 +779,12 @@ def _adapt(args):
 
 def _declare_predict(parser):
     parser.add_argument("model", metavar="MODEL", help="model file written by train")
-    parser.add_argument("input", metavar="IN", help="recording to score (.csv or binary)")
-    parser.add_argument("--out", required=True, type=_output_file, metavar="CSV",
-                        help="CSV to write")
+    parser.add_argument("input", metavar="IN",
+                        help="recording to score (.csv, .parquet or binary), or a Taamneh et al. "
+                             "subject file (one recording per drive)")
+    parser.add_argument("--out", required=True, type=_output_file_or_folder, metavar="CSV",
+                        help="CSV to write; a folder (made when the input holds several "
+                             "recordings) receives <recording_id>.csv per recording")
     parser.add_argument("--plot", type=_output_file, metavar="PNG",
                         help="also draw the drive's timeline: score, state, truth, glance alerts")
     _add_decision(parser)
@@ -771,32 +795,53 @@ def _predict(args):
     import csv
 
     from .models import load_model
-    from .models.detectors import DecisionRule, predict_windows
-    from .pipeline import PipelineConfig, read_recording
+    from .models.detectors import DecisionRule, predict_recording
+    from .pipeline import PipelineConfig, read_recordings
 
     detector = load_model(args.model)
-    recording = read_recording(args.input)
-    rule = DecisionRule(**_decision(args, detector.feature_names))
-    windows, scores, states = predict_windows(detector, recording, rule)
-    _need_windows(args.input, recording, windows,
-                  PipelineConfig.from_dict(detector.pipeline_config).window_s)
-    with open(args.out, "w", newline="") as file:
-        writer = csv.writer(file)
-        writer.writerow(["t_end", "score", "state"])
-        for t_end, score, state in zip(windows.t_end.tolist(), scores.tolist(), states.tolist()):
-            writer.writerow([repr(t_end), "" if score != score else repr(score),
-                             "" if state < 0 else state])  # empty: the daemon's "unknown"
+    recordings = read_recordings(args.input)
+    if args.plot and len(recordings) > 1:
+        raise ConfigError(f"--plot draws one recording; {args.input} holds {len(recordings)}")
+    window_s = PipelineConfig.from_dict(detector.pipeline_config).window_s
+    predictions = []
+    for recording in recordings:
+        prediction = predict_recording(detector, recording,
+                                       DecisionRule(**_decision(args, detector.feature_names)))
+        _need_windows(args.input, recording, prediction.windows, window_s)
+        predictions.append(prediction)
+    ids = [recording.meta.get("recording_id", Path(args.input).stem) for recording in recordings]
+    outputs = _recording_outputs(args.out, ids)
+    summaries, lines = [], []
+    for rid, path, prediction in zip(ids, outputs, predictions):
+        windows, scores, states = prediction.windows, prediction.scores, prediction.states
+        with open(path, "w", newline="") as file:
+            writer = csv.writer(file)
+            writer.writerow(["t_end", "score", "state"])
+            for t_end, score, state in zip(windows.t_end.tolist(), scores.tolist(),
+                                           states.tolist()):
+                writer.writerow([repr(t_end), "" if score != score else repr(score),
+                                 "" if state < 0 else state])  # empty: the daemon's "unknown"
+        why = prediction.summary_line()
+        if why is not None and not args.quiet:  # once per recording, not per window
+            print(f"distractd predict: {rid}: {why}", file=sys.stderr)
+        summaries.append({
+            "output": str(path), "model_id": detector.model_id, "submodel": prediction.model_id,
+            "rate_hz": prediction.rate_hz, "windows": len(windows),
+            "distracted": int((states == 1).sum()), "attentive": int((states == 0).sum()),
+            "unknown": int((states < 0).sum()), "undecided": prediction.undecided(),
+            "undecided_reason": why})
+        lines.append(f"{path}: {len(windows)} windows, {summaries[-1]['distracted']} distracted, "
+                     f"{summaries[-1]['attentive']} attentive, {summaries[-1]['unknown']} unknown "
+                     f"(model {prediction.model_id or detector.model_id})")
     if args.plot:
         from .models.evaluation import plot_timeline
 
-        plot_timeline(args.plot, windows.t_end, scores, states, windows.label,
-                      alerts=windows.alert_list(), title=f"{args.input}: model {detector.model_id}")
-    summary = {"output": args.out, "model_id": detector.model_id, "windows": len(windows),
-               "distracted": int((states == 1).sum()), "attentive": int((states == 0).sum()),
-               "unknown": int((states < 0).sum())}
-    _report(args, summary, f"{args.out}: {len(windows)} windows, {summary['distracted']} "
-                           f"distracted, {summary['attentive']} attentive, {summary['unknown']} "
-                           f"unknown (model {detector.model_id})")
+        (prediction,) = predictions
+        plot_timeline(args.plot, prediction.windows.t_end, prediction.scores, prediction.states,
+                      prediction.windows.label, alerts=prediction.windows.alert_list(),
+                      title=f"{args.input}: model {prediction.model_id or detector.model_id}")
+    _report(args, summaries[0] if len(summaries) == 1 else {"outputs": summaries},
+            "\n".join(lines))
     return 0
 
 

@@ -26,6 +26,7 @@ from prometheus_client import (
 from prometheus_client.core import GaugeMetricFamily
 
 from .. import __version__
+from ..models.detectors import SUBMODELS, UNDECIDED_REASONS
 from ..pipeline import ALERT_KINDS, REJECT_REASONS
 from ..pipeline.formats import REJECTION_REASONS, STATES
 from ._gate import REFUSAL_REASONS
@@ -129,6 +130,20 @@ class Metrics:
                                       "Sessions whose stream lacks every field some feature of the "
                                       "loaded model is computed from (checked once per session, "
                                       "at its first windows).", registry=registry)
+        undecided = Counter("distractd_undecided_windows_total",
+                            "Windows published unknown, by reason: no_gaze (the stream delivered "
+                            "no gaze), fields (it lacks fields every sub-model needs), rate (its "
+                            "rate is too low for every sub-model), warming (the stream's baseline "
+                            "is warming up), features (a feature of the chosen sub-model had no "
+                            "data in the window), quality (valid samples below "
+                            "sessions.min_quality).", ["reason"], registry=registry)
+        self.undecided = {r: undecided.labels(reason=r) for r in UNDECIDED_REASONS}
+        chosen = Counter("distractd_stream_submodels_total",
+                         "Sessions by the sub-model of the loaded model chosen to score them "
+                         "(by the fields and rate of the stream), or none.", ["submodel"],
+                         registry=registry)
+        self.submodels = {name: chosen.labels(submodel=name)
+                          for name in ("main", *SUBMODELS, "none")}
         self.pupil_reconnects = Counter("distractd_pupil_reconnects_total",
                                         "Moves of the Pupil backbone subscription to the SUB_PORT "
                                         "Pupil Remote named after the backbone went silent (a "

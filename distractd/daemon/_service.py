@@ -61,7 +61,6 @@ class Model:
     ``extras["segmenter"]`` (optional) holds :meth:`SegmentPrototypes.to_artifact` output, in the
     model's z-scored feature space. ``needs`` lists, per model feature, the canonical fields it is
     computed from (:func:`~distractd.pipeline.feature_fields`), for the field check;
-    ``fallback_needs`` the same for the gaze-only fallback's features (None without one);
     ``obstacle`` says why it cannot be adapted to a stream's driver (None when it can). The file
     must be a regular file of at most ``max_bytes`` bytes whose arrays expand to at most as many;
     whatever else is wrong with it (missing parts, wrong types) is a
@@ -83,9 +82,6 @@ class Model:
             self.pipeline_config = PipelineConfig.from_dict(self.detector.pipeline_config)
             self.needs = feature_fields(self.detector.feature_names,
                                         self.pipeline_config.use_tracker_flags)
-            fallback = self.detector.fallback
-            self.fallback_needs = None if fallback is None else feature_fields(
-                fallback.feature_names, self.pipeline_config.use_tracker_flags)
             segmenter = self.detector.extras.get("segmenter")
             self.prototypes = SegmentPrototypes.from_artifact(*segmenter) if segmenter else None
             self.obstacle = adaptation_obstacle(self.detector)
@@ -103,8 +99,8 @@ class Model:
         return self.detector.normalize(X_windows[:, self.columns])
 
     def scores(self, X_windows):
-        """Scores of full window feature rows (the gaze-only fallback's where the model's features
-        are missing); NaN where both miss one."""
+        """Scores of full window feature rows, each by the most complete sub-model whose features
+        it has (the daemon scores each stream by the sub-model chosen for it); NaN where none."""
         return self.detector.window_scores(X_windows, FEATURE_NAMES)
 
     def _warm_up(self, adapt):
@@ -494,17 +490,20 @@ class Service:
             pub.xpub_nodrop = True
 
     def _classify_and_publish(self, pending, pub, counts):
+        for session, windows, _ in pending:
+            if not session.fields_checked:
+                self._check_fields(session, windows)
         scores = self._scores(pending)
-        model_id = self.model.detector.model_id
         metrics = self.metrics
         now = time.monotonic()
         start = 0
         for session, windows, arrival in pending:
-            if not session.fields_checked:
-                self._check_fields(session, windows)
             stop = start + len(windows)
+            chosen = session.choice.detector
+            model_id = (chosen or self.model.detector).model_id
             states, events = session.publish(windows, scores[start:stop], model_id)
             start = stop
+            self._count_undecided(session)
             if states:
                 session.latest_s = now
             for message in states:
@@ -529,24 +528,39 @@ class Service:
                     self._collect(session, windows)
 
     def _scores(self, pending):
-        """Scores of the pending windows, in order: one batch through the loaded model for the
-        sessions it scores, each adapted session's windows through the model adapted to it."""
+        """Scores of the pending windows, in order: one batch per sub-model of the loaded model
+        for the sessions it was chosen for, each adapted session's windows through the model
+        adapted to it; NaN for the sessions no sub-model can score."""
         X = np.concatenate([windows.X for _, windows, _ in pending])
-        own = [None if session.adaptation is None else session.adaptation.detector
-               for session, _, _ in pending]
-        if all(detector is None for detector in own):
-            return self.model.scores(X)
+        scores = np.full(len(X), np.nan)
         bounds = np.cumsum([0] + [len(windows) for _, windows, _ in pending])
-        spans = list(zip(bounds[:-1], bounds[1:], own))
-        shared = np.concatenate([np.arange(lo, hi) for lo, hi, detector in spans
-                                 if detector is None] + [np.empty(0, dtype=np.intp)])
-        scores = np.empty(len(X))
-        if len(shared):
-            scores[shared] = self.model.scores(X[shared])
-        for lo, hi, detector in spans:
-            if detector is not None:
-                scores[lo:hi] = detector.window_scores(X[lo:hi], FEATURE_NAMES)
+        batches = {}
+        for (session, _, _), lo, hi in zip(pending, bounds[:-1], bounds[1:]):
+            scorer = self._scorer(session)
+            if scorer is not None:
+                batches.setdefault(id(scorer), (scorer, []))[1].append(np.arange(lo, hi))
+        for scorer, spans in batches.values():
+            rows = np.concatenate(spans)
+            scores[rows] = scorer.window_scores(X[rows], FEATURE_NAMES, scorer)
         return scores
+
+    def _scorer(self, session):
+        """The detector that scores a session: the model adapted to its stream when there is one
+        and the model itself was chosen, else the sub-model chosen (None: none can)."""
+        chosen = session.choice.detector
+        adapted = None if session.adaptation is None else session.adaptation.detector
+        if adapted is not None and chosen is self.model.detector:
+            return adapted
+        return chosen
+
+    def _count_undecided(self, session):
+        """Count a session's undecided windows by reason; log each reason new to it once."""
+        counts, lines = session.undecided_news()
+        for code, n in counts.items():
+            self.metrics.undecided[code].inc(n)
+        for code, line in lines:
+            level = logging.INFO if code in ("warming", "features", "quality") else logging.WARNING
+            log.log(level, "%s", line)
 
     # -- adaptation ----------------------------------------------------------------------
 
@@ -600,11 +614,20 @@ class Service:
                          fit.stream, fit.n_windows, fit.t, fit.wall_s)
 
     def _check_fields(self, session, windows):
-        """Once per session: warn and count when the stream lacks fields the model needs."""
+        """Until the field check has run: choose the session's sub-model by the fields and rate
+        its stream has shown; at the check, count the choice, warn and count when the stream
+        lacks fields the model needs."""
         model = self.model
+        session.choice = model.detector.choose(session.fields_seen, session.processor.rate_hz)
         warning = session.check_fields(windows, model.detector.model_id,
                                        model.detector.feature_names, model.columns, model.needs,
-                                       model.fallback_needs)
+                                       session.choice)
+        if session.fields_checked:
+            chosen = session.choice.detector
+            self.metrics.submodels["none" if chosen is None else chosen.name].inc()
+            if chosen is not None:
+                log.info("stream %s: scored by %s (%s sub-model, %.3g Hz)", session.stream,
+                         chosen.model_id, chosen.name, session.processor.rate_hz)
         if warning is not None:
             self.metrics.field_mismatch.inc()
             log.warning("%s", warning)

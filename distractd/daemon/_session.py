@@ -13,14 +13,20 @@ Field check: until its first windows are complete, a session notes which canonic
 samples carry; :meth:`Session.check_fields` then compares them, once, with the fields the loaded
 model's features are computed from (:func:`feature_fields`), so a stream that can never get a
 decision (a gaze-only tracker under a model with head-pose features) is reported instead of being
-``unknown`` without a word.
+``unknown`` without a word. The service also sets :attr:`Session.choice`, the sub-model that
+scores the stream (:meth:`~distractd.models.detectors.Detector.choose`).
+
+Undecided windows: :meth:`Session.publish` gives every ``unknown`` window its reason
+(:func:`~distractd.models.detectors.undecided_reasons`); :meth:`Session.undecided_news` hands the
+service the counts since its last call and one line for each reason the first time it occurs in
+the session (``stream car1: no window decided yet: baseline warming (12 of 60 s)``).
 """
 
 
 import numpy as np
 
 from .._errors import ModelError
-from ..models.detectors import DecisionRule
+from ..models.detectors import UNDECIDED_REASONS, DecisionRule, undecided_reasons
 from ..models.segmentation import OnlineSegmenter
 from ..pipeline import StreamProcessor, feature_fields
 from ..pipeline.formats import (
@@ -78,6 +84,12 @@ class Session:
         self.rejected_seen = {}
         self.fields_seen = np.zeros(N_FIELDS, dtype=bool)
         self.fields_checked = False
+        self.choice = None  # Choice of sub-model (set by the service)
+        self.first_t_s = None  # start of the stream's first window, s of its clock
+        self.decided_any = False
+        self._undecided = dict.fromkeys(UNDECIDED_REASONS, 0)
+        self._undecided_lines = []
+        self._reasons_said = set()
 
     def accept(self, seq, now_s):
         """Note one decoded message of the stream; return the number of messages lost before it,
@@ -106,7 +118,7 @@ class Session:
             self.segmenter.clock_reset = True
         return windows
 
-    def check_fields(self, windows, model_id, features, columns, needs, fallback_needs=None):
+    def check_fields(self, windows, model_id, features, columns, needs, choice=None):
         """Once per session, at its first complete windows: what the stream lacks for the model.
 
         A feature is reported when the stream's samples so far (about its first ``window_s``
@@ -126,9 +138,9 @@ class Session:
             Their columns in ``windows.X``.
         needs : list of ndarray of int
             Their fields, from :func:`~distractd.pipeline.feature_fields`.
-        fallback_needs : list of ndarray of int or None, default=None
-            The fields of the model's gaze-only fallback's features, when it has one: the line
-            then says whether the fallback scores the stream instead.
+        choice : Choice or None, default=None
+            The sub-model chosen for the stream: the line then says which scores it instead, or
+            why none can.
 
         Returns
         -------
@@ -146,12 +158,14 @@ class Session:
         if not lacking:
             return None
         missing = sorted(set().union(*(fields.tolist() for _, fields in lacking)))
-        if fallback_needs is not None and all(seen[fields].any() for fields in fallback_needs):
-            outcome = "its windows are scored by the model's gaze-only fallback"
+        if choice is not None and choice.detector is not None:
+            outcome = (f"its windows are scored by the model's {choice.detector.name} sub-model "
+                       f"({choice.detector.model_id})")
         else:
             alerts = (" but glance alerts" if self.processor.config.glances and seen[_GAZE].any()
                       else "")
-            outcome = f"its windows get no decision{alerts}"
+            why = "" if choice is None else f": {choice.reason}"
+            outcome = f"its windows get no decision{alerts}{why}"
         return (f"stream {self.stream}: lacks {', '.join(FIELDS[i] for i in missing)} that model "
                 f"{model_id} needs (features {', '.join(feature for feature, _ in lacking)}); "
                 f"{outcome}")
@@ -206,6 +220,10 @@ class Session:
         glances = self.processor.config.glances
         baseline = self.processor.baseline
         adapted = None if self.adaptation is None else self.adaptation.adapted or False
+        ready = np.isfinite(windows.X).any(axis=1) if baseline is not None \
+            else np.ones(len(windows), dtype=bool)
+        self._note_undecided(windows, undecided_reasons(
+            decided, scores, ready, None if self.choice is None else self.choice.code))
         segments = []
         usable = self.decision.usable(scores, windows.quality)
         if self.segmenter is not None and usable.any():
@@ -224,12 +242,43 @@ class Session:
                 self.stream, (float(windows.t_start[i]), t_end), state, float(scores[i]),
                 model_id, float(windows.quality[i]),
                 self.segmenter.current if self.segmenter else None, glance,
-                None if baseline is None else bool(np.isfinite(windows.X[i]).any()),
+                None if baseline is None else bool(ready[i]),
                 self.gaze_frame, adapted))
         events += [segment_event(self.stream, segment) for segment in segments]
         if states:
             self.latest = states[-1]
         return states, events
+
+    def _note_undecided(self, windows, codes):
+        """Count the undecided windows by reason; a line for each reason new to the session."""
+        if len(windows) and self.first_t_s is None:
+            self.first_t_s = float(windows.t_start[0])
+        for i, code in enumerate(codes):
+            if code is None:
+                self.decided_any = True
+                continue
+            self._undecided[code] += 1
+            if code in self._reasons_said:
+                continue
+            self._reasons_said.add(code)
+            if code == "warming":
+                phrase = (f"baseline warming ({float(windows.t_end[i]) - self.first_t_s:.0f} of "
+                          f"{self.processor.config.baseline_warmup_s:g} s)")
+            elif self.choice is not None and self.choice.code == code:
+                phrase = self.choice.reason
+            else:
+                phrase = UNDECIDED_REASONS[code]
+            status = "windows undecided" if self.decided_any else "no window decided yet"
+            self._undecided_lines.append((code, f"stream {self.stream}: {status}: {phrase}"))
+
+    def undecided_news(self):
+        """The undecided windows since the previous call: counts by reason code, and the
+        ``(code, line)`` of each reason the session had not had before."""
+        counts = {code: n for code, n in self._undecided.items() if n}
+        lines = self._undecided_lines
+        self._undecided = dict.fromkeys(UNDECIDED_REASONS, 0)
+        self._undecided_lines = []
+        return counts, lines
 
 
 class StreamSegmenter:

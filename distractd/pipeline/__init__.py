@@ -9,13 +9,15 @@ from ._glances import (
 )
 from ._processor import Events, StreamProcessor, detect_events, detect_glances, extract_features
 from ._validate import REJECT_REASONS
-from ._windows import FEATURE_NAMES, MEASURES, Windows, feature_fields, gaze_only_features
+from ._windows import (
+    FEATURE_NAMES, MEASURES, Windows, feature_fields, feature_min_rate_hz, gaze_only_features,
+)
 from .formats import *  # noqa: F403 (the canonical sample's forms belong to the pipeline's surface)
 from .formats import __all__ as _formats_all
 
 __all__ = [
     "PipelineConfig", "StreamProcessor", "Windows", "extract_features", "FEATURE_NAMES", "MEASURES",
-    "feature_fields", "gaze_only_features",
+    "feature_fields", "feature_min_rate_hz", "gaze_only_features",
     "REJECT_REASONS", "Events", "detect_events", "EVENT_KINDS", "GLANCE_CLASSES", "GLANCE_FEATURES",
     "ALERT_KINDS", "Alert", "GlanceChannel", "GlanceTrace", "detect_glances", "RunningBaseline",
     *_formats_all,

@@ -23,7 +23,8 @@ from ._glances import (
 )
 from .formats import FIELDS, SPATIAL_FIELDS
 
-__all__ = ["FEATURE_NAMES", "MEASURES", "Windows", "feature_fields", "gaze_only_features"]
+__all__ = ["FEATURE_NAMES", "MEASURES", "Windows", "feature_fields", "feature_min_rate_hz",
+           "gaze_only_features"]
 
 MEASURES = SPATIAL_FIELDS + (
     "saccade", "blink", "blink_frequency_hz", "blink_duration_s", "perclos",
@@ -76,6 +77,31 @@ def feature_fields(feature_names, use_tracker_flags=False):
         needs.append(np.array([i for i, field in enumerate(FIELDS) if field != "t" and any(
             field == group or field.startswith(group + "_") for group in groups)], dtype=np.intp))
     return needs
+
+
+def feature_min_rate_hz(feature_names, config):
+    """The lowest sample rate, in Hz, at which each window feature has data, derived from its name.
+
+    A derived measure whose first word ``w`` (after ``mean_``/``sd_``) has a ``w_min_rate_hz``
+    setting in ``config`` (``saccade_min_rate_hz``, ``blink_min_rate_hz``) is NaN below that rate
+    (the events cannot be resolved); every other feature has data at any rate (0). With
+    ``use_tracker_flags`` the tracker's own flags give saccades and blinks at any rate.
+
+    Parameters
+    ----------
+    feature_names : sequence of str
+    config : PipelineConfig
+
+    Returns
+    -------
+    ndarray of shape (n_features,)
+    """
+    rates = []
+    for name in feature_names:
+        measure = name.removeprefix("mean_").removeprefix("sd_").split("_")[0]
+        flagged = config.use_tracker_flags and measure in _FLAG_SOURCES
+        rates.append(0.0 if flagged else float(getattr(config, f"{measure}_min_rate_hz", 0.0)))
+    return np.array(rates)
 
 
 def gaze_only_features(feature_names, use_tracker_flags=False):

@@ -101,12 +101,14 @@ def test_session_waits_while_its_samples_carry_no_signal(detector, drive):
 def test_session_says_when_the_gaze_only_fallback_scores_the_stream(detector, drive):
     assert detector.fallback is not None   # the shipped cohort model carries one
     session, windows = _first_windows(detector, gaze_only(drive), "car2")
+    choice = detector.choose(session.fields_seen, session.processor.rate_hz)
+    assert choice.detector is detector.fallback and choice.reason is None
     line = session.check_fields(windows, detector.model_id, detector.feature_names,
                                 detector.feature_columns(FEATURE_NAMES),
-                                feature_fields(detector.feature_names),
-                                feature_fields(detector.fallback.feature_names))
+                                feature_fields(detector.feature_names), choice)
     assert line.startswith(f"stream car2: lacks {', '.join(HEAD + EYELID)} that model ")
-    assert line.endswith("its windows are scored by the model's gaze-only fallback")
+    assert line.endswith(f"its windows are scored by the model's gaze_only sub-model "
+                         f"({detector.model_id}/gaze_only)")
 
 
 def test_gaze_only_stream_is_reported_once_and_decided_by_the_fallback(start_daemon, drive,
@@ -129,4 +131,5 @@ def test_gaze_only_stream_is_reported_once_and_decided_by_the_fallback(start_dae
            f"{', '.join(HEAD + EYELID)} that model {detector.model_id} needs (features " \
            "mean_head_x, " in lines[0]
     assert "mean_perclos" in lines[0] and "mean_blink" not in lines[0]
-    assert lines[0].endswith("its windows are scored by the model's gaze-only fallback")
+    assert lines[0].endswith(f"its windows are scored by the model's gaze_only sub-model "
+                             f"({detector.model_id}/gaze_only)")

@@ -1,11 +1,14 @@
 """Detectors: ELM family, SS-ELM, LapSVM, SVM, TSVM, graphs, selection, training, artifacts."""
 
-from ._artifact import Detector, fallback_extra, load_model, save_model
+from ._artifact import SUBMODELS, Choice, Detector, fallback_extra, load_model, save_model
 from ._cohort import (
     CohortFit, adapt_detector, adapt_rows, adaptation_obstacle, fit_cohort, stratified_subset,
     thin_windows, train_cohort,
 )
-from ._decision import LOSS_FEATURE, UNKNOWN, DecisionRule, decide, loss_evidence
+from ._decision import (
+    LOSS_FEATURE, UNDECIDED_REASONS, UNKNOWN, DecisionRule, decide, loss_evidence,
+    undecided_reasons, undecided_summary,
+)
 from ._elm import ELMClassifier, hidden_output, hidden_weights
 from ._graph import knn_graph, laplacian
 from ._kernel_expansion import rbf_kernel
@@ -19,6 +22,7 @@ from ._selection import (
 )
 from ._smoothing import DecisionSmoother, smooth_decisions
 from ._naive import NaiveRepresentation, naive_feature_names
+from ._prediction import Prediction, predict_recording
 from ._specs import MODEL_KINDS, MODELS, NAIVE_MODELS, ModelSpec, model_specs
 from ._sselm import SSELMClassifier
 from ._svm import SVMClassifier
@@ -41,5 +45,6 @@ __all__ = [
     "Detector", "save_model", "load_model", "fallback_extra", "DecisionSmoother", "smooth_decisions",
     "DecisionRule", "decide", "UNKNOWN", "LOSS_FEATURE", "loss_evidence", "CohortFit",
     "fit_cohort", "thin_windows", "stratified_subset", "train_cohort", "adapt_detector",
-    "adapt_rows", "adaptation_obstacle",
+    "adapt_rows", "adaptation_obstacle", "SUBMODELS", "Choice", "UNDECIDED_REASONS",
+    "undecided_reasons", "undecided_summary", "Prediction", "predict_recording",
 ]

@@ -8,8 +8,16 @@ Layout: a zip archive written by :func:`numpy.savez` with
 - ``model/<name>`` — the estimator's arrays (:meth:`_to_arrays`);
 - ``normalizer/mean``, ``normalizer/scale`` — the z-score applied to raw features;
 - ``extras/<key>/<name>`` — the arrays of each extra (e.g. segmentation prototypes; a cohort
-  model's ``gaze_only`` fallback: a second estimator on the features a gaze-only tracker gives,
-  :func:`fallback_extra`).
+  model's sub-models for trackers that give less, :data:`SUBMODELS`, each an estimator on a
+  subset of the features, :func:`fallback_extra`).
+
+Sub-models: the model itself needs every field its features are computed from; ``gaze_only``
+needs gaze and confidence at a rate that resolves saccades and blinks (a 30-250 Hz gaze tracker,
+Pupil Core); ``sparse_gaze`` needs only gaze and confidence, at any rate (a 1 Hz tracker). Per
+stream, :meth:`Detector.choose` takes the most complete one whose features the stream can give,
+judged by the fields it carries (:func:`~distractd.pipeline.feature_fields`) and its measured
+rate (:func:`~distractd.pipeline.feature_min_rate_hz`); the choice is published as the state's
+model id (``<model_id>/<sub-model>``).
 
 ``model_id`` names the model: 16 hex digits of a SHA-256 over the header with its floats rounded
 to 4 significant digits, so the same training gives the same id on any CPU (BLAS kernels change
@@ -28,18 +36,46 @@ from pathlib import Path
 import numpy as np
 
 from ..._errors import ModelError, unreadable
+from ...pipeline import PipelineConfig, feature_fields, feature_min_rate_hz
+from ...pipeline.formats import FIELDS
 from ._elm import ELMClassifier
 from ._lapsvm import LapSVMClassifier
 from ._sselm import SSELMClassifier
 from ._svm import SVMClassifier
 from ._tsvm import TSVMClassifier
 
-__all__ = ["Detector", "save_model", "load_model", "fallback_extra"]
+__all__ = ["Detector", "save_model", "load_model", "fallback_extra", "SUBMODELS", "Choice"]
 
 FORMAT = "distractd-model"
 VERSION = 1
 _KINDS = {cls.__name__: cls for cls in
           (ELMClassifier, SSELMClassifier, LapSVMClassifier, TSVMClassifier, SVMClassifier)}
+
+SUBMODELS = ("gaze_only", "sparse_gaze")
+"""The ``extras`` keys of sub-models, from the most complete to the least: after the model itself,
+:meth:`Detector.choose` tries them in this order."""
+
+_GAZE = np.array([name.startswith("gaze_") for name in FIELDS])
+
+
+class Choice:
+    """Which sub-model scores a stream, or why none can.
+
+    Attributes
+    ----------
+    detector : Detector or None
+        The sub-model (the model itself, or one of :attr:`Detector.fallbacks`); None when the
+        stream can give no sub-model's features.
+    reason : str or None
+        Why no sub-model can (one phrase, e.g. ``"no gaze delivered"``); None when one can.
+    code : str or None
+        The reason's bounded code: ``"no_gaze"``, ``"fields"`` or ``"rate"``.
+    """
+
+    def __init__(self, detector, reason=None, code=None):
+        self.detector = detector
+        self.reason = reason
+        self.code = code
 
 
 class Detector:
@@ -63,9 +99,18 @@ class Detector:
     score_scale : float
         Published scores (:meth:`window_scores`) are decision values over this (the
         training score spread over the labelled rows, ``summary["score_scale"]``).
+    score_offset : float
+        Subtracted from decision values before the scaling (``summary["score_offset"]``, 0 by
+        default): a model trained with an operating point puts the decision rule's threshold
+        where its training windows had the best G-mean (:func:`train_cohort`).
     fallback : Detector or None
         The model's gaze-only fallback (``extras["gaze_only"]``), which scores the windows whose
         features this model lacks but whose gaze features are there (a gaze-only tracker).
+    fallbacks : list of Detector
+        Every sub-model of :data:`SUBMODELS` the artifact holds, in that order; each has
+        ``name`` (its key) and ``model_id`` ``<model_id>/<key>``.
+    name : str
+        ``"main"`` for the model itself, the key of a sub-model.
     """
 
     def __init__(self, estimator, mean, scale, header, extras):
@@ -77,13 +122,15 @@ class Detector:
         self.summary = header["summary"]
         self.seed = header["seed"]
         self.score_scale = float(self.summary.get("score_scale", 1.0))
+        self.score_offset = float(self.summary.get("score_offset", 0.0))
         self.extras = extras
         self._mean = mean
         self._scale = scale
         self._columns = {}
-        self.fallback = None
-        if "gaze_only" in extras:
-            self.fallback = _fallback_detector(header, *extras["gaze_only"])
+        self.name = header.get("name", "main")
+        self.fallbacks = [_fallback_detector(header, key, *extras[key]) for key in SUBMODELS
+                          if key in extras]
+        self.fallback = next((d for d in self.fallbacks if d.name == "gaze_only"), None)
 
     def decision_function(self, X_raw):
         """Scores of raw feature rows; positive means distracted.
@@ -128,29 +175,70 @@ class Detector:
                              f"windows do not have")
         return np.array([names.index(n) for n in self.feature_names], dtype=np.intp)
 
-    def window_scores(self, X_windows, feature_names):
+    @property
+    def submodels(self):
+        """The model itself, then its :attr:`fallbacks`: the most complete first."""
+        return [self, *self.fallbacks]
+
+    def choose(self, fields_seen, rate_hz):
+        """The most complete sub-model whose features a stream can give.
+
+        Parameters
+        ----------
+        fields_seen : ndarray of bool, shape (len(FIELDS),)
+            The canonical fields the stream has carried (finite anywhere).
+        rate_hz : float
+            The stream's measured sample rate in Hz (NaN: not known yet, taken as enough).
+
+        Returns
+        -------
+        Choice
+        """
+        config = PipelineConfig.from_dict(self.pipeline_config)
+        fields_seen = np.asarray(fields_seen, dtype=bool)
+        for detector in self.submodels:
+            names = detector.feature_names
+            needs = feature_fields(names, config.use_tracker_flags)
+            lacking = [n for n, fields in zip(names, needs) if len(fields)
+                       and not fields_seen[fields].any()]
+            slow = [n for n, rate in zip(names, feature_min_rate_hz(names, config))
+                    if rate_hz < rate]
+            if not lacking and not slow:
+                return Choice(detector)
+        if not fields_seen[_GAZE].any():
+            return Choice(None, "no gaze delivered", "no_gaze")
+        if lacking:
+            fields = sorted({FIELDS[i] for n, f in zip(names, needs) if n in lacking for i in f})
+            return Choice(None, f"features {', '.join(lacking)} need one of the fields "
+                                f"{', '.join(fields)}, which the stream does not carry", "fields")
+        least = float(feature_min_rate_hz(slow, config).min())
+        return Choice(None, f"features {', '.join(slow)} need a rate >= {least:g} Hz, the "
+                            f"stream runs at {rate_hz:.3g} Hz", "rate")
+
+    def window_scores(self, X_windows, feature_names, submodel=None):
         """Published scores of full window feature rows (columns named by ``feature_names``):
-        decision values over :attr:`score_scale`, so one decision threshold means the same for
-        every model kind. A row missing a feature of this model's is scored by the
-        :attr:`fallback` when it has all of the fallback's; NaN otherwise."""
+        decision values less :attr:`score_offset` over :attr:`score_scale`, so one decision
+        threshold means the same for every model kind. With ``submodel`` (a :attr:`submodels`
+        entry, :meth:`choose`), it alone scores the rows that have all of its features. Without,
+        a row missing a feature of this model's is scored by the first of the :attr:`fallbacks`
+        it has every feature of. NaN otherwise."""
         X = np.asarray(X_windows, dtype=np.float64)
         scores = np.full(len(X), np.nan)
         names = tuple(feature_names)
-        for detector in (self, self.fallback):
-            if detector is None:
-                break
+        for detector in self.submodels if submodel is None else [submodel]:
             if names not in detector._columns:   # the daemon asks once per batch: look up once
                 detector._columns[names] = detector.feature_columns(names)
             Z = X[:, detector._columns[names]]
             todo = np.isnan(scores) & np.isfinite(Z).all(axis=1)
             if todo.any():
-                scores[todo] = detector.decision_function(Z[todo]) / detector.score_scale
+                scores[todo] = ((detector.decision_function(Z[todo]) - detector.score_offset)
+                                / detector.score_scale)
         return scores
 
 
 def fallback_extra(estimator, *, normalizer_mean, normalizer_scale, feature_names, summary):
-    """The ``extras["gaze_only"]`` entry of :func:`save_model` for a fallback estimator fitted
-    on normalised gaze-only features (see :attr:`Detector.fallback`)."""
+    """An ``extras[key]`` entry (``key`` of :data:`SUBMODELS`) of :func:`save_model` for a
+    sub-model estimator fitted on normalised features (see :attr:`Detector.fallbacks`)."""
     params, arrays = estimator._to_arrays()
     json_part = {"kind": type(estimator).__name__, "params": params,
                  "feature_names": [str(name) for name in feature_names], "summary": summary}
@@ -160,20 +248,20 @@ def fallback_extra(estimator, *, normalizer_mean, normalizer_scale, feature_name
     return json_part, arrays
 
 
-def _fallback_detector(header, json_part, arrays):
-    """The fallback :class:`Detector` of an artifact's ``extras["gaze_only"]``."""
+def _fallback_detector(header, key, json_part, arrays):
+    """The sub-model :class:`Detector` of an artifact's ``extras[key]``."""
     try:
         kind = json_part["kind"]
         model_arrays = {name[len("model/"):]: value for name, value in arrays.items()
                         if name.startswith("model/")}
         estimator = _KINDS[kind]._from_arrays(json_part["params"], model_arrays)
-        inner = {"kind": kind, "model_id": f"{header['model_id']}/gaze_only",
+        inner = {"kind": kind, "model_id": f"{header['model_id']}/{key}", "name": key,
                  "feature_names": json_part["feature_names"],
                  "pipeline_config": header["pipeline_config"], "summary": json_part["summary"],
                  "seed": header["seed"]}
         return Detector(estimator, arrays["mean"], arrays["scale"], inner, {})
     except (KeyError, TypeError, ValueError) as error:
-        raise ModelError(f"model {header.get('model_id')}: its gaze_only fallback cannot be "
+        raise ModelError(f"model {header.get('model_id')}: its {key} sub-model cannot be "
                          f"rebuilt: {type(error).__name__}: {error}") from error
 
 

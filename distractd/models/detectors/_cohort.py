@@ -33,7 +33,9 @@ from threadpoolctl import threadpool_limits
 from ..._errors import ConfigError
 from ..._parallel import recording_windows
 from ..._validation import Interval, check_params
-from ...pipeline import FEATURE_NAMES, PipelineConfig, extract_features, gaze_only_features
+from ...pipeline import (
+    FEATURE_NAMES, PipelineConfig, extract_features, feature_min_rate_hz, gaze_only_features,
+)
 from ..segmentation import fit_segment_prototypes
 from ._artifact import fallback_extra
 from ._scores import binary_scores
@@ -197,7 +199,8 @@ def fit_cohort(spec, X, y, groups, *, X_unlabelled=None, n_train=2000, n_folds=3
 
 
 def train_cohort(recordings, model="svm", *, features=None, grid="small", n_train=2000,
-                 stride_s=5.0, config=None, seed=0, segment_frames=400, runner=None):
+                 stride_s=5.0, config=None, seed=0, segment_frames=400, runner=None,
+                 sparse_model=None, protocols=None, operating_point=None):
     """Train one driver-independent detector on many drivers' labelled recordings.
 
     Parameters
@@ -225,6 +228,19 @@ def train_cohort(recordings, model="svm", *, features=None, grid="small", n_trai
     runner : Runner or None, default=None
         Where the recordings' features are computed (:func:`~distractd._parallel.batch_runner`;
         None: here). The model does not depend on it.
+    sparse_model : Detector or None, default=None
+        A model whose features a sparse gaze-only tracker gives (e.g. one trained on real 1 Hz
+        drives): it becomes the ``sparse_gaze`` sub-model instead of one fitted on
+        ``recordings``; its id, seed and training data are recorded in the sub-model's summary.
+    protocols : sequence of str or None, default=None
+        Keep only the recordings of these protocols (``meta["protocol"]``, e.g. ``normal`` and
+        ``texting`` of Taamneh et al.); None keeps all.
+    operating_point : float or None, default=None
+        A published score (the decision rule's threshold: 1.0 by default) to place at the
+        decision value with the best G-mean over the labelled training windows
+        (``summary["score_offset"]``, :attr:`Detector.score_offset`); None publishes decision
+        values over the spread alone. For a model whose classes overlap much more than the
+        simulated ones the default rule was chosen on (a 1 Hz gaze-only tracker).
 
     Returns
     -------
@@ -235,13 +251,20 @@ def train_cohort(recordings, model="svm", *, features=None, grid="small", n_trai
         When some of the features need more than gaze (head pose, eyelids, pupils), a second
         model of the same kind, fitted the same way on the gaze-only ones
         (:func:`~distractd.pipeline.gaze_only_features`), is kept as ``extras["gaze_only"]``:
-        it scores the windows of a gaze-only tracker (:attr:`Detector.fallback`).
+        it scores the windows of a gaze-only tracker (:attr:`Detector.fallback`). When some of
+        those need a sample rate (saccades, blinks: :func:`~distractd.pipeline.
+        feature_min_rate_hz`), a third, on the gaze-only features any rate gives, is kept as
+        ``extras["sparse_gaze"]`` (or ``sparse_model``'s): it scores a 1 Hz gaze-only tracker.
     """
     check_params({"n_train": n_train, "stride_s": stride_s}, _CONSTRAINTS, owner="cohort")
     (spec,) = model_specs([model], grid)
     config = PipelineConfig.from_dict({**(config or PipelineConfig()).to_dict(),
                                        "baseline": True})
     featured = recording_windows(recordings, config, runner)
+    if protocols is not None:
+        featured = [item for item in featured if item.meta.get("protocol") in protocols]
+        if not featured:
+            raise ConfigError(f"cohort: no recording of the protocols {list(protocols)}")
     metas = [item.meta for item in featured]
     windows = [item.windows for item in featured]
     names = chosen_features(windows, features)
@@ -257,7 +280,7 @@ def train_cohort(recordings, model="svm", *, features=None, grid="small", n_trai
     scores = fit.decision_function(X[known])
     summary = {
         "model": model, "kind": "cohort", "params": _plain(fit.params), "grid": grid,
-        "drivers": sorted(set(drivers)), "n_recordings": len(metas),
+        "drivers": sorted(set(drivers)), "n_recordings": len(metas), "protocols": protocols,
         "recordings": [str(meta.get("recording_id", "")) for meta in metas],
         "n_windows": int(sum(len(w) for w in windows)), "n_labelled": int(len(fit.y_labelled)),
         "stride_s": stride_s, "score_scale": fit.score_scale,
@@ -265,17 +288,31 @@ def train_cohort(recordings, model="svm", *, features=None, grid="small", n_trai
                         "attentive": int((y[known] == 0).sum())},
         "resubstitution": binary_scores(y[known], (scores > 0).astype(np.int8)),
     }
+    if operating_point is not None:
+        best = _best_g_mean_threshold(scores, y[known]) * fit.score_scale
+        summary["score_offset"] = best - operating_point * fit.score_scale
+        summary["operating_point"] = {"score": operating_point, "decision": best,
+                                      "chosen_on": "labelled training windows, best G-mean"}
     extras = {"anchors": ({"groups": fit.groups.tolist()},
                           {"X": fit.X_labelled, "y": fit.y_labelled.astype(np.int8)})}
     gaze_names = gaze_only_features(names, config.use_tracker_flags)
-    if gaze_names and len(gaze_names) < len(names):
-        keep = [names.index(name) for name in gaze_names]
-        gaze = fit_cohort(spec, X[:, keep], y, groups, n_train=n_train, seed=seed)
-        extras["gaze_only"] = fallback_extra(
-            gaze.estimator, normalizer_mean=gaze.mean, normalizer_scale=gaze.scale,
-            feature_names=gaze_names,
-            summary={"params": _plain(gaze.params), "score_scale": gaze.score_scale,
-                     "n_labelled": int(len(gaze.y_labelled))})
+    sparse_names = [name for name, rate in zip(gaze_names, feature_min_rate_hz(gaze_names, config))
+                    if rate == 0]
+    larger = names
+    for key, subset in (("gaze_only", gaze_names), ("sparse_gaze", sparse_names)):
+        if not subset or len(subset) == len(larger):
+            continue   # the larger model needs no more than this one would
+        larger = subset
+        if key == "sparse_gaze" and sparse_model is not None:
+            extras[key] = _imported_submodel(sparse_model, config)
+            continue
+        keep = [names.index(name) for name in subset]
+        part = fit_cohort(spec, X[:, keep], y, groups, n_train=n_train, seed=seed)
+        extras[key] = fallback_extra(
+            part.estimator, normalizer_mean=part.mean, normalizer_scale=part.scale,
+            feature_names=subset,
+            summary={"params": _plain(part.params), "score_scale": part.score_scale,
+                     "n_labelled": int(len(part.y_labelled))})
     if segment_frames:
         first = windows[0].X[:, columns]
         ready = np.isfinite(first).all(axis=1)
@@ -286,6 +323,36 @@ def train_cohort(recordings, model="svm", *, features=None, grid="small", n_trai
     return fit.estimator, {"normalizer_mean": fit.mean, "normalizer_scale": fit.scale,
                            "feature_names": names, "pipeline_config": config.to_dict(),
                            "extras": extras, "summary": summary, "seed": seed}
+
+
+def _best_g_mean_threshold(scores, y):
+    """The score threshold (among the scores' percentiles) with the best G-mean on ``y``."""
+    candidates = np.unique(np.percentile(scores, np.linspace(1, 99, 197)))
+    positive = scores[None, :] > candidates[:, None]
+    sensitivity = positive[:, y == 1].mean(axis=1)
+    specificity = 1.0 - positive[:, y == 0].mean(axis=1)
+    return float(candidates[np.argmax(np.sqrt(sensitivity * specificity))])
+
+
+def _imported_submodel(detector, config):
+    """The ``sparse_gaze`` extra made of another artifact's model, which must need nothing but
+    gaze at any rate and share this model's pipeline settings."""
+    needs = gaze_only_features(detector.feature_names, config.use_tracker_flags)
+    rated = feature_min_rate_hz(detector.feature_names, config)
+    beyond = [name for name, rate in zip(detector.feature_names, rated)
+              if name not in needs or rate > 0]
+    if beyond:
+        raise ConfigError(f"sparse model {detector.model_id}: features {beyond} need more than "
+                          f"gaze at any rate")
+    differ = sorted(key for key, value in config.to_dict().items()
+                    if detector.pipeline_config.get(key) != value)
+    if differ:
+        raise ConfigError(f"sparse model {detector.model_id}: pipeline settings {differ} differ "
+                          f"from this model's")
+    summary = {**detector.summary, "source_model_id": detector.model_id, "seed": detector.seed}
+    return fallback_extra(detector.estimator, normalizer_mean=detector._mean,
+                          normalizer_scale=detector._scale, feature_names=detector.feature_names,
+                          summary=summary)
 
 
 def adapt_detector(detector, recordings, *, n_unlabelled=1000, seed=0):

@@ -26,7 +26,8 @@ import numpy as np
 from ..._validation import Interval, check_params
 from ._smoothing import DecisionSmoother
 
-__all__ = ["DecisionRule", "decide", "UNKNOWN", "LOSS_FEATURE", "loss_evidence"]
+__all__ = ["DecisionRule", "decide", "UNKNOWN", "LOSS_FEATURE", "loss_evidence",
+           "UNDECIDED_REASONS", "undecided_reasons", "undecided_summary"]
 
 UNKNOWN = -1
 """The state of a window without a decision."""
@@ -35,6 +36,66 @@ LOSS_FEATURE = "glance_track_loss_fraction"
 """The window feature that makes track loss evidence to a model (lost samples / samples)."""
 
 _CONSTRAINTS = {"min_quality": Interval(0, 1), "alert_hold_s": Interval(0, None)}
+
+UNDECIDED_REASONS = {
+    "no_gaze": "no gaze delivered",
+    "fields": "the stream lacks fields every sub-model needs",
+    "rate": "the stream's rate is too low for every sub-model",
+    "warming": "baseline warming",
+    "features": "a feature had no data in the window (no valid gaze in it)",
+    "quality": "window quality below min_quality",
+}
+"""Why a window gets no decision, by bounded code (the label values of
+``distractd_undecided_windows_total``): the first three are the stream's (no sub-model of the
+model can score it, :meth:`~distractd.models.detectors.Detector.choose`), the others the
+window's."""
+
+
+def undecided_reasons(states, scores, baseline_ready, stream_code=None):
+    """The :data:`UNDECIDED_REASONS` code of each window without a decision.
+
+    Parameters
+    ----------
+    states : ndarray of shape (n_windows,)
+        Published states (:data:`UNKNOWN` for no decision).
+    scores : ndarray of shape (n_windows,)
+        The detector's scores, NaN where it had none.
+    baseline_ready : ndarray of bool, shape (n_windows,)
+        Whether the stream's baseline standardised the window (a warming baseline leaves every
+        feature NaN; all True without a baseline).
+    stream_code : str or None, default=None
+        The stream's code when no sub-model can score it.
+
+    Returns
+    -------
+    ndarray of object, shape (n_windows,)
+        The code of each undecided window; None for the decided ones.
+    """
+    codes = np.full(len(states), None, dtype=object)
+    undecided = np.asarray(states) == UNKNOWN
+    if stream_code is not None:
+        codes[undecided] = stream_code
+        return codes
+    missing = ~np.isfinite(scores)
+    codes[undecided & missing & ~np.asarray(baseline_ready, dtype=bool)] = "warming"
+    codes[undecided & missing & np.asarray(baseline_ready, dtype=bool)] = "features"
+    codes[undecided & ~missing] = "quality"
+    return codes
+
+
+def undecided_summary(codes, stream_reason=None):
+    """One line saying why windows got no decision: ``"12 of 40 windows undecided: 10 baseline
+    warming, 2 ..."`` (the stream's own ``stream_reason`` in place of its code's phrase); None
+    when every window was decided."""
+    known = [code for code in codes if code is not None]
+    if not known:
+        return None
+    phrases = []
+    for code, phrase in UNDECIDED_REASONS.items():
+        if code in known:
+            stream_own = stream_reason is not None and code in ("no_gaze", "fields", "rate")
+            phrases.append(f"{known.count(code)} {stream_reason if stream_own else phrase}")
+    return f"{len(known)} of {len(codes)} windows undecided: {'; '.join(phrases)}"
 
 
 def loss_evidence(feature_names):

@@ -29,6 +29,7 @@ from ...pipeline import (
 from ..segmentation import fit_segment_prototypes
 from ._artifact import save_model
 from ._decision import LOSS_FEATURE
+from ._prediction import predict_recording
 from ._scores import binary_scores
 from ._selection import UNLABELLED, select_params
 from ._specs import model_specs
@@ -312,14 +313,13 @@ def predict_windows(detector, recording, rule):
     -------
     windows : Windows
     scores : ndarray of shape (n_windows,)
-        NaN where a feature of the model's (and of its gaze-only fallback's) is missing.
+        NaN where a feature of the sub-model chosen for the recording is missing
+        (:func:`~distractd.models.detectors.predict_recording`, which this returns part of).
     states : ndarray of shape (n_windows,), int8
         1 distracted, 0 attentive, -1 no decision (the daemon's ``unknown``).
     """
-    windows = extract_features(recording, PipelineConfig.from_dict(detector.pipeline_config))
-    scores = detector.window_scores(windows.X, FEATURE_NAMES)
-    return windows, scores, rule.update(windows.t_end, scores, windows.quality,
-                                        windows.alert_list())
+    prediction = predict_recording(detector, recording, rule)
+    return prediction.windows, prediction.scores, prediction.states
 
 
 def _match_window_labels(t_end, label_t_end, labels, path):

@@ -28,6 +28,7 @@ from ._coded_sets import (
     read_irf, tracker_resample,
 )
 from ._naive_events import NAIVE_IVT_DEG_S, naive_ivt
+from ._shipped import score_shipped
 
 __all__ = [
     "accuracy", "sensitivity", "specificity", "g_mean", "binary_scores", "clustering_accuracy",
@@ -43,5 +44,5 @@ __all__ = [
     "plot_timeline", "SCHEME_NOTES",
     "AgreementPool", "cohen_kappa", "event_agreement", "match_events", "spans_from_flags",
     "HFC_CODERS", "IRF_SUBJECTS", "CodedRecording", "flags_from_spans", "hfc_names", "irf_names",
-    "read_hfc", "read_irf", "tracker_resample", "NAIVE_IVT_DEG_S", "naive_ivt",
+    "read_hfc", "read_irf", "tracker_resample", "NAIVE_IVT_DEG_S", "naive_ivt", "score_shipped",
 ]

@@ -11,7 +11,9 @@ from distractd.models import (
     ELMClassifier, LapSVMClassifier, SSELMClassifier, SVMClassifier, TSVMClassifier, load_model,
     save_model,
 )
-from distractd.models.detectors import fallback_extra
+from distractd.models.detectors import LOSS_FEATURE, fallback_extra
+from distractd.pipeline import FEATURE_NAMES, PipelineConfig
+from distractd.pipeline.formats import FIELDS
 
 NAMES = ["f0", "f1", "f2"]
 
@@ -179,7 +181,7 @@ def test_gaze_only_fallback_scores_the_rows_the_model_cannot(tmp_path):
     broken = ({**json_part, "kind": "NoSuchClassifier"}, arrays)
     path, *_ = _save(tmp_path, ELMClassifier(n_hidden=10, random_state=0),
                      extras={"gaze_only": broken})
-    with pytest.raises(ModelError, match="gaze_only fallback cannot be rebuilt"):
+    with pytest.raises(ModelError, match="gaze_only sub-model cannot be rebuilt"):
         load_model(path)
 
 
@@ -217,3 +219,84 @@ def test_one_row_at_a_time_equals_the_batch(tmp_path, estimator):
     stream = np.concatenate([detector.decision_function(row[None, :]) for row in rows])
     np.testing.assert_allclose(stream, batch, rtol=0, atol=1e-13 * np.abs(batch).max())
     assert np.array_equal(detector.decision_function(rows), batch)  # deterministic
+
+
+def _fields(*names):
+    """The ``fields_seen`` of a stream carrying these canonical fields (and time, confidence)."""
+    return np.isin(FIELDS, ("t", "confidence") + names)
+
+
+HEAD = ("head_x", "head_y", "head_z", "head_yaw", "head_pitch", "head_roll")
+GAZE = ("gaze_r_yaw", "gaze_r_pitch", "gaze_l_yaw", "gaze_l_pitch")
+
+
+def _submodel_artifact(tmp_path, main, gaze_only=None, sparse_gaze=None, summary=None):
+    """A model on the features ``main`` with the sub-models given (feature lists), each an SVM
+    fitted on random rows; the pipeline's default settings."""
+    rng = np.random.default_rng(1)
+    extras = {}
+    for key, names in (("gaze_only", gaze_only), ("sparse_gaze", sparse_gaze)):
+        if names is not None:
+            X = rng.normal(size=(40, len(names)))
+            part = SVMClassifier(C=1.0).fit(X, (X[:, 0] > 0).astype(int))
+            extras[key] = fallback_extra(part, normalizer_mean=np.zeros(len(names)),
+                                         normalizer_scale=np.ones(len(names)),
+                                         feature_names=names, summary=summary or {})
+    X = rng.normal(size=(40, len(main)))
+    estimator = SVMClassifier(C=1.0).fit(X, (X[:, 0] > 0).astype(int))
+    path = tmp_path / "submodels.npz"
+    save_model(path, estimator, normalizer_mean=np.zeros(len(main)),
+               normalizer_scale=np.ones(len(main)), feature_names=main,
+               pipeline_config=PipelineConfig().to_dict(), extras=extras, seed=0)
+    return load_model(path)
+
+
+def test_choice_of_sub_model_by_fields_and_rate(tmp_path):
+    detector = _submodel_artifact(
+        tmp_path, ["mean_head_yaw", "mean_saccade", "mean_blink", LOSS_FEATURE],
+        gaze_only=["mean_saccade", "mean_blink", LOSS_FEATURE],
+        sparse_gaze=["mean_gaze_r_yaw", LOSS_FEATURE])
+    main, gaze_only, sparse = detector.submodels
+    assert [d.name for d in detector.submodels] == ["main", "gaze_only", "sparse_gaze"]
+    assert sparse.model_id == f"{detector.model_id}/sparse_gaze"
+    cases = [((HEAD + GAZE), 60.0, main),         # everything
+             ((HEAD + GAZE), np.nan, main),       # rate not measured yet: taken as enough
+             (GAZE, 250.0, gaze_only),            # Pupil Core: no head pose
+             (GAZE, 15.0, sparse),                # blinks (>= 10 Hz) but no saccades (>= 20 Hz)
+             (HEAD + GAZE, 1.0, sparse),          # head pose, but 1 Hz: no eye events
+             (GAZE, 1.0, sparse)]                 # Taamneh et al.: 1 Hz gaze only
+    for fields, rate_hz, expected in cases:
+        choice = detector.choose(_fields(*fields), rate_hz)
+        assert choice.detector is expected and choice.reason is None, (fields, rate_hz)
+    none = detector.choose(_fields(*HEAD), 60.0)
+    assert (none.detector, none.code, none.reason) == (None, "no_gaze", "no gaze delivered")
+    # scores come from the chosen sub-model alone
+    X = np.zeros((2, len(FEATURE_NAMES)))
+    X[:, FEATURE_NAMES.index("mean_gaze_r_yaw")] = [0.5, np.nan]
+    scores = detector.window_scores(X, FEATURE_NAMES, sparse)
+    assert scores[0] == sparse.decision_function(np.array([[0.5, 0.0]]))[0]
+    assert np.isnan(scores[1])
+    assert np.isfinite(detector.window_scores(X, FEATURE_NAMES, main)).all()
+
+
+def test_choice_says_why_no_sub_model_fits(tmp_path):
+    detector = _submodel_artifact(tmp_path, ["mean_saccade", "sd_gaze_r_yaw"])
+    choice = detector.choose(_fields(*GAZE), 1.0)
+    assert (choice.detector, choice.code) == (None, "rate")
+    assert choice.reason == "features mean_saccade need a rate >= 20 Hz, the stream runs at 1 Hz"
+    head = _submodel_artifact(tmp_path, ["mean_head_yaw", "mean_gaze_r_yaw"])
+    choice = head.choose(_fields(*GAZE), 60.0)
+    assert (choice.detector, choice.code) == (None, "fields")
+    assert choice.reason == ("features mean_head_yaw need one of the fields head_yaw, which "
+                             "the stream does not carry")
+
+
+def test_score_offset_moves_the_published_scores(tmp_path):
+    offset = _submodel_artifact(tmp_path, ["mean_gaze_r_yaw"],
+                                summary={"score_offset": 0.25, "score_scale": 2.0},
+                                sparse_gaze=["glance_prc"])
+    sparse = offset.fallbacks[0]
+    assert (sparse.score_offset, sparse.score_scale) == (0.25, 2.0)
+    X = np.full((1, len(FEATURE_NAMES)), 0.3)
+    raw = sparse.decision_function(np.array([[0.3]]))[0]
+    assert offset.window_scores(X, FEATURE_NAMES, sparse)[0] == pytest.approx((raw - 0.25) / 2.0)
