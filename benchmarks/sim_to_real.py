@@ -16,7 +16,8 @@ evaluation's record: window G-mean over every window of known truth (an undecide
 alarm), the fraction of windows decided, false alarms per attentive hour through the decision rule
 (``DecisionRule``, ``loss_evidence`` from the features). Per driver the drives are averaged;
 figures are printed for the held-out half of the drivers (even positions of the sorted list), the
-development half (T003, T007, ...) and all.
+development half (T003, T007, ...) and all, then two-sided paired t-tests over all drivers of each
+model's G-mean against the ``naive-offline`` floor trained the same way.
 
 Run (a few minutes): ``OPENBLAS_NUM_THREADS=1 .venv/bin/python benchmarks/sim_to_real.py``.
 """
@@ -30,7 +31,9 @@ from pathlib import Path
 import numpy as np
 
 from distractd.models.detectors import fit_cohort, loss_evidence, model_specs, thin_windows
-from distractd.models.evaluation import model_drives, summarise_scheme
+from distractd.models.evaluation import (
+    model_drives, naive_pairs, paired_tests, summarise_scheme,
+)
 from distractd.models.evaluation._schemes import _drive_record
 from distractd.pipeline.formats import read_taamneh
 from distractd.simulators import simulate_texting_study
@@ -53,7 +56,8 @@ def run_sim_to_real(emit, *, data="../shared/data/taamneh", n_drivers=12, seed=S
     Parameters
     ----------
     emit : callable
-        Called with one JSON-ready dict per model as soon as it is measured.
+        Called with one JSON-ready dict per model as soon as it is measured (``bench``
+        "sim_to_real"), then one per paired test against the naive floor ("sim_to_real_test").
     data : str or Path
         Folder of Taamneh et al. subject files (``T*.csv``).
     n_drivers : int, default=12
@@ -122,6 +126,9 @@ def run_sim_to_real(emit, *, data="../shared/data/taamneh", n_drivers=12, seed=S
                           if key not in ("per_driver", "drivers")},
               "per_driver": {driver: round(value, 3) for driver, value in
                              sorted(_per_driver(per, "g_mean").items()) if np.isfinite(value)}})
+    for test in paired_tests(summarise_scheme(results), naive_pairs(list(results)),
+                             alternative="two-sided"):
+        emit({"bench": "sim_to_real_test", "drivers": "all", **test})
     return results
 
 
