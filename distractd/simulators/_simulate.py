@@ -36,7 +36,7 @@ _POSTURE_TAU_S = 300.0      # posture creep (A)
 _LIGHT_TAU_S = 90.0         # ambient-light pupil drift: clouds, road direction (A)
 _DEMAND_SD, _DEMAND_TAU_S = 0.8, 60.0         # log driving demand: traffic, junctions (A)
 _ROAD_SD_DEG, _ROAD_TAU_S = (2.5, 1.0), 40.0  # road direction ahead: bends, hills (A)
-_BLOCK_ROAD_SD_DEG = (0.0, 0.0)  # Taamneh's route: the real drives' lag-1 gaze autocorrelation
+_BLOCK_ROAD_SD_DEG = (0.0, 0.0)  # block protocols: no slow bends/hills (real lag-1 gaze, L)
 PROTOCOLS = ("cognitive", "visual-manual", "none", "texting-blocks", "normal-blocks")
 """The task protocols: the source's sound counting, a texting-like visual-manual task, no task;
 Taamneh et al.'s texting drive (long blocks of texting on a hand-held phone) and its matching
