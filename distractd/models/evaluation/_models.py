@@ -10,8 +10,10 @@ on its own, under one scheme, with one fold plan and seeds that depend only on t
 
 import numpy as np
 
-from ..detectors import chosen_features, loss_evidence
-from ._schemes import Drive, drives_of, evaluate_scheme, featured_drives, normalise_drives
+from ..detectors import loss_evidence
+from ._schemes import (
+    Drive, drives_of, evaluate_scheme, featured_drives, normalise_drives, representation_drives,
+)
 
 __all__ = ["NAIVE_FLOOR", "model_drives", "evaluate_models", "naive_pairs"]
 
@@ -48,9 +50,7 @@ def model_drives(recordings, specs, config=None, normalisation="running", featur
                                                protocols)
         return extractions[key]
 
-    items = featured(normalisation)
-    names = chosen_features([item.windows for item in items], features)
-    drives = normalise_drives(drives_of(items, names), normalisation)
+    drives, names = representation_drives(featured(normalisation), normalisation, features)
     own = {}
     for spec in specs:
         representation = spec.representation

@@ -58,8 +58,8 @@ from ._metrics import detection_delays, false_alarms_per_hour
 from ._protocol import evaluate_driver
 
 __all__ = ["SCHEMES", "RECIPES", "NORMALISATIONS", "Drive", "scheme_drives", "featured_drives",
-           "drives_of", "evaluate_scheme", "scheme_folds", "normalise_drives",
-           "supported_schemes"]
+           "drives_of", "representation_drives", "evaluate_scheme", "scheme_folds",
+           "normalise_drives", "supported_schemes"]
 
 SCHEMES = ("new-driver", "new-drive", "blocked", "source")
 RECIPES = ("cohort", "per-driver")
@@ -140,6 +140,13 @@ def scheme_drives(recordings, config=None, normalisation="running", features=Non
     feature_names : list of str
     """
     featured = featured_drives(recordings, config, normalisation, progress, runner, protocols)
+    return representation_drives(featured, normalisation, features)
+
+
+def representation_drives(featured, normalisation="running", features=None):
+    """:func:`scheme_drives` from :func:`featured_drives` output made with ``normalisation``:
+    the chosen features (:func:`~distractd.models.detectors.chosen_features`), z-scored offline
+    for ``"drive"`` and ``"driver"``."""
     names = chosen_features([item.windows for item in featured], features)
     return normalise_drives(drives_of(featured, names), normalisation), names
 
