@@ -10,9 +10,10 @@ Saccades: the speed of each eye's gaze rotation between consecutive samples (the
 small-angle form), averaged over the eyes valid in both samples (binocular where possible), is
 compared with ``saccade_velocity_deg_s``. A run of fast samples is a saccade when it lasts at least
 ``saccade_min_s`` (from the sample before the first fast one), at most ``saccade_max_s``, moves the
-cyclopean gaze by at least ``saccade_min_amplitude_deg`` and ends on a tracked sample (a fast run
-into track loss is the eyelid sweeping over the pupil at a blink, not a saccade). Below
-``saccade_min_rate_hz`` saccades are unavailable (NaN).
+cyclopean gaze by at least ``saccade_min_amplitude_deg`` (or, when larger,
+``saccade_noise_amplitude_factor`` times the recent fixation samples' mean gaze step: the tracker's
+noise) and ends on a tracked sample (a fast run into track loss is the eyelid sweeping over the
+pupil at a blink, not a saccade). Below ``saccade_min_rate_hz`` saccades are unavailable (NaN).
 
 Blinks: the eye is *closed* when the mean eyelid opening is below ``blink_opening_max`` or, where a
 sample has no eyelid value, when the eye is not tracked. A closed run is a blink when its duration
@@ -39,8 +40,8 @@ from numba import njit
 from ._config import (
     _P_BLINK_MAX_S, _P_BLINK_MIN_RATE_HZ, _P_BLINK_MIN_S, _P_BLINK_OPENING_MAX,
     _P_FIXATION_MERGE_ANGLE, _P_FIXATION_MERGE_S, _P_FIXATION_MIN_S, _P_SACCADE_MAX_S,
-    _P_SACCADE_MIN_AMPLITUDE, _P_SACCADE_MIN_RATE_HZ, _P_SACCADE_MIN_S, _P_SACCADE_NOISE_FACTOR,
-    _P_SACCADE_VELOCITY, _P_USE_FLAGS,
+    _P_SACCADE_MIN_AMPLITUDE, _P_SACCADE_MIN_RATE_HZ, _P_SACCADE_MIN_S, _P_SACCADE_NOISE_AMPLITUDE,
+    _P_SACCADE_NOISE_FACTOR, _P_SACCADE_VELOCITY, _P_USE_FLAGS,
 )
 from ._glances import _cyclopean
 from ._windows import (
@@ -206,7 +207,7 @@ def _saccade_step(x, t, dt, gap, period, hop, last_hop, params, state, ring, eve
             amplitude = _eye_angle(state[_E_S_YAW0], state[_E_S_PITCH0], state[_E_S_YAW1],
                                    state[_E_S_PITCH1])
             accept = flags or (available and duration >= params[_P_SACCADE_MIN_S]
-                               and amplitude >= params[_P_SACCADE_MIN_AMPLITUDE])
+                               and amplitude >= _min_amplitude(period, params, state))
             _settle(ring, state[_E_S_HOP0], last_hop, _H_PENDING_SACCADE, _H_T_SUM + SACCADE,
                     -1, -1, accept)
             if accept:
@@ -252,6 +253,17 @@ def _saccade_step(x, t, dt, gap, period, hop, last_hop, params, state, ring, eve
 
 
 @njit(cache=True, inline="always")
+def _min_amplitude(period, params, state):
+    """The smallest saccade amplitude (rad): ``saccade_min_amplitude_deg`` or, when larger,
+    ``saccade_noise_amplitude_factor`` times the mean gaze step of the recent fixation samples."""
+    floor = params[_P_SACCADE_MIN_AMPLITUDE]
+    weight = state[_E_NOISE_W]
+    if weight > 0.0:
+        return max(floor, params[_P_SACCADE_NOISE_AMPLITUDE] * state[_E_NOISE_S1] / weight * period)
+    return floor
+
+
+@njit(cache=True, inline="always")
 def _threshold(velocity, dt, params, state):
     """The saccade speed threshold (rad/s) for this sample, and the noise estimate updated.
 
@@ -267,7 +279,8 @@ def _threshold(velocity, dt, params, state):
         mean = state[_E_NOISE_S1] / weight
         sd = np.sqrt(max(state[_E_NOISE_S2] / weight - mean * mean, 0.0))
         threshold = max(floor, mean + factor * sd)
-    if factor > 0.0 and velocity <= threshold:   # False for NaN
+    adaptive = factor > 0.0 or params[_P_SACCADE_NOISE_AMPLITUDE] > 0.0
+    if adaptive and velocity <= threshold:   # False for NaN
         keep = np.exp(-dt / NOISE_TAU_S)
         state[_E_NOISE_W] = keep * weight + 1.0
         state[_E_NOISE_S1] = keep * state[_E_NOISE_S1] + velocity

@@ -109,3 +109,31 @@ def test_naive_ivt_flags_fast_samples_only():
     np.testing.assert_array_equal(np.flatnonzero(flags["saccade"]), [30])
     np.testing.assert_array_equal(np.flatnonzero(flags["blink"]), [45, 46, 47])
     assert len(spans["fixation"]) == 3
+
+
+def _real_events_benchmark():
+    path = Path(__file__).resolve().parents[2] / "benchmarks" / "real_events.py"
+    spec = importlib.util.spec_from_file_location("real_events", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_detectors_beat_the_naive_ivt_on_a_real_subset_at_60_hz(shared_data):
+    """IRF S1-S2 and two HFC adult trials at 60 Hz, default settings (chosen leave-one-set-out).
+
+    Measured (2026-11-25): IRF saccade F1 0.892 vs naive 0.756, blink 0.957; HFC fixation F1
+    0.881 vs naive 0.785, the coders' mean pairwise F1 0.921. The margins are below those.
+    """
+    bench = _real_events_benchmark()
+    records = []
+    bench.run_events(records.append, rates=(60,), subset=True, data=shared_data)
+    scores = {(r["set"], r["event"]): r for r in records}
+    irf_saccade, hfc_fixation = scores["irf", "saccade"], scores["hfc", "fixation"]
+    assert irf_saccade["detector_f1"] >= irf_saccade["naive_f1"] + 0.10
+    assert irf_saccade["detector_f1"] >= 0.86
+    assert hfc_fixation["detector_f1"] >= hfc_fixation["naive_f1"] + 0.06
+    assert hfc_fixation["detector_f1"] >= hfc_fixation["coders_f1"] - 0.07
+    assert scores["hfc", "saccade"]["detector_f1"] >= scores["hfc", "saccade"]["naive_f1"] + 0.05
+    assert scores["irf", "blink"]["detector_f1"] >= 0.93
+    assert hfc_fixation["n_coders"] == 12 and abs(irf_saccade["detector_rto_onset_s"]) < 0.01
