@@ -18,7 +18,9 @@ for the development half and for all drivers. Representations:
   means and SDs included) and no decision below ``min_quality`` 0.5;
 - ``product-drive``: the product's features with each drive z-scored offline (an upper bound);
 - ``product-raw``: the product's features without any per-stream normalisation (the glance
-  features are already relative to the driver's learned road centre, or fractions).
+  features are already relative to the driver's learned road centre, or fractions);
+- ``product-driver``: the product's features with each driver's drives z-scored together offline
+  (the naive floor's standardisation: is the floor's gain its standardisation?).
 
 Every representation's run also evaluates the naive floor in its two variants (``naive``: the
 running per-stream baseline; ``naive-offline``: per-driver z-scores over all of a driver's drives;
@@ -64,6 +66,7 @@ REPRESENTATIONS = {
     "before": ("running", BEFORE_FEATURES, {"loss_evidence": False}),
     "product-drive": ("drive", None, None),
     "product-raw": ("none", None, None),
+    "product-driver": ("driver", None, None),
 }
 
 
