@@ -5,6 +5,10 @@ never import each other (DESIGN §1).
 """
 
 from ._files import read_recordings, recording_files
+from ._label_files import (
+    LABEL_SIDECAR_SUFFIX, check_label_file, label_extent, label_sidecar, read_label_identity,
+    recording_identity, write_label_identity,
+)
 from ._lsl import STATE_CHANNELS, LslMapping, lsl_mapping, lsl_stream_id
 from ._pupil import (
     GAZE_FRAME, MIN_PUPIL_CONFIDENCE, PupilAdapter, blink_datum, gaze_angles, gaze_datum,
@@ -38,5 +42,6 @@ __all__ = [
     "GAZE_FRAME", "MIN_PUPIL_CONFIDENCE",
     "LslMapping", "lsl_mapping", "lsl_stream_id", "STATE_CHANNELS",
     "read_taamneh", "is_taamneh", "DRIVES", "DEG_PER_PX", "CENTER_PX", "read_recordings",
-    "recording_files",
+    "recording_files", "LABEL_SIDECAR_SUFFIX", "recording_identity", "label_sidecar",
+    "read_label_identity", "write_label_identity", "label_extent", "check_label_file",
 ]

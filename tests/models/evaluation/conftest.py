@@ -50,10 +50,18 @@ class ReviewProcess:
         return self._open(urllib.request.Request(self.url + path.lstrip("/")))
 
     def post(self, path, body):
-        """``(status, JSON body)`` of a POST of ``body`` (bytes, or JSON-encoded)."""
+        """``(status, JSON body)`` of a POST of ``body`` (bytes, or JSON-encoded) as the page
+        sends it: JSON, with the session's token read from the page."""
         data = body if isinstance(body, bytes) else json.dumps(body).encode()
         return self._open(urllib.request.Request(self.url + path.lstrip("/"), data=data,
-                                                 headers={"Content-Type": "application/json"}))
+                                                 headers={"Content-Type": "application/json",
+                                                          "X-Distractd-Token": self.token()}))
+
+    def token(self):
+        """The session's token, as the page carries it (its ``distractd-token`` meta tag)."""
+        with urllib.request.urlopen(self.url, timeout=60) as response:
+            page = response.read().decode()
+        return page.split('name="distractd-token" content="', 1)[1].split('"', 1)[0]
 
     @staticmethod
     def _open(request):

@@ -104,10 +104,10 @@ def test_save_writes_what_train_reads_and_keeps_the_previous_file(labelled_serve
     edited = [[0.0, 100.25, 0], [100.25, 160.5, 1], [300.0, 420.0, 1]]
     status, report = labelled_server.post("/api/labels", {"intervals": edited})
     assert status == 200, report
-    assert report == {"path": str(interval_csv), "backup": str(interval_csv) + ".bak",
+    assert report == {"path": str(interval_csv), "backup": str(interval_csv) + ".bak.1",
                       "intervals": 3}
     assert read_labels(interval_csv) == ("intervals", [tuple(row) for row in edited])
-    assert (interval_csv.parent / (interval_csv.name + ".bak")).read_bytes() == before
+    assert (interval_csv.parent / (interval_csv.name + ".bak.1")).read_bytes() == before
     assert not list(interval_csv.parent.glob(".*.tmp"))     # the temporary files are gone
     assert stat.S_IMODE(interval_csv.stat().st_mode) == 0o640   # the file keeps its permissions
     # rejected edits name the row and leave the file as it was

@@ -141,3 +141,35 @@ def test_bad_input_is_shown_on_the_page(browser, review_server, review_drive, tm
     assert page.locator("#errors").inner_text() == f"recording {missing}: no such file"
     assert page.locator("#toolbar").is_hidden()
     page.close()
+
+
+def test_another_page_in_the_browser_cannot_save(browser, review_server, review_drive, tmp_path):
+    labels = tmp_path / "drive.intervals.csv"
+    write_intervals([(0.0, 300.0, 0), (300.0, 600.0, 1)], labels)
+    content = labels.read_bytes()
+    server = review_server(review_drive, "--labels", labels)
+    page = browser.new_page()
+    # a page of another origin posts as a plain form would (no CORS preflight), as JSON (with a
+    # preflight), and under the server's own name without the token
+    page.set_content("<title>elsewhere</title>")
+    outcomes = page.evaluate("""async (url) => {
+        const body = JSON.stringify({intervals: [[10, 20, 1]]});
+        const out = [];
+        for (const options of [{mode: "no-cors", headers: {"Content-Type": "text/plain"}},
+                               {headers: {"Content-Type": "application/json"}}]) {
+            try { out.push((await fetch(url, {method: "POST", body, ...options})).status); }
+            catch (err) { out.push("refused"); }
+        }
+        return out;
+    }""", server.url + "api/labels")
+    assert outcomes == [0, "refused"]          # an opaque answer, then a failed preflight
+    page.goto(server.url)
+    page.wait_for_selector("body[data-ready='1']", timeout=60_000)
+    status = page.evaluate("""async () => (await fetch("/api/labels", {method: "POST",
+        headers: {"Content-Type": "application/json"},
+        body: JSON.stringify({intervals: [[10, 20, 1]]})})).status""")
+    assert status == 403
+    assert labels.read_bytes() == content
+    page.close()
+    stderr = server.stop()
+    assert "Origin 'null' refused" in stderr and "X-Distractd-Token header must" in stderr

@@ -7,11 +7,18 @@ unknown, and saves the interval CSV that ``distractd train --labels`` reads (doc
 """
 
 from ._drive import GLANCES_AWAY, PANELS, ReviewDrive, load_drive
-from ._labels import LabelFile, check_intervals, read_label_file, save_intervals, save_path
-from ._server import MAX_BODY_BYTES, MAX_PX, ReviewServer, serve_review
+from ._labels import (
+    GENERATIONS, LabelFile, StaleLabels, check_intervals, file_digest, read_label_file,
+    save_intervals, save_path,
+)
+from ._server import (
+    BACKLOG, MAX_BODY_BYTES, MAX_CONNECTIONS, MAX_PX, TIMEOUT_S, TOKEN_HEADER, ReviewServer,
+    serve_review,
+)
 
 __all__ = [
     "ReviewDrive", "load_drive", "PANELS", "GLANCES_AWAY", "LabelFile", "read_label_file",
     "save_path", "check_intervals", "save_intervals", "ReviewServer", "serve_review", "MAX_PX",
-    "MAX_BODY_BYTES",
+    "MAX_BODY_BYTES", "BACKLOG", "TIMEOUT_S", "MAX_CONNECTIONS", "TOKEN_HEADER", "StaleLabels",
+    "file_digest", "GENERATIONS",
 ]

@@ -9,7 +9,9 @@
   the road by target, and the glance alerts;
 - per window: quality, the recording's truth, the detector's score and state (with a model), the
   segments of the model's online segmenter prototypes, and any window feature on request;
-- the labels being corrected (see :mod:`._labels`) and where they are saved.
+- the labels being corrected (see :mod:`._labels`) and where they are saved. When that file
+  exists already (corrections saved before), the page resumes from it rather than from the
+  preliminary labels or the recording's own.
 
 Bad input does not stop the page: a recording that cannot be read leaves only its message; a
 model or label file that cannot be used is reported and left out, and the rest of the drive is
@@ -32,10 +34,11 @@ from ....pipeline import (
     FEATURE_NAMES, GLANCE_CLASSES, PipelineConfig, detect_events, detect_glances, extract_features,
     read_recording,
 )
+from ....pipeline.formats import recording_identity
 from ...detectors import DecisionRule, load_model, predict_windows
 from ...segmentation import SegmentPrototypes
 from ._downsample import envelope, runs, runs_in_view
-from ._labels import check_intervals, read_label_file, save_intervals, save_path
+from ._labels import check_intervals, file_digest, read_label_file, save_intervals, save_path
 
 __all__ = ["ReviewDrive", "load_drive", "PANELS", "GLANCES_AWAY"]
 
@@ -65,12 +68,19 @@ class ReviewDrive:
         Problems with the input, one line each (also printed on the console).
     save_to : Path or None
         Where saved labels go (None: saving is off, e.g. the label file did not match).
+    identity : dict or None
+        The recording's id and span, written beside saved labels.
+    loaded_digest : str or None
+        Digest of :attr:`save_to` as loaded (None: no file yet); a save over a file that
+        changed since is refused.
     """
 
     def __init__(self, path, errors):
         self.path = Path(path)
         self.errors = errors
         self.save_to = None
+        self.identity = None
+        self.loaded_digest = None
         self.t = np.empty(0)
         self.panels = []
         self.columns = np.empty((0, 0))
@@ -141,7 +151,8 @@ class ReviewDrive:
         if self.save_to is None:
             raise ConfigError("labels: saving is off: " + "; ".join(self.errors))
         intervals = check_intervals(rows, self.t_span)
-        backup = save_intervals(intervals, self.save_to)
+        backup, self.loaded_digest = save_intervals(intervals, self.save_to, self.loaded_digest,
+                                                    self.identity)
         self.labels = [list(row) for row in intervals]
         return {"path": str(self.save_to), "backup": str(backup) if backup else None,
                 "intervals": len(intervals)}
@@ -204,25 +215,42 @@ def load_drive(path, labels=None, model=None, config=None, decision=None):
                       f"features, scores or per-window labels")
     drive.truth = [list(row) for row in recording.label_intervals()]
     drive.labels, drive.labels_source = drive.truth, "the recording's own labels"
-    drive.save_to = save_path(path)
-    if labels is not None:
-        drive.save_to = None
-        found = (_attempt(errors, read_label_file, labels, drive.t_span, drive.windows)
-                 if _existing(errors, labels, "labels") else None)
-        if found is None:
-            errors.append(f"labels {labels} not used: the labels row shows the recording's own "
-                          f"labels, and saving is off so that the file is not overwritten")
-        else:
-            drive.labels = [list(row) for row in found.intervals]
-            drive.labels_source = str(labels)
-            drive.save_to = save_path(path, labels, found.kind)
-            drive.confidence, drive.cluster = found.confidence, found.cluster
+    drive.identity = recording_identity(recording, path)
+    _add_labels(drive, labels)
     if drive.confidence is not None:
         drive.confidence_kind = "clustering"
     elif drive.scores is not None:
         drive.confidence = np.abs(drive.scores - drive.threshold)
         drive.confidence_kind = "detector margin"
     return drive
+
+
+def _add_labels(drive, labels):
+    """The labels to correct and where they are saved: ``labels`` (or the recording's own), or
+    the corrections saved before to where they would be saved, when that file exists."""
+    errors = drive.errors
+    found = None
+    if labels is not None:
+        found = (_attempt(errors, read_label_file, labels, drive.t_span, drive.windows,
+                          drive.identity) if _existing(errors, labels, "labels") else None)
+        if found is None:
+            errors.append(f"labels {labels} not used: the labels row shows the recording's own "
+                          f"labels, and saving is off so that the file is not overwritten")
+            return
+        drive.labels, drive.labels_source = [list(row) for row in found.intervals], str(labels)
+        drive.confidence, drive.cluster = found.confidence, found.cluster
+    save_to = save_path(drive.path, labels, found.kind if found else None)
+    if save_to.exists() and save_to != (Path(labels) if labels is not None else None):
+        saved = _attempt(errors, read_label_file, save_to, drive.t_span, drive.windows,
+                         drive.identity)
+        if saved is None:
+            errors.append(f"corrected labels {save_to} not used and saving is off so that the "
+                          f"file is not overwritten")
+            return
+        drive.labels = [list(row) for row in saved.intervals]
+        drive.labels_source = f"{save_to} (the corrections saved before)"
+    drive.save_to = save_to
+    drive.loaded_digest = file_digest(save_to)
 
 
 def _attempt(errors, function, *args):

@@ -8,13 +8,20 @@ page) — read by :func:`~distractd.models.detectors.read_labels`, the reader of
 every interval lies within the recording's time span (one second of slack) and every per-window
 row ends where a window of the recording ends.
 
+A label file must also be the recording's by name: its sidecar ``<file>.recording.json`` names
+the recording's id and span (:mod:`distractd.pipeline.formats._label_files`); a legacy file
+without one must cover the recording.
+
 Saving writes the interval CSV ``distractd train --labels`` reads: to a temporary file in the same
 folder, flushed to disk, then moved over the target with :func:`os.replace`, so the target is at
-every moment either the previous file or the new one; the previous file is first kept as
-``<target>.bak`` the same way.
+every moment either the previous file or the new one; the previous :data:`GENERATIONS` files are
+first kept as ``<target>.bak.1`` (the newest) to ``<target>.bak.5`` the same way, and the sidecar
+is written beside it. A target that changed since the page loaded it (another page or an editor
+saved it) is never overwritten (:class:`StaleLabels`).
 """
 
 import csv
+import hashlib
 import math
 import os
 import shutil
@@ -28,8 +35,13 @@ from ...._errors import ConfigError, SchemaError
 from ...clustering import WindowLabels
 from ...detectors import read_labels
 from ....pipeline import write_intervals
+from ....pipeline.formats import check_label_file, label_extent, write_label_identity
 
-__all__ = ["LabelFile", "read_label_file", "save_path", "check_intervals", "save_intervals"]
+__all__ = ["LabelFile", "read_label_file", "save_path", "check_intervals", "save_intervals",
+           "file_digest", "StaleLabels", "GENERATIONS"]
+
+GENERATIONS = 5
+"""Previous versions of a saved label file kept beside it."""
 
 SPAN_SLACK_S = 1.0
 """How far, in seconds, an interval may reach beyond the recording's first and last sample."""
@@ -59,6 +71,10 @@ class LabelFile:
     cluster: np.ndarray = None
 
 
+class StaleLabels(ConfigError):
+    """The file a save would replace changed since the page loaded it."""
+
+
 def save_path(recording_path, labels_path=None, kind=None):
     """The interval CSV the page saves to.
 
@@ -80,7 +96,7 @@ def save_path(recording_path, labels_path=None, kind=None):
     return labels_path
 
 
-def read_label_file(path, t_span, windows):
+def read_label_file(path, t_span, windows, identity):
     """Read a label file and check it against the recording.
 
     Parameters
@@ -90,6 +106,9 @@ def read_label_file(path, t_span, windows):
         The recording's first and last sample time, seconds.
     windows : Windows
         The recording's windows (per-window rows are matched to their ends).
+    identity : dict
+        The recording's :func:`~distractd.pipeline.formats.recording_identity`: the file's
+        sidecar must name it, or a legacy file cover it.
 
     Returns
     -------
@@ -102,6 +121,7 @@ def read_label_file(path, t_span, windows):
         not).
     """
     kind, value = read_labels(path)
+    check_label_file(path, identity, label_extent(kind, value))
     if kind == "intervals":
         _check_span(value, t_span, path)
         return LabelFile([(s, e, int(label)) for s, e, label in value], kind)
@@ -166,21 +186,59 @@ def check_intervals(rows, t_span):
     return intervals
 
 
-def save_intervals(intervals, path):
-    """Write ``intervals`` to ``path`` atomically, keeping a previous file as ``<path>.bak``.
+def save_intervals(intervals, path, loaded_digest, identity):
+    """Write ``intervals`` to ``path`` atomically, keeping :data:`GENERATIONS` previous files.
+
+    Parameters
+    ----------
+    intervals : list of (float, float, int)
+    path : str or Path
+    loaded_digest : str or None
+        :func:`file_digest` of ``path`` when its labels were loaded (None: there was no file).
+    identity : dict
+        The recording's identity, written to the sidecar.
 
     Returns
     -------
-    Path or None
-        The backup, when there was a previous file.
+    backup : Path or None
+        The newest kept generation, when there was a previous file.
+    digest : str
+        :func:`file_digest` of the file written.
+
+    Raises
+    ------
+    StaleLabels
+        ``path`` changed since it was loaded: nothing is written.
     """
     path = Path(path)
+    if file_digest(path) != loaded_digest:
+        raise StaleLabels(f"labels: {path} changed since this page loaded it (another page or "
+                          f"an editor saved it): not saved over; reload the page to start from "
+                          f"it")
     backup = None
     if path.exists():
-        backup = path.with_name(path.name + ".bak")
+        for generation in range(GENERATIONS - 1, 0, -1):
+            older = _generation(path, generation)
+            if older.exists():
+                os.replace(older, _generation(path, generation + 1))
+        backup = _generation(path, 1)
         _atomic_write(backup, lambda file: file.write(path.read_bytes()), binary=True)
     _atomic_write(path, lambda file: write_intervals(intervals, file), binary=False)
-    return backup
+    write_label_identity(path, identity)
+    return backup, file_digest(path)
+
+
+def file_digest(path):
+    """SHA-256 of a file's bytes, None when there is no file."""
+    try:
+        return hashlib.sha256(Path(path).read_bytes()).hexdigest()
+    except FileNotFoundError:
+        return None
+
+
+def _generation(path, n):
+    """The ``n``-th newest kept version of ``path``: ``<path>.bak.<n>``."""
+    return path.with_name(f"{path.name}.bak.{n}")
 
 
 def _atomic_write(path, write, binary):

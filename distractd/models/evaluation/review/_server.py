@@ -13,11 +13,26 @@ Routes (JSON unless noted):
 
 A bad request is answered ``{"error": "<one line>"}`` with status 400 (409 when saving is off);
 the line is printed on the console too. No traceback reaches the page or the console.
+
+Only the page itself may use the server (docs/review.md, "Security"):
+
+- every request must name the server in ``Host`` (``127.0.0.1`` or ``localhost`` on its own
+  port), and an ``Origin``, when sent, must be that too: another web site, or a name of its
+  re-bound by DNS to 127.0.0.1, is refused with 403;
+- a save must present the session's token, which only the page carries (a ``<meta>`` tag of
+  ``GET /``, sent back as the ``X-Distractd-Token`` header), and be ``application/json``
+  (a form or ``text/plain`` post, the kinds a foreign page may send without asking, is refused);
+- bodies are bounded (:data:`MAX_BODY_BYTES`), every connection times out after
+  :data:`TIMEOUT_S` of silence, at most :data:`MAX_CONNECTIONS` are served at once (more are
+  answered 503), the listen backlog is :data:`BACKLOG`, and every request gets an answer, an
+  unexpected fault included (500, one line on the console).
 """
 
+import hmac
 import json
 import math
 import mimetypes
+import secrets
 import signal
 import sys
 import threading
@@ -28,13 +43,24 @@ from urllib.parse import parse_qs, urlsplit
 
 from ...._errors import ConfigError, DistractdError
 from ._drive import load_drive
+from ._labels import StaleLabels
 
-__all__ = ["ReviewServer", "serve_review", "MAX_PX", "MAX_BODY_BYTES"]
+__all__ = ["ReviewServer", "serve_review", "MAX_PX", "MAX_BODY_BYTES", "BACKLOG", "TIMEOUT_S",
+           "MAX_CONNECTIONS", "TOKEN_HEADER"]
 
 MAX_PX = 8192
 """Widest chart, pixels, a view request may ask for."""
 MAX_BODY_BYTES = 16 * 2**20
 """Largest label upload, bytes."""
+BACKLOG = 128
+"""Connections the kernel holds for the server while it is busy (the standard library's: 5)."""
+TIMEOUT_S = 10.0
+"""Seconds of silence after which a connection is answered (408 mid-body) and closed."""
+MAX_CONNECTIONS = 64
+"""Connections served at once; one more is answered 503 at once."""
+TOKEN_HEADER = "X-Distractd-Token"
+"""The header a save carries the session's token in."""
+_TOKEN_PLACEHOLDER = b"{{token}}"
 _STATIC = resources.files(__package__) / "static"
 
 
@@ -48,15 +74,27 @@ class ReviewServer(ThreadingHTTPServer):
     port : int, default=0
     log : file, default=sys.stderr
         Where problems are printed, one line each.
+    timeout_s : float, default=TIMEOUT_S
+        Seconds of silence after which a connection is closed.
+
+    Attributes
+    ----------
+    token : str
+        The session's token, which every save must present (a new one each start).
     """
 
     daemon_threads = True
+    request_queue_size = BACKLOG
 
-    def __init__(self, drive, host="127.0.0.1", port=0, log=sys.stderr):
+    def __init__(self, drive, host="127.0.0.1", port=0, log=sys.stderr, timeout_s=TIMEOUT_S):
         self.drive = drive
         self.log = log
+        self.timeout_s = timeout_s
+        self.token = secrets.token_urlsafe(24)
         self.save_lock = threading.Lock()
+        self._slots = threading.BoundedSemaphore(MAX_CONNECTIONS)
         super().__init__((host, port), _Handler)
+        self.origins = {f"{name}:{self.server_address[1]}" for name in ("127.0.0.1", "localhost")}
 
     @property
     def url(self):
@@ -67,6 +105,27 @@ class ReviewServer(ThreadingHTTPServer):
         """Print one line on the console."""
         print(f"distractd review: {message}", file=self.log, flush=True)
 
+    def process_request(self, request, client_address):
+        """A thread per connection while fewer than :data:`MAX_CONNECTIONS` are served; else a
+        503 answer at once."""
+        if not self._slots.acquire(blocking=False):
+            self.problem(f"error: {MAX_CONNECTIONS} connections are being served; one from "
+                         f"{client_address[0]} was answered 503")
+            try:
+                request.settimeout(self.timeout_s)
+                request.sendall(_BUSY)
+            except OSError:
+                pass
+            self.shutdown_request(request)
+            return
+        super().process_request(request, client_address)
+
+    def process_request_thread(self, request, client_address):
+        try:
+            super().process_request_thread(request, client_address)
+        finally:
+            self._slots.release()
+
     def handle_error(self, request, client_address):
         """One line instead of the standard library's traceback; a browser that hung up is no
         problem."""
@@ -74,6 +133,13 @@ class ReviewServer(ThreadingHTTPServer):
         if not isinstance(exc, ConnectionError):
             self.problem(f"error: request from {client_address[0]} failed: "
                          f"{type(exc).__name__}: {exc}")
+
+
+_BUSY_BODY = json.dumps({"error": f"busy: {MAX_CONNECTIONS} connections are being served, "
+                                  f"try again"}).encode()
+_BUSY = (b"HTTP/1.0 503 Service Unavailable\r\nContent-Type: application/json; charset=utf-8\r\n"
+         b"Content-Length: " + str(len(_BUSY_BODY)).encode() + b"\r\nConnection: close\r\n\r\n"
+         + _BUSY_BODY)
 
 
 def serve_review(path, labels=None, model=None, *, port=0, host="127.0.0.1", config=None,
@@ -126,7 +192,47 @@ def _interrupt(signum, frame):
 class _Handler(BaseHTTPRequestHandler):
     server_version = "distractd-review"
 
+    def setup(self):
+        self.timeout = self.server.timeout_s  # read before the socket is wrapped
+        super().setup()
+
     def do_GET(self):
+        self._answer(self._get)
+
+    def do_POST(self):
+        self._answer(self._post)
+
+    def _answer(self, route):
+        """Check where the request comes from, then route it; every fault gets an answer."""
+        try:
+            refusal = self._foreign()
+            if refusal:
+                return self._error(HTTPStatus.FORBIDDEN, refusal)
+            route()
+        except TimeoutError:
+            self.close_connection = True
+            self._error(HTTPStatus.REQUEST_TIMEOUT, f"{self.command} {self.path}: no data for "
+                        f"{self.server.timeout_s:g} s, the request was given up")
+        except ConnectionError:
+            self.close_connection = True
+        except Exception as exc:  # the page gets one line, whatever went wrong
+            self.close_connection = True
+            self._error(HTTPStatus.INTERNAL_SERVER_ERROR, f"{self.command} {self.path} failed: "
+                        f"{type(exc).__name__}: {exc}")
+
+    def _foreign(self):
+        """Why the request is not the page's (None when it is): a ``Host`` or ``Origin`` that is
+        not this server (another site, or DNS re-binding a name to 127.0.0.1)."""
+        host = self.headers.get("Host")
+        if host not in self.server.origins:
+            return (f"Host {host!r} refused: the review page answers only to "
+                    f"{' or '.join(sorted(self.server.origins))}")
+        origin = self.headers.get("Origin")
+        if origin is not None and origin not in {f"http://{o}" for o in self.server.origins}:
+            return f"Origin {origin!r} refused: only the review page itself may call the server"
+        return None
+
+    def _get(self):
         url = urlsplit(self.path)
         query = {key: values[-1] for key, values in parse_qs(url.query).items()}
         drive = self.server.drive
@@ -160,15 +266,34 @@ class _Handler(BaseHTTPRequestHandler):
                                    f"feature")
         return self._error(HTTPStatus.NOT_FOUND, f"no page {url.path}")
 
-    def do_POST(self):
+    def _post(self):
         if urlsplit(self.path).path != "/api/labels":
             return self._error(HTTPStatus.NOT_FOUND, f"no page {self.path}")
-        length = int(self.headers.get("Content-Length") or 0)
+        token = self.headers.get(TOKEN_HEADER, "")
+        if not hmac.compare_digest(token.encode("utf-8", "replace"),
+                                   self.server.token.encode()):
+            return self._error(HTTPStatus.FORBIDDEN, f"labels: the {TOKEN_HEADER} header must "
+                               f"carry this session's token (reload the page)")
+        kind = (self.headers.get("Content-Type") or "").split(";")[0].strip().lower()
+        if kind != "application/json":
+            return self._error(HTTPStatus.UNSUPPORTED_MEDIA_TYPE, f"labels: Content-Type must "
+                               f"be application/json, got {kind or 'none'!r}")
+        if self.headers.get("Transfer-Encoding"):
+            return self._error(HTTPStatus.LENGTH_REQUIRED, "labels: send a Content-Length, not "
+                               "Transfer-Encoding")
+        text = self.headers.get("Content-Length", "")
+        length = int(text) if text.strip().isdigit() and text.isascii() else -1
         if not 0 < length <= MAX_BODY_BYTES:
-            return self._error(HTTPStatus.BAD_REQUEST, f"labels: body of 1 to {MAX_BODY_BYTES} "
-                               f"bytes expected, got {length}")
+            self.close_connection = True
+            return self._error(HTTPStatus.REQUEST_ENTITY_TOO_LARGE if length > MAX_BODY_BYTES
+                               else HTTPStatus.BAD_REQUEST, f"labels: Content-Length must be 1 "
+                               f"to {MAX_BODY_BYTES} bytes, got {text[:40]!r}")
+        data = self.rfile.read(length)
+        if len(data) < length:
+            return self._error(HTTPStatus.BAD_REQUEST, f"labels: the body ended after "
+                               f"{len(data)} of {length} bytes")
         try:
-            body = json.loads(self.rfile.read(length))
+            body = json.loads(data)
         except ValueError as exc:
             return self._error(HTTPStatus.BAD_REQUEST, f"labels: the body is not JSON ({exc})")
         if not isinstance(body, dict) or "intervals" not in body:
@@ -180,6 +305,8 @@ class _Handler(BaseHTTPRequestHandler):
         try:
             with self.server.save_lock:
                 report = drive.save(body["intervals"])
+        except StaleLabels as exc:
+            return self._error(HTTPStatus.CONFLICT, str(exc))
         except DistractdError as exc:
             return self._error(HTTPStatus.BAD_REQUEST, str(exc))
         except OSError as exc:
@@ -195,7 +322,10 @@ class _Handler(BaseHTTPRequestHandler):
         if "/" in name or name.startswith(".") or not asset.is_file():
             return self._error(HTTPStatus.NOT_FOUND, f"no file {name}")
         kind = mimetypes.guess_type(name)[0] or "application/octet-stream"
-        self._send(HTTPStatus.OK, asset.read_bytes(), kind)
+        body = asset.read_bytes()
+        if name == "index.html":
+            body = body.replace(_TOKEN_PLACEHOLDER, self.server.token.encode())
+        self._send(HTTPStatus.OK, body, kind)
 
     def _json(self, payload, status=HTTPStatus.OK):
         self._send(status, json.dumps(payload, allow_nan=False).encode(), "application/json")
@@ -204,14 +334,25 @@ class _Handler(BaseHTTPRequestHandler):
         self.server.problem(f"error: {message}")
         self._json({"error": message}, status)
 
+    def send_error(self, code, message=None, explain=None):
+        """The standard library's own refusals (a malformed request line or header, an unknown
+        method) as one JSON line too, with a status line even to an HTTP/0.9-looking one."""
+        self.close_connection = True
+        self.request_version = self.protocol_version
+        self._error(HTTPStatus(code), f"{code} {message or HTTPStatus(code).phrase}")
+
     def _send(self, status, body, kind):
         self.send_response(status)
         self.send_header("Content-Type", kind + ("; charset=utf-8" if kind.startswith(
             ("text/", "application/json", "application/javascript")) else ""))
         self.send_header("Content-Length", str(len(body)))
         self.send_header("Cache-Control", "no-store")
+        self.send_header("X-Content-Type-Options", "nosniff")
+        if self.close_connection:
+            self.send_header("Connection", "close")
         self.end_headers()
-        self.wfile.write(body)
+        if self.command != "HEAD":
+            self.wfile.write(body)
 
     def log_message(self, format, *args):
         """Requests are not logged; problems are (``ReviewServer.problem``)."""

@@ -39,6 +39,11 @@
     el.textContent = errors.join("\n");
   }
 
+  function sessionToken() {
+    // the server writes its per-session token into the page; every save presents it
+    return document.querySelector('meta[name="distractd-token"]').content;
+  }
+
   async function getJSON(url, options) {
     const response = await fetch(url, options);
     const body = await response.json();
@@ -118,7 +123,8 @@
     if (!app.drive.save_to) { status("saving is off (see the message above)", true); return; }
     try {
       const report = await getJSON("/api/labels", {
-        method: "POST", headers: { "Content-Type": "application/json" },
+        method: "POST",
+        headers: { "Content-Type": "application/json", "X-Distractd-Token": sessionToken() },
         body: JSON.stringify({ intervals: app.labels }),
       });
       setDirty(false);

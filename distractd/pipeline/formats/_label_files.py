@@ -1,0 +1,149 @@
+"""Which recording a label file belongs to: its id and time span, in a sidecar beside the file.
+
+A label file (an interval CSV ``start,end,label`` or a per-window CSV ``t_start,t_end,...,label``)
+says nothing of the drive it labels, so another drive's file used to be taken without a word.
+``distractd label`` and the review page now write ``<label file>.recording.json`` beside each
+label file they write::
+
+    {"format": "distractd-labels", "recording_id": "drive", "t_start_s": 0.0, "t_end_s": 599.98}
+
+and ``train``, ``review`` and ``label`` check it against the recording (:func:`check_label_file`):
+another id, or a span more than :data:`SPAN_SLACK_S` away, is refused in one line naming both.
+The sidecar keeps the CSV itself readable by every CSV tool. A legacy file without one is
+accepted only when its labels cover the recording: from within :data:`COVER_SLACK_S` of its first
+sample to within as much of its last (a shorter drive's labels do not).
+
+A recording's id is its metadata's ``recording_id`` (simulated and Taamneh et al. drives have
+one), else its file's stem, as :func:`~distractd.pipeline.read_recordings` gives it.
+"""
+
+import json
+from pathlib import Path
+
+import numpy as np
+
+from ..._errors import SchemaError, unreadable
+
+__all__ = [
+    "LABEL_SIDECAR_SUFFIX", "recording_identity", "label_sidecar", "read_label_identity",
+    "write_label_identity", "label_extent", "check_label_file",
+]
+
+LABEL_SIDECAR_SUFFIX = ".recording.json"
+"""Appended to a label file's name for its sidecar."""
+SPAN_SLACK_S = 1.0
+"""How far, seconds, a sidecar's span may lie from the recording's."""
+COVER_SLACK_S = 30.0
+"""How far, seconds, a legacy file's labels may stop short of the recording's ends (labelling
+leaves low-quality windows out at the edges; another drive rarely ends within half a minute)."""
+_FORMAT = "distractd-labels"
+
+
+def recording_identity(recording, path=None):
+    """``{"recording_id", "t_start_s", "t_end_s"}`` of a recording (read from ``path``).
+
+    Examples
+    --------
+    >>> from distractd.pipeline import Recording, empty_block
+    >>> block = empty_block(3); block[:, 0] = [2.0, 1.0, 3.5]
+    >>> recording_identity(Recording(block), "d/drive.npz")
+    {'recording_id': 'drive', 't_start_s': 1.0, 't_end_s': 3.5}
+    """
+    t = recording.t
+    fallback = Path(path).stem if path is not None else ""
+    return {"recording_id": str(recording.meta.get("recording_id", fallback)),
+            "t_start_s": float(np.min(t)) if len(t) else 0.0,
+            "t_end_s": float(np.max(t)) if len(t) else 0.0}
+
+
+def label_sidecar(labels_path):
+    """The sidecar of a label file: ``<labels_path>.recording.json``."""
+    labels_path = Path(labels_path)
+    return labels_path.with_name(labels_path.name + LABEL_SIDECAR_SUFFIX)
+
+
+def write_label_identity(labels_path, identity):
+    """Write the sidecar of ``labels_path`` naming the recording ``identity``; return its path."""
+    sidecar = label_sidecar(labels_path)
+    sidecar.write_text(json.dumps({"format": _FORMAT, **identity}) + "\n", encoding="utf-8")
+    return sidecar
+
+
+def read_label_identity(labels_path):
+    """The recording a label file names in its sidecar, or None for a legacy file without one.
+
+    Raises
+    ------
+    SchemaError
+        A sidecar that is not the JSON object :func:`write_label_identity` writes.
+    """
+    sidecar = label_sidecar(labels_path)
+    if not sidecar.exists():
+        return None
+    try:
+        document = json.loads(sidecar.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError) as exc:
+        raise unreadable(sidecar, exc, SchemaError) from None
+    except ValueError as exc:
+        raise SchemaError(f"{sidecar}: not JSON ({exc})") from None
+    if not (isinstance(document, dict) and document.get("format") == _FORMAT
+            and isinstance(document.get("recording_id"), str)
+            and all(isinstance(document.get(k), (int, float)) and not isinstance(document[k], bool)
+                    and np.isfinite(document[k]) for k in ("t_start_s", "t_end_s"))):
+        raise SchemaError(f"{sidecar}: must be {{\"format\": \"{_FORMAT}\", \"recording_id\": "
+                          f"str, \"t_start_s\": number, \"t_end_s\": number}}, got "
+                          f"{json.dumps(document)[:200]}")
+    return {key: document[key] for key in ("recording_id", "t_start_s", "t_end_s")}
+
+
+def label_extent(kind, value):
+    """First and last time, seconds, that labels read by
+    :func:`~distractd.models.detectors.read_labels` reach (None when they hold no row)."""
+    if kind == "intervals":
+        return (min(s for s, _, _ in value), max(e for _, e, _ in value)) if value else None
+    t_end = np.asarray(value[0])
+    return (float(t_end.min()), float(t_end.max())) if len(t_end) else None
+
+
+def check_label_file(labels_path, identity, extent):
+    """Refuse the labels of another recording.
+
+    Parameters
+    ----------
+    labels_path : str or Path
+    identity : dict
+        The recording's :func:`recording_identity`.
+    extent : (float, float) or None
+        :func:`label_extent` of the file's labels.
+
+    Returns
+    -------
+    str
+        ``"sidecar"`` (the file names the recording) or ``"legacy"`` (no sidecar; it covers the
+        recording).
+
+    Raises
+    ------
+    SchemaError
+        One line naming both recordings, or the span a legacy file lacks.
+    """
+    theirs = read_label_identity(labels_path)
+    mine = _described(identity)
+    if theirs is not None:
+        if theirs["recording_id"] != identity["recording_id"] or any(
+                abs(theirs[k] - identity[k]) > SPAN_SLACK_S for k in ("t_start_s", "t_end_s")):
+            raise SchemaError(f"{labels_path}: labels of {_described(theirs)}, not of "
+                              f"{mine}: give this recording's labels")
+        return "sidecar"
+    first, last = extent if extent is not None else (np.inf, -np.inf)
+    if first > identity["t_start_s"] + COVER_SLACK_S or last < identity["t_end_s"] - COVER_SLACK_S:
+        reach = "no labels" if extent is None else f"labels over {first:.1f}-{last:.1f} s"
+        raise SchemaError(f"{labels_path}: {reach} do not cover {mine}, and the file names no "
+                          f"recording ({label_sidecar(labels_path).name} is missing): are these "
+                          f"the labels of another drive?")
+    return "legacy"
+
+
+def _described(identity):
+    return (f"recording {identity['recording_id']!r} ({identity['t_start_s']:.1f}-"
+            f"{identity['t_end_s']:.1f} s)")

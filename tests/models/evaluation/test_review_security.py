@@ -1,0 +1,215 @@
+"""The review server against other web pages and rough clients (issue 23, items 11 and 12).
+
+Every request goes over a real socket on 127.0.0.1, to a real ``distractd review`` subprocess or
+to a :class:`ReviewServer` serving the real drive in this process (where a short connection
+timeout keeps the test quick).
+"""
+
+import http.client
+import json
+import shutil
+import socket
+import subprocess
+import threading
+
+import pytest
+
+from distractd.models.evaluation.review import (
+    BACKLOG, MAX_CONNECTIONS, TOKEN_HEADER, ReviewServer, load_drive,
+)
+from distractd.pipeline import write_intervals
+
+_PATIENCE_S = 60.0   # a guard against a server that never answers, not a measured time
+_EDIT = {"intervals": [[10.0, 20.0, 1]]}
+
+
+@pytest.fixture
+def own_drive(review_drive, tmp_path):
+    """A copy of the drive in its own folder with a label file to protect."""
+    drive = tmp_path / "drive.npz"
+    shutil.copy(review_drive, drive)
+    labels = tmp_path / "drive.intervals.csv"
+    write_intervals([(0.0, 300.0, 0), (300.0, 600.0, 1)], labels)
+    return drive, labels
+
+
+def _request(url, method, path, headers, body=None):
+    """``(status, JSON body)`` of one raw request with exactly these headers."""
+    host, port = url.split("//")[1].strip("/").split(":")
+    connection = http.client.HTTPConnection(host, int(port), timeout=_PATIENCE_S)
+    try:
+        connection.putrequest(method, path, skip_host=True, skip_accept_encoding=True)
+        for name, value in headers.items():
+            connection.putheader(name, value)
+        data = json.dumps(body).encode() if isinstance(body, dict) else body
+        if data is not None:
+            connection.putheader("Content-Length", str(len(data)))
+        connection.endheaders(data)
+        response = connection.getresponse()
+        return response.status, json.loads(response.read() or b"null")
+    finally:
+        connection.close()
+
+
+def test_other_sites_and_rebound_names_cannot_read_or_write(review_server, own_drive):
+    drive, labels = own_drive
+    content = labels.read_bytes()
+    server = review_server(drive, "--labels", labels)
+    here = server.url.split("//")[1].strip("/")
+    token = server.token()
+    # DNS rebinding: a foreign name resolved to 127.0.0.1, its page reading and writing
+    status, body = _request(server.url, "GET", "/api/drive", {"Host": f"evil.example:{here[10:]}"})
+    assert status == 403 and body["error"].startswith("Host 'evil.example:")
+    status, _ = _request(server.url, "POST", "/api/labels",
+                         {"Host": "evil.example", "Origin": "http://evil.example",
+                          "Content-Type": "text/plain"}, json.dumps(_EDIT).encode())
+    assert status == 403
+    # a cross-origin form-like post from another page to the real address
+    status, body = _request(server.url, "POST", "/api/labels",
+                            {"Host": here, "Origin": "http://evil.example",
+                             "Content-Type": "text/plain"}, json.dumps(_EDIT).encode())
+    assert status == 403 and "Origin 'http://evil.example' refused" in body["error"]
+    for origin in ("null", f"http://{here}.evil.example", f"https://{here}"):
+        status, _ = _request(server.url, "POST", "/api/labels",
+                             {"Host": here, "Origin": origin, "Content-Type": "application/json",
+                              TOKEN_HEADER: token}, _EDIT)
+        assert status == 403, origin
+    # without the page's token, or not as JSON, a save is refused too
+    status, body = _request(server.url, "POST", "/api/labels",
+                            {"Host": here, "Content-Type": "application/json"}, _EDIT)
+    assert status == 403 and TOKEN_HEADER in body["error"]
+    status, _ = _request(server.url, "POST", "/api/labels",
+                         {"Host": here, "Content-Type": "application/json",
+                          TOKEN_HEADER: token[:-1]}, _EDIT)
+    assert status == 403
+    status, body = _request(server.url, "POST", "/api/labels",
+                            {"Host": here, "Content-Type": "text/plain", TOKEN_HEADER: token},
+                            json.dumps(_EDIT).encode())
+    assert status == 415 and "application/json" in body["error"]
+    assert labels.read_bytes() == content
+    # the page itself, under either local name, saves
+    status, report = _request(server.url, "POST", "/api/labels",
+                              {"Host": "localhost:" + here.split(":")[1],
+                               "Origin": "http://localhost:" + here.split(":")[1],
+                               "Content-Type": "application/json; charset=utf-8",
+                               TOKEN_HEADER: token}, _EDIT)
+    assert status == 200 and report["intervals"] == 1
+    assert labels.read_bytes() != content
+    stderr = server.stop()
+    assert "Origin 'http://evil.example' refused" in stderr and "Traceback" not in stderr
+
+
+def test_every_session_has_its_own_token(review_server, own_drive):
+    drive, labels = own_drive
+    first, second = review_server(drive), review_server(drive)
+    tokens = first.token(), second.token()
+    assert len(tokens[0]) >= 32 and tokens[0] != tokens[1]
+    assert first.token() == tokens[0]       # one token per session, not per page load
+
+
+def test_the_listen_backlog_holds_many_waiting_clients(review_server, own_drive):
+    server = review_server(own_drive[0])
+    port = server.url.rsplit(":", 1)[1].strip("/")
+    listing = subprocess.run(["ss", "-ltnH", f"sport = :{port}"], capture_output=True, text=True,
+                             check=True).stdout.split()
+    assert int(listing[2]) == BACKLOG >= 64          # the Send-Q of a listener: its backlog
+    answers = []
+
+    def client():
+        answers.append(_request(server.url, "GET", "/api/feature?name=nothing",
+                                {"Host": server.url.split("//")[1].strip("/")})[0])
+
+    threads = [threading.Thread(target=client) for _ in range(60)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert answers == [400] * 60
+
+
+@pytest.fixture(scope="module")
+def loaded_drive(review_drive, tmp_path_factory):
+    """The drive loaded for the page once, from a copy in its own folder."""
+    drive = tmp_path_factory.mktemp("loaded") / "drive.npz"
+    shutil.copy(review_drive, drive)
+    return load_drive(drive)
+
+
+@pytest.fixture
+def serve(loaded_drive, tmp_path):
+    """Start a :class:`ReviewServer` of the drive in this process with a given timeout."""
+    started = []
+
+    def start(timeout_s):
+        log = open(tmp_path / f"console{len(started)}.txt", "w")
+        server = ReviewServer(loaded_drive, timeout_s=timeout_s, log=log)
+        threading.Thread(target=server.serve_forever, daemon=True).start()
+        started.append((server, log))
+        return server
+
+    yield start
+    for server, log in started:
+        server.shutdown()
+        server.server_close()
+        log.close()
+
+
+def _raw(server, data, read=True):
+    """Send raw bytes over a new connection; return all the server answers before it closes."""
+    with socket.create_connection(server.server_address, timeout=_PATIENCE_S) as connection:
+        connection.sendall(data)
+        chunks = []
+        while read:
+            chunk = connection.recv(65536)
+            if not chunk:
+                break
+            chunks.append(chunk)
+    return b"".join(chunks)
+
+
+def _status_and_error(answer):
+    head, _, body = answer.partition(b"\r\n\r\n")
+    return int(head.split()[1]), json.loads(body)["error"]
+
+
+def test_malformed_and_stalled_requests_all_get_an_answer(serve):
+    quick_server = serve(0.5)
+    host = f"Host: 127.0.0.1:{quick_server.server_address[1]}\r\n".encode()
+    post = b"POST /api/labels HTTP/1.1\r\n" + host
+    token = f"{TOKEN_HEADER}: {quick_server.token}\r\nContent-Type: application/json\r\n".encode()
+    for request, status, words in (
+            (post + token + b"Content-Length: abc\r\n\r\n", 400, "Content-Length must be"),
+            (post + token + b"Content-Length: -5\r\n\r\n", 400, "Content-Length must be"),
+            (post + token + b"Content-Length: \xc2\xb2\r\n\r\n", 400, "Content-Length must be"),
+            (post + token + b"Content-Length: 99999999999\r\n\r\n", 413, "Content-Length"),
+            (post + token + b"Transfer-Encoding: chunked\r\n\r\n5\r\nhello\r\n0\r\n\r\n", 411,
+             "Content-Length"),
+            (post + token + b"Content-Length: 100\r\n\r\n{\"interv", 408, "no data for 0.5 s"),
+            (b"GARBAGE\r\n\r\n", 400, "400"),
+            (b"PUT /api/labels HTTP/1.1\r\n" + host + b"\r\n", 501, "501"),
+            (b"GET /api/drive HTTP/1.1\r\n\r\n", 403, "Host None refused"),
+            (b"GET /api/view?t0=0&t1=1e308&px=8192 HTTP/1.1\r\n" + host + b"\r\n", 200, None)):
+        answer = _raw(quick_server, request)
+        assert answer, request                           # an answer, not a silent close
+        if words is None:
+            assert int(answer.split()[1]) == status, request
+            continue
+        assert _status_and_error(answer)[0] == status, (request, answer[:300])
+        assert words in _status_and_error(answer)[1], (request, answer[:300])
+
+
+def test_a_silent_connection_is_closed_and_too_many_are_answered_busy(serve):
+    # a client that connects and says nothing is let go (no thread waits on it for ever)
+    assert _raw(serve(0.5), b"") == b""
+    # while MAX_CONNECTIONS clients hold the server, one more is answered 503 at once
+    server = serve(_PATIENCE_S)
+    host = f"Host: 127.0.0.1:{server.server_address[1]}\r\n".encode()
+    held = [socket.create_connection(server.server_address, timeout=_PATIENCE_S)
+            for _ in range(MAX_CONNECTIONS)]
+    try:   # accepted in order: each of them holds a thread before the next client is seen
+        answer = _raw(server, b"GET /api/feature?name=x HTTP/1.1\r\n" + host + b"\r\n")
+        status, error = _status_and_error(answer)
+        assert status == 503 and error.startswith(f"busy: {MAX_CONNECTIONS} connections")
+    finally:
+        for connection in held:
+            connection.close()
