@@ -105,6 +105,22 @@ def _output_file(text):
     return text
 
 
+def _output_in_form(suffixes, folder=False):
+    """An argparse type: an output file whose suffix picks its form among ``suffixes`` (an
+    unknown one is refused with the known list, before any work); with ``folder``, a path
+    without a suffix, or an existing folder, is a folder (made when missing)."""
+    def check(text):
+        path = Path(text)
+        if folder and (path.is_dir() or not path.suffix):
+            return _output_folder(text)
+        if path.suffix.lower() not in suffixes:
+            raise argparse.ArgumentTypeError(
+                f"{text}: unknown suffix {path.suffix or 'none'!r}; known: {', '.join(suffixes)}"
+                + (" (or a folder)" if folder else ""))
+        return _output_file(text)
+    return check
+
+
 def _output_folder(text):
     """An output folder, made when missing: its nearest existing ancestor is a writable folder."""
     path = Path(text).absolute()
@@ -171,7 +187,11 @@ def _info(args):
 
 def _declare_convert(parser):
     parser.add_argument("input", help="recording to read (.csv or binary)")
-    parser.add_argument("output", type=_output_file, help="recording to write (.csv or binary)")
+    from .pipeline.formats import RECORDING_SUFFIXES
+
+    parser.add_argument("output", type=_output_in_form(RECORDING_SUFFIXES),
+                        help="recording to write, its form by suffix: binary (.npz, .rec), CSV "
+                             "(.csv) or Parquet (.parquet)")
     _add_output_options(parser)
 
 
@@ -355,10 +375,10 @@ def _declare_features(parser):
     parser.add_argument("inputs", nargs="+", metavar="IN",
                         help="recordings (.csv, .parquet or binary), Taamneh et al. subject "
                              "files or folders of them")
-    parser.add_argument("--out", required=True, type=_output_file_or_folder,
-                        help="CSV to write: t_start,t_end,quality,label and the features; a "
-                             "folder (made when the inputs hold several recordings) receives "
-                             "<recording_id>.csv per recording")
+    parser.add_argument("--out", required=True, type=_output_in_form(_WINDOW_SUFFIXES, True),
+                        help="file to write, CSV (.csv) or Parquet (.parquet): t_start,t_end,"
+                             "quality,label and the features; a folder (a path without suffix, "
+                             "made when missing) receives <recording_id>.csv per recording")
     _add_batch(parser)
     _add_pipeline_config(parser)
     _add_output_options(parser)
@@ -376,7 +396,7 @@ def _features(args):
         _need_windows(item.source, item, item.windows, config.window_s)
     paths = _recording_outputs(args.out, [item.meta["recording_id"] for item in featured])
     for path, item in zip(paths, featured):
-        item.windows.write_csv(path)
+        _write_windows(item.windows, path)
     outputs = [{"input": item.source, "output": str(path), "windows": len(item.windows)}
                for path, item in zip(paths, featured)]
     summary = outputs[0] if len(outputs) == 1 else {"outputs": outputs}
@@ -384,11 +404,27 @@ def _features(args):
     return 0
 
 
+_WINDOW_SUFFIXES = (".csv", ".parquet")
+
+
+def _write_windows(windows, path):
+    """Windows as CSV or, for a ``.parquet`` path, Parquet (the same columns)."""
+    from .pipeline import FEATURE_NAMES
+    from .pipeline.formats import write_table
+
+    if Path(path).suffix.lower() != ".parquet":
+        windows.write_csv(path)
+        return
+    write_table(path, {"t_start": windows.t_start, "t_end": windows.t_end,
+                       "quality": windows.quality, "label": windows.label.astype("int8"),
+                       **dict(zip(FEATURE_NAMES, windows.X.T))})
+
+
 def _recording_outputs(out, recording_ids):
-    """The CSV of each recording: ``out`` itself for one (unless a folder), else
-    ``out/<recording_id>.csv`` (the folder made when missing)."""
+    """The file of each recording: ``out`` itself for one (unless a folder: a path without
+    suffix), else ``out/<recording_id>.csv`` (the folder made when missing)."""
     out = Path(out)
-    if len(recording_ids) == 1 and not out.is_dir():
+    if len(recording_ids) == 1 and not out.is_dir() and out.suffix:
         return [out]
     if out.exists() and not out.is_dir():
         raise ConfigError(f"the inputs hold {len(recording_ids)} recordings; --out {out} is a "

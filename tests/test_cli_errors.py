@@ -133,6 +133,37 @@ def test_output_paths_are_checked_before_any_work(files, tmp_path, capsys):
     assert not nowhere.parent.exists()
 
 
+def test_the_output_suffix_picks_the_form_and_an_unknown_one_is_refused(files, tmp_path,
+                                                                         capsys):
+    _, _, good, _ = files
+    for argv, known in ((["convert", good, tmp_path / "o.cvs"], ".npz, .rec, .csv, .parquet"),
+                        (["convert", good, tmp_path / "out.json"], ".npz, .rec, .csv, .parquet"),
+                        (["features", good, "--out", tmp_path / "f.txt"], ".csv, .parquet")):
+        with pytest.raises(SystemExit) as exit:
+            main(argv)
+        assert exit.value.code == 2, argv
+        line = _one_line_error(capsys, argv[0], argv[-1])
+        assert f"unknown suffix '{Path(argv[-1]).suffix}'; known: {known}" in line, line
+    assert not any(tmp_path.iterdir())
+    # features: Parquet for .parquet, CSV for .csv, the same windows
+    import pyarrow.parquet as pq
+
+    assert main(["features", good, "--out", tmp_path / "f.parquet", "-q"]) == 0
+    assert main(["features", good, "--out", tmp_path / "f.csv", "-q"]) == 0
+    assert (tmp_path / "f.parquet").read_bytes()[:4] == b"PAR1"
+    table = pq.read_table(tmp_path / "f.parquet")
+    rows = np.genfromtxt(tmp_path / "f.csv", delimiter=",", names=True)
+    assert table.column_names == list(rows.dtype.names)
+    for name in ("t_end", "quality", "label", "sd_gaze_r_yaw"):
+        np.testing.assert_array_equal(table.column(name).to_numpy(), rows[name])
+    # convert: each known suffix its form, read back to the same samples
+    recording = read_recording(good)
+    for suffix, magic in ((".parquet", b"PAR1"), (".csv", b"t,"), (".rec", b"PK")):
+        assert main(["convert", good, tmp_path / f"c{suffix}", "-q"]) == 0
+        assert (tmp_path / f"c{suffix}").read_bytes()[:len(magic)] == magic
+        np.testing.assert_array_equal(read_recording(tmp_path / f"c{suffix}").t, recording.t)
+
+
 def test_bad_arguments_are_one_line(capsys):
     for argv, command in ((["train", "x.npz", "--seed", "one", "--out", "m.npz"], "train"),
                           (["predict", "--no-such-option"], "predict"),

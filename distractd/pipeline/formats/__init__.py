@@ -4,12 +4,13 @@ Pure encode/decode, no sockets: the daemon and the simulators both speak through
 never import each other (DESIGN §1).
 """
 
-from ._files import read_recordings, recording_files
+from ._files import RECORDING_SUFFIXES, read_recordings, recording_files
 from ._label_files import (
     LABEL_SIDECAR_SUFFIX, check_label_file, label_extent, label_sidecar, read_label_identity,
     recording_identity, write_label_identity,
 )
 from ._lsl import STATE_CHANNELS, LslMapping, lsl_mapping, lsl_stream_id
+from ._parquet import write_table
 from ._pupil import (
     GAZE_FRAME, MIN_PUPIL_CONFIDENCE, PupilAdapter, blink_datum, gaze_angles, gaze_datum,
     gaze_normal, pupil_datums,
@@ -42,6 +43,6 @@ __all__ = [
     "GAZE_FRAME", "MIN_PUPIL_CONFIDENCE",
     "LslMapping", "lsl_mapping", "lsl_stream_id", "STATE_CHANNELS",
     "read_taamneh", "is_taamneh", "DRIVES", "DEG_PER_PX", "CENTER_PX", "read_recordings",
-    "recording_files", "LABEL_SIDECAR_SUFFIX", "recording_identity", "label_sidecar",
-    "read_label_identity", "write_label_identity", "label_extent", "check_label_file",
+    "recording_files", "RECORDING_SUFFIXES", "LABEL_SIDECAR_SUFFIX", "recording_identity", "label_sidecar",
+    "read_label_identity", "write_label_identity", "label_extent", "check_label_file", "write_table",
 ]

@@ -14,9 +14,10 @@ from ..._errors import RecordingError
 from ._recording import read_recording
 from ._taamneh import is_taamneh, read_taamneh
 
-__all__ = ["read_recordings", "recording_files"]
+__all__ = ["read_recordings", "recording_files", "RECORDING_SUFFIXES"]
 
-_SUFFIXES = (".npz", ".rec", ".csv", ".parquet")
+RECORDING_SUFFIXES = (".npz", ".rec", ".csv", ".parquet")
+"""The suffixes of recordings: binary (``.npz``, ``.rec``), CSV and Parquet."""
 
 
 def read_recordings(path, taamneh_drives=(2, 3, 4, 5, 6, 7, 8)):
@@ -64,7 +65,7 @@ def recording_files(path):
         raise RecordingError(f"{path}: no such file or folder")
     if not path.is_dir():
         return [path]
-    files = sorted(p for p in path.iterdir() if p.suffix.lower() in _SUFFIXES and p.is_file())
+    files = sorted(p for p in path.iterdir() if p.suffix.lower() in RECORDING_SUFFIXES and p.is_file())
     if not files:
-        raise RecordingError(f"{path}: no recording ({', '.join(_SUFFIXES)}) in the folder")
+        raise RecordingError(f"{path}: no recording ({', '.join(RECORDING_SUFFIXES)}) in the folder")
     return files

@@ -17,7 +17,7 @@ import numpy as np
 
 from ..._errors import RecordingError, SchemaError
 
-__all__ = ["read_columns", "write_columns", "HEADER_KEY"]
+__all__ = ["read_columns", "write_columns", "write_table", "HEADER_KEY"]
 
 HEADER_KEY = b"distractd"
 """The Parquet schema metadata key holding a distractd recording's JSON header."""
@@ -80,6 +80,15 @@ def write_columns(path, fields, samples, labels, header):
     arrays.append(pa.array(np.asarray(labels, dtype=np.int8), type=pa.int8()))
     table = pa.table(arrays, names=[*fields, "label"])
     table = table.replace_schema_metadata({HEADER_KEY: json.dumps(header).encode("utf-8")})
+    pq.write_table(table, path, compression="zstd")
+
+
+def write_table(path, columns):
+    """Write a table of named 1-d columns (e.g. ``distractd features``' windows), each column
+    in its own dtype (float64 NaN stays NaN)."""
+    pa, pq = _pyarrow(), _parquet()
+    table = pa.table({name: pa.array(np.asarray(values), from_pandas=False)
+                      for name, values in columns.items()})
     pq.write_table(table, path, compression="zstd")
 
 
