@@ -1,4 +1,6 @@
-"""The shipped model as deployed on the real Taamneh et al. 2017 drives (doi:10.1038/sdata.2017.110).
+"""The shipped model as deployed on the real drives of Taamneh et al. 2017.
+
+Data: ``../shared/data/taamneh`` (doi:10.1038/sdata.2017.110, data descriptor CC BY 4.0).
 
 Two figures, each beside the naive floor of the same windows (distracted when the window's
 valid-gaze fraction is below 0.5), through the ``predict`` path with the daemon's decision rule:

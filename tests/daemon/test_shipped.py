@@ -1,0 +1,117 @@
+"""The shipped model on a real sparse gaze-only tracker, and the reasons a window goes undecided.
+
+A real drive of Taamneh et al. 2017 (doi:10.1038/sdata.2017.110; 1 Hz faceLAB gaze only, texting
+drive of subject T001) through the real ``distractd predict`` and the real daemon: the shipped
+model's ``sparse_gaze`` sub-model (trained on the real drives) scores it and decides at least 90 %
+of the windows that hold gaze (measured 0.92: the rest is the baseline's warm-up). A stream with
+no gaze at all gets its one-line reason and the metric counts every window.
+"""
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from distractd.daemon import default_model_path
+from distractd.models import load_model
+from distractd.pipeline import (
+    FIELD_INDEX, PipelineConfig, Recording, empty_block, extract_features, read_recordings,
+)
+from distractd.simulators import replay
+
+from ._published import states_of
+
+MIN_DECIDED = 0.90   # issue 22's target; measured 0.92 (the first 70 s warm the baseline up)
+
+
+@pytest.fixture(scope="module")
+def path(shared_data):
+    """Subject T001's file: the texting drive (7) is the one scored."""
+    return shared_data / "taamneh" / "T001.csv"
+
+
+@pytest.fixture(scope="module")
+def texting(path):
+    (drive,) = [r for r in read_recordings(path) if r.meta["protocol"] == "texting"]
+    return drive
+
+
+@pytest.fixture(scope="module")
+def detector():
+    return load_model(default_model_path())
+
+
+def test_shipped_model_holds_a_sparse_gaze_sub_model_trained_on_real_drives(detector):
+    sparse = detector.fallbacks[-1]
+    assert sparse.name == "sparse_gaze"
+    assert sparse.summary["source_model_id"] == load_model(
+        default_model_path().with_name("real_gaze_model.npz")).model_id
+    assert len(sparse.summary["drivers"]) == 36 and sparse.summary["protocols"] == [
+        "normal", "texting"]
+
+
+def test_predict_decides_the_real_drive_by_the_sparse_sub_model(tmp_path, path, texting,
+                                                                detector):
+    out = tmp_path / "states"
+    done = subprocess.run(
+        [sys.executable, "-m", "distractd.cli", "predict", str(default_model_path()), str(path),
+         "--out", str(out), "--json"], capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stderr
+    summary = {Path(o["output"]).stem: o for o in json.loads(done.stdout)["outputs"]}
+    drive = summary["T001-d7"]
+    assert drive["submodel"] == f"{detector.model_id}/sparse_gaze"
+    assert drive["rate_hz"] == pytest.approx(1.0)
+    rows = np.genfromtxt(out / "T001-d7.csv", delimiter=",", names=True)
+    windows = extract_features(texting, PipelineConfig.from_dict(detector.pipeline_config))
+    np.testing.assert_allclose(rows["t_end"], windows.t_end)
+    gaze = windows.quality > 0
+    decided = np.isfinite(rows["state"])
+    assert decided[gaze].mean() >= MIN_DECIDED
+    # the reason for the rest, once on stderr and in the summary: the baseline warming up
+    line = f"distractd predict: T001-d7: {int((~decided).sum())} of {len(rows)} windows undecided"
+    assert [text for text in done.stderr.splitlines() if "T001-d7" in text] == [
+        f"{line}: {int((~decided).sum())} baseline warming"]
+    assert drive["undecided"] == {"warming": int((~decided).sum())}
+
+
+def test_daemon_decides_the_real_drive_and_counts_the_undecided(start_daemon, texting, detector):
+    daemon = start_daemon()
+    for reason in ("no_gaze", "fields", "rate", "warming", "features", "quality"):
+        assert daemon.metric("distractd_undecided_windows_total", reason=reason) == 0
+    replay([texting], daemon.input, speed=50, prefix="faceLAB")
+    n_windows = len(extract_features(texting,
+                                     PipelineConfig.from_dict(detector.pipeline_config)))
+    published = states_of(daemon.collect(
+        lambda m: len(states_of(m, "faceLAB")) >= n_windows - 25, 60), "faceLAB")
+    assert len(published) >= n_windows - 25
+    with_gaze = [m for m in published if m["quality"] > 0]
+    decided = [m for m in with_gaze if m["state"] != "unknown"]
+    assert len(decided) >= MIN_DECIDED * len(with_gaze)
+    assert {m["model"] for m in decided} == {f"{detector.model_id}/sparse_gaze"}
+    assert daemon.metric("distractd_stream_submodels_total", submodel="sparse_gaze") == 1
+    unknown = sum(m["state"] == "unknown" for m in published)
+    assert daemon.metric("distractd_undecided_windows_total", reason="warming") == unknown
+    assert daemon.stop() == 0
+    assert "stream faceLAB: no window decided yet: baseline warming (" in daemon.log_text
+    assert f"stream faceLAB: scored by {detector.model_id}/sparse_gaze" in daemon.log_text
+
+
+def test_stream_without_gaze_gets_its_reason_and_is_counted(start_daemon):
+    n = 60 * 30
+    samples = empty_block(n)
+    samples[:, FIELD_INDEX["t"]] = np.arange(n) / 60.0
+    samples[:, FIELD_INDEX["confidence"]] = 0.0   # the tracker never finds the eyes
+    daemon = start_daemon()
+    replay([Recording(samples)], daemon.input, speed=30, prefix="dark")
+    published = states_of(daemon.collect(lambda m: len(states_of(m, "dark")) >= 20, 30), "dark")
+    assert len(published) >= 20 and {m["state"] for m in published} == {"unknown"}
+    counted = daemon.metric("distractd_undecided_windows_total", reason="no_gaze")
+    assert counted >= len(published)
+    assert daemon.stop() == 0
+    lines = [line for line in daemon.log_text.splitlines() if "stream dark: " in line
+             and "decided" in line]
+    assert len(lines) == 1 and lines[0].endswith(
+        "WARNING distractd.daemon: stream dark: no window decided yet: no gaze delivered"), lines
