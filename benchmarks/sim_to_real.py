@@ -24,7 +24,6 @@ Run (a few minutes): ``OPENBLAS_NUM_THREADS=1 .venv/bin/python benchmarks/sim_to
 
 import argparse
 import json
-import warnings
 import zlib
 from pathlib import Path
 
@@ -32,20 +31,14 @@ import numpy as np
 
 from distractd.models.detectors import fit_cohort, loss_evidence, model_specs, thin_windows
 from distractd.models.evaluation import (
-    model_drives, naive_pairs, paired_tests, summarise_scheme,
+    drive_record, driver_halves, half_figures, model_drives, naive_pairs, paired_tests,
+    per_driver_means, summarise_scheme,
 )
-from distractd.models.evaluation._schemes import _drive_record
 from distractd.pipeline.formats import read_taamneh
 from distractd.simulators import simulate_texting_study
 
 SEED = 20261125
 """The simulated training cohort's seed (calibration used 2201)."""
-
-
-def halves(drivers):
-    """(development, held-out) driver ids: odd and even positions of the sorted list."""
-    drivers = sorted(drivers)
-    return set(drivers[1::2]), set(drivers[0::2])
 
 
 def run_sim_to_real(emit, *, data="../shared/data/taamneh", n_drivers=12, seed=SEED,
@@ -88,7 +81,7 @@ def run_sim_to_real(emit, *, data="../shared/data/taamneh", n_drivers=12, seed=S
     specs = model_specs(models, grid)
     train_drives, train_names, train_own = model_drives(simulated, specs)
     test_drives, _, test_own = model_drives(real, specs, features=train_names)
-    development, held_out = halves({d.driver_id for d in test_drives})
+    development, held_out = driver_halves({d.driver_id for d in test_drives})
     results = {}
     for spec in specs:
         train, names = train_own.get(spec.name, (train_drives, train_names))
@@ -113,46 +106,23 @@ def run_sim_to_real(emit, *, data="../shared/data/taamneh", n_drivers=12, seed=S
             if finite.any():
                 scores[finite] = fit.decision_function(drive.X[finite])
             per.setdefault(drive.driver_id, []).append(
-                _drive_record(drive, scores, decision, 10.0, False))
+                drive_record(drive, scores, decision, 10.0, False))
         emit({"bench": "sim_to_real", "model": spec.name,
               "scheme": f"sim-to-real (trained on {n_drivers} simulated drivers, seed {seed}; "
                         f"scored on {len(per)} real drivers)",
               "features": names, "decision": decision, "params": _plain(fit.params),
-              **{name: _figures(per, metric, development, held_out)
+              **{name: half_figures(per_driver_means(per, metric), development, held_out)
                  for name, metric in (("g_mean", "g_mean"), ("coverage", "coverage"),
                                       ("false_alarms_per_hour", "false_alarms_per_hour"))},
               "summary": {key: value for key, value in
                           summarise_scheme({spec.name: per})[spec.name].items()
                           if key not in ("per_driver", "drivers")},
               "per_driver": {driver: round(value, 3) for driver, value in
-                             sorted(_per_driver(per, "g_mean").items()) if np.isfinite(value)}})
+                             sorted(per_driver_means(per, "g_mean").items()) if np.isfinite(value)}})
     for test in paired_tests(summarise_scheme(results), naive_pairs(list(results)),
                              alternative="two-sided"):
         emit({"bench": "sim_to_real_test", "drivers": "all", **test})
     return results
-
-
-def _per_driver(records, metric):
-    """Per driver, the mean of ``metric`` over the driver's drives (NaN-aware)."""
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", RuntimeWarning)
-        return {driver: float(np.nanmean([r[metric] for r in items]))
-                for driver, items in records.items()}
-
-
-def _figures(records, metric, development, held_out):
-    """Mean, sd and count over drivers of ``metric``: held-out half, development half, all."""
-    values = _per_driver(records, metric)
-
-    def mean_sd(drivers):
-        kept = np.array([values[d] for d in drivers if np.isfinite(values[d])])
-        return {"mean": round(float(kept.mean()), 3) if len(kept) else None,
-                "sd": round(float(kept.std(ddof=1)), 3) if len(kept) > 1 else None,
-                "n": int(len(kept))}
-
-    return {"held_out": mean_sd(d for d in values if d in held_out),
-            "development": mean_sd(d for d in values if d in development),
-            "all": mean_sd(values)}
 
 
 def _plain(params):

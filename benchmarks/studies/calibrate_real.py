@@ -28,6 +28,7 @@ from pathlib import Path
 
 import numpy as np
 
+from distractd.models.evaluation import driver_halves
 from distractd.pipeline import Recording
 from distractd.pipeline.formats import FIELD_INDEX, read_taamneh
 from distractd.simulators import (
@@ -38,18 +39,12 @@ ROWS = (("valid fraction", "valid"), ("gaze SD yaw (deg)", "sd_yaw_deg"),
         ("gaze SD pitch (deg)", "sd_pitch_deg"))
 
 
-def halves(drivers):
-    """(development, held-out) driver ids: odd and even positions of the sorted list."""
-    drivers = sorted(drivers)
-    return drivers[1::2], drivers[0::2]
-
-
 def real_groups(data):
     """The real drives 4 and 7 of every subject file in ``data``, split into the two halves."""
     files = sorted(Path(data).glob("T*.csv"))
     if not files:
         raise SystemExit(f"--data {data}: no T*.csv subject files")
-    development, held_out = halves([path.stem for path in files])
+    development, held_out = (sorted(half) for half in driver_halves(path.stem for path in files))
     recordings = {path.stem: [r for r in read_taamneh(path, drives=(4, 7))
                               if r.meta["drive"] == 4 or (r.labels == 1).any()]
                   for path in files}

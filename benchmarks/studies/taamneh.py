@@ -44,13 +44,13 @@ import warnings
 from pathlib import Path
 
 import numpy as np
-from scipy.stats import ttest_rel
 
 from distractd.models.detectors import (
     NAIVE_MODELS, binary_scores, fit_cohort, loss_evidence, model_specs, thin_windows,
 )
 from distractd.models.evaluation import (
-    NAIVE_FLOOR, Drive, evaluate_models, model_drives, normalise_drives, summarise_scheme,
+    NAIVE_FLOOR, Drive, driver_halves, evaluate_models, half_figures, model_drives,
+    normalise_drives, per_driver_means, summarise_scheme, versus_floor,
 )
 from distractd.pipeline import PipelineConfig
 from distractd.pipeline.formats import DEG_PER_PX, FIELD_INDEX, read_taamneh
@@ -68,35 +68,6 @@ REPRESENTATIONS = {
     "product-raw": ("none", None, None),
     "product-driver": ("driver", None, None),
 }
-
-
-def halves(drivers):
-    """(development, held-out) driver ids: odd and even positions of the sorted list."""
-    drivers = sorted(drivers)
-    return set(drivers[1::2]), set(drivers[0::2])
-
-
-def per_driver(results, metric):
-    """Per driver, the mean of ``metric`` over the driver's test drives (NaN-aware)."""
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", RuntimeWarning)
-        return {driver: float(np.nanmean([r[metric] for r in records]))
-                for driver, records in results.items()}
-
-
-def mean_sd(values):
-    values = np.array([v for v in values if np.isfinite(v)])
-    if not len(values):
-        return {"mean": None, "sd": None, "n": 0}
-    return {"mean": round(float(values.mean()), 3),
-            "sd": round(float(values.std(ddof=1)), 3) if len(values) > 1 else None,
-            "n": int(len(values))}
-
-
-def split_figures(values, dev, held):
-    return {"all": mean_sd(values.values()),
-            "held_out": mean_sd(v for d, v in values.items() if d in held),
-            "development": mean_sd(v for d, v in values.items() if d in dev)}
 
 
 def literal_drives(recordings):
@@ -160,28 +131,6 @@ def literal_naive(recordings, seed):
     return pooled, texting
 
 
-def versus_naive(per_driver_g, dev, held):
-    """Per half, each model against the offline naive over the drivers both scored: mean
-    difference, wins, losses and the two-sided paired t-test's p."""
-    floor = per_driver_g[NAIVE_FLOOR]
-    out = {}
-    for model, values in per_driver_g.items():
-        if model == NAIVE_FLOOR:
-            continue
-        for half, members in (("all", set(values)), ("held_out", held), ("development", dev)):
-            both = [d for d in values if d in members and np.isfinite(values[d])
-                    and np.isfinite(floor.get(d, np.nan))]
-            if len(both) < 2:
-                continue
-            a = np.array([values[d] for d in both])
-            b = np.array([floor[d] for d in both])
-            out.setdefault(model, {})[half] = {
-                "n": len(both), "mean_difference": round(float(np.mean(a - b)), 3),
-                "wins": int((a > b).sum()), "losses": int((a < b).sum()),
-                "p": float(ttest_rel(a, b).pvalue)}
-    return out
-
-
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--data", default="../shared/data/taamneh")
@@ -196,7 +145,7 @@ def main():
     out.mkdir(parents=True, exist_ok=True)
     files = sorted(Path(args.data).glob("T*.csv"))
     recordings = [r for path in files for r in read_taamneh(path, drives=(4, 7))]
-    dev, held = halves({r.meta["driver_id"] for r in recordings})
+    dev, held = driver_halves({r.meta["driver_id"] for r in recordings})
 
     def emit(line):
         print(json.dumps(line), flush=True)
@@ -216,26 +165,26 @@ def main():
         seconds = round(time.perf_counter() - start, 1)
         g_by_model = {}
         for model, per in results.items():
-            g_means = g_by_model[model] = per_driver(per, "g_mean")
+            g_means = g_by_model[model] = per_driver_means(per, "g_mean")
             emit({"bench": "taamneh", "representation": name, "scheme": "new-driver",
                   "model": model, "features": own[model][1] if model in own else names,
-                  "decision": decision, "g_mean": split_figures(g_means, dev, held),
-                  "coverage": split_figures(per_driver(per, "coverage"), dev, held),
-                  "false_alarms_per_hour": split_figures(
-                      per_driver(per, "false_alarms_per_hour"), dev, held),
+                  "decision": decision, "g_mean": half_figures(g_means, dev, held),
+                  "coverage": half_figures(per_driver_means(per, "coverage"), dev, held),
+                  "false_alarms_per_hour": half_figures(
+                      per_driver_means(per, "false_alarms_per_hour"), dev, held),
                   "sensitivity": summary[model]["sensitivity"],
                   "specificity": summary[model]["specificity"],
                   "per_driver": {d: round(v, 3) for d, v in sorted(g_means.items())
                                  if np.isfinite(v)},
                   "seconds": seconds})
         emit({"bench": "taamneh_vs_naive", "representation": name, "scheme": "new-driver",
-              "floor": NAIVE_FLOOR, "tests": versus_naive(g_by_model, dev, held)})
+              "floor": NAIVE_FLOOR, "tests": versus_floor(g_by_model, NAIVE_FLOOR, dev, held)})
     start = time.perf_counter()
     pooled, texting = literal_naive(recordings, args.seed)
     emit({"bench": "taamneh_naive_literal", "scheme": "new-driver (leave one driver out; "
                                                       "issue 22's literal recipe)",
-          "g_mean_pooled": split_figures(pooled, dev, held),
-          "g_mean_texting_drive": split_figures(texting, dev, held),
+          "g_mean_pooled": half_figures(pooled, dev, held),
+          "g_mean_texting_drive": half_figures(texting, dev, held),
           "per_driver_pooled": {d: round(v, 3) for d, v in sorted(pooled.items())},
           "per_driver_texting_drive": {d: round(v, 3) for d, v in sorted(texting.items())},
           "seconds": round(time.perf_counter() - start, 1)})

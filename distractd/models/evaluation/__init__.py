@@ -5,6 +5,7 @@ from ._metrics import (
     clustering_accuracy, clustering_accuracy_many_to_one, clustering_g_mean, detection_delays,
     false_alarms_per_hour,
 )
+from ._halves import driver_halves, half_figures, per_driver_means, versus_floor
 from ._models import NAIVE_FLOOR, evaluate_models, model_drives, naive_pairs
 from ._protocol import evaluate_cohort, evaluate_driver, sweep
 from ._report import (
@@ -12,8 +13,8 @@ from ._report import (
     run_evaluation, write_results,
 )
 from ._schemes import (
-    NORMALISATIONS, RECIPES, SCHEMES, Drive, drives_of, evaluate_scheme, featured_drives,
-    normalise_drives, scheme_drives, scheme_folds, supported_schemes,
+    NORMALISATIONS, RECIPES, SCHEMES, Drive, drive_record, drives_of, evaluate_scheme,
+    featured_drives, normalise_drives, scheme_drives, scheme_folds, supported_schemes,
 )
 from ._splits import Split, make_splits
 from ._stats import (
@@ -37,9 +38,10 @@ __all__ = [
     "Split", "make_splits", "evaluate_driver", "evaluate_cohort", "sweep",
     "summarise", "summarise_scheme", "paired_tests", "PAIRS", "WINDOW_METRICS", "TIMINGS",
     "DEPLOYMENT_METRICS", "SCHEMES", "RECIPES", "NORMALISATIONS", "Drive", "scheme_drives",
-    "scheme_folds", "normalise_drives", "supported_schemes", "evaluate_scheme", "run_evaluation",
+    "scheme_folds", "normalise_drives", "supported_schemes", "evaluate_scheme", "drive_record",
+    "run_evaluation",
     "featured_drives", "drives_of", "model_drives", "evaluate_models", "naive_pairs",
-    "NAIVE_FLOOR",
+    "NAIVE_FLOOR", "driver_halves", "half_figures", "per_driver_means", "versus_floor",
     "format_schemes", "format_table", "format_tests", "results_document", "write_results", "plot_sweep",
     "plot_timeline", "SCHEME_NOTES",
     "AgreementPool", "cohen_kappa", "event_agreement", "match_events", "spans_from_flags",

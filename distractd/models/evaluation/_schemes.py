@@ -59,7 +59,7 @@ from ._protocol import evaluate_driver
 
 __all__ = ["SCHEMES", "RECIPES", "NORMALISATIONS", "Drive", "scheme_drives", "featured_drives",
            "drives_of", "representation_drives", "evaluate_scheme", "scheme_folds",
-           "normalise_drives", "supported_schemes"]
+           "normalise_drives", "supported_schemes", "drive_record"]
 
 SCHEMES = ("new-driver", "new-drive", "blocked", "source")
 RECIPES = ("cohort", "per-driver")
@@ -343,8 +343,8 @@ def _fold_task(task, drives, options):
                                 options["recipe"], options["scheme"], options["n_train"],
                                 options["n_unlabelled"], options["n_labelled"],
                                 options["stride_s"], options["n_draws"], rng)
-    return [_drive_record(drives[i], drive_scores, options["decision"], options["window_s"],
-                          options["traces"]) for i, drive_scores in zip(test, scores)]
+    return [drive_record(drives[i], drive_scores, options["decision"], options["window_s"],
+                         options["traces"]) for i, drive_scores in zip(test, scores)]
 
 
 def _fit_and_score(spec, train, test, recipe, scheme, n_train, n_unlabelled, n_labelled,
@@ -387,7 +387,7 @@ def _fit_per_driver(spec, X, y, n_labelled, n_unlabelled, rng):
                       n_train=len(labelled), seed=int(rng.integers(2**31)))
 
 
-def _drive_record(drive, scores, decision, window_s, traces):
+def drive_record(drive, scores, decision, window_s, traces):
     """Window metrics and deployment figures of one test drive's scores.
 
     The window metrics count every window of known truth: one is distracted when the decision
