@@ -481,6 +481,7 @@ def _label(args):
     from .pipeline import (
         FEATURE_NAMES, PipelineConfig, extract_features, read_recording, write_intervals,
     )
+    from .pipeline.formats import check_overwrite, recording_identity, write_label_identity
 
     params = {}
     for item in args.param:
@@ -497,6 +498,11 @@ def _label(args):
                                         if detector is not None else PipelineConfig())
     config = PipelineConfig.from_dict({**config.to_dict(), "baseline": False})  # raw windows
     recording = read_recording(args.input)
+    out = Path(args.out)
+    intervals_path = args.intervals or str(out.with_name(out.stem + ".intervals.csv"))
+    identity = recording_identity(recording, args.input)
+    for existing in (out, intervals_path):   # never over another recording's labels
+        check_overwrite(existing, identity)
     windows = extract_features(recording, config)
     _need_windows(args.input, recording, windows, config.window_s)
     prior = None if detector is None else model_prior(detector, windows, FEATURE_NAMES)
@@ -507,11 +513,11 @@ def _label(args):
                                      "spacing_s": config.baseline_spacing_s,
                                      "warmup_s": config.baseline_warmup_s},
                            random_state=args.seed)
-    out = Path(args.out)
-    intervals_path = args.intervals or str(out.with_name(out.stem + ".intervals.csv"))
     result.write_csv(out)
     intervals = result.intervals()
     write_intervals(intervals, intervals_path)
+    for written in (out, intervals_path):
+        write_label_identity(written, identity)
     summary = {"output": args.out, "intervals_output": intervals_path, "windows": len(result),
                "clustered": int((result.label >= 0).sum()),
                "distracted": int((result.label == 1).sum()),
@@ -728,8 +734,11 @@ def _declare_train(parser):
                              "real 1 Hz drives) to hold as the sparse_gaze sub-model, instead of "
                              "one fitted on IN")
     parser.add_argument("--labels", nargs="+", metavar="CSV",
-                        help="per-driver: corrected labels, one file per IN: interval CSV "
-                             "start,end,label or per-window CSV t_start,t_end,...,label")
+                        help="corrected labels, each of its recording (named in its "
+                             "<file>.recording.json): per-driver, one file per IN, interval CSV "
+                             "start,end,label or per-window CSV t_start,t_end,...,label; with "
+                             "--cohort, interval CSVs or folders of them, matched to the "
+                             "recordings by id (recordings without keep their own labels)")
     parser.add_argument("--grid", choices=("full", "small"), default=None,
                         help="hyper-parameter grid (default: full per driver, small --cohort)")
     parser.add_argument("--segment-windows", type=int, default=400, metavar="N",
@@ -746,15 +755,17 @@ def _declare_train(parser):
 def _train(args):
     from ._parallel import batch_runner
     from .models import load_model, save_model
-    from .models.detectors import train_cohort, train_model, training_windows
+    from .models.detectors import read_labels, train_cohort, train_model, training_windows
     from .pipeline import PipelineConfig, read_recording
+    from .pipeline.formats import check_label_file, label_extent, recording_identity
 
     config = _pipeline_config(args) or PipelineConfig()
     if args.cohort:
         model = args.model or "svm"
         sparse = None if args.sparse_model is None else load_model(args.sparse_model)
+        sources, relabelled = _cohort_labelled(args.inputs, args.labels)
         with batch_runner(args.jobs, args.scheduler) as runner:
-            estimator, parts = train_cohort(args.inputs, model, features=args.features,
+            estimator, parts = train_cohort(sources, model, features=args.features,
                                             grid=args.grid or "small", n_train=args.train,
                                             config=config, seed=args.seed, runner=runner,
                                             sparse_model=sparse, protocols=args.only,
@@ -763,24 +774,46 @@ def _train(args):
         drives, drivers = parts["summary"]["n_recordings"], len(parts["summary"]["drivers"])
         summary = {"output": args.out, "model": model, "model_id": model_id, "cohort": True,
                    "drives": drives, "drivers": drivers,
-                   "features": list(parts["feature_names"])}
+                   "features": list(parts["feature_names"]), "label_files": relabelled}
         _report(args, summary, f"{args.out}: cohort {model} model {model_id} from "
                                f"{drives} drives of {drivers} drivers, features "
-                               f"{', '.join(parts['feature_names'])}")
+                               f"{', '.join(parts['feature_names'])}"
+                               + (f"; labels of {len(relabelled)} drives from --labels"
+                                  if args.labels else ""))
         return 0
     if args.jobs != 1 or args.scheduler or args.only or args.sparse_model \
             or args.operating_point is not None:
         raise ConfigError("train: --jobs, --scheduler, --only, --operating-point and "
                           "--sparse-model apply to train --cohort")
     model = args.model or "sselm"
-    windows = training_windows([read_recording(path) for path in args.inputs], config,
-                               args.labels)
+    recordings = [read_recording(path) for path in args.inputs]
+    for path, recording, labels in zip(args.inputs, recordings, args.labels or ()):
+        check_label_file(labels, recording_identity(recording, path),
+                         label_extent(*read_labels(labels)))
+    windows = training_windows(recordings, config, args.labels)
     model_id = train_model(args.out, windows, model, n_labelled=args.labelled,
                            grid=args.grid or "full", seed=args.seed, config=config,
                            segment_frames=args.segment_windows, features=args.features)
     _report(args, {"output": args.out, "model": model, "model_id": model_id, "cohort": False},
             f"{args.out}: {model} model {model_id}")
     return 0
+
+
+def _cohort_labelled(inputs, labels):
+    """``train --cohort``'s sources, with the labels of ``--labels`` applied to the recordings
+    they name (read here for that), and ``{recording_id: label file}`` of those."""
+    from .pipeline import labels_from_intervals, read_recordings
+    from .pipeline.formats import labels_by_recording, recording_identity
+
+    if not labels:
+        return inputs, {}
+    recordings = [recording for path in inputs for recording in read_recordings(path)]
+    found = labels_by_recording(labels, [recording_identity(r) for r in recordings])
+    for recording in recordings:
+        if recording.meta["recording_id"] in found:
+            _, intervals = found[recording.meta["recording_id"]]
+            recording.labels = labels_from_intervals(recording.t, intervals)
+    return recordings, {rid: str(path) for rid, (path, _) in found.items()}
 
 
 def _declare_adapt(parser):

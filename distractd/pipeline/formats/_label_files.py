@@ -15,6 +15,10 @@ sample to within as much of its last (a shorter drive's labels do not).
 
 A recording's id is its metadata's ``recording_id`` (simulated and Taamneh et al. drives have
 one), else its file's stem, as :func:`~distractd.pipeline.read_recordings` gives it.
+
+For many recordings at once (``train --cohort --labels``), :func:`labels_by_recording` matches
+label files, or folders of them, to the recordings by the id in their sidecars (a legacy file by
+its name, ``<recording_id>.<...>.csv``).
 """
 
 import json
@@ -22,11 +26,13 @@ from pathlib import Path
 
 import numpy as np
 
-from ..._errors import SchemaError, unreadable
+from ..._errors import ConfigError, SchemaError, unreadable
+from ._recording import read_intervals
 
 __all__ = [
     "LABEL_SIDECAR_SUFFIX", "recording_identity", "label_sidecar", "read_label_identity",
-    "write_label_identity", "label_extent", "check_label_file",
+    "write_label_identity", "label_extent", "check_label_file", "check_overwrite",
+    "labels_by_recording",
 ]
 
 LABEL_SIDECAR_SUFFIX = ".recording.json"
@@ -127,13 +133,8 @@ def check_label_file(labels_path, identity, extent):
     SchemaError
         One line naming both recordings, or the span a legacy file lacks.
     """
-    theirs = read_label_identity(labels_path)
     mine = _described(identity)
-    if theirs is not None:
-        if theirs["recording_id"] != identity["recording_id"] or any(
-                abs(theirs[k] - identity[k]) > SPAN_SLACK_S for k in ("t_start_s", "t_end_s")):
-            raise SchemaError(f"{labels_path}: labels of {_described(theirs)}, not of "
-                              f"{mine}: give this recording's labels")
+    if check_overwrite(labels_path, identity):
         return "sidecar"
     first, last = extent if extent is not None else (np.inf, -np.inf)
     if first > identity["t_start_s"] + COVER_SLACK_S or last < identity["t_end_s"] - COVER_SLACK_S:
@@ -142,6 +143,97 @@ def check_label_file(labels_path, identity, extent):
                           f"recording ({label_sidecar(labels_path).name} is missing): are these "
                           f"the labels of another drive?")
     return "legacy"
+
+
+def check_overwrite(labels_path, identity):
+    """Refuse a label file whose sidecar names another recording (e.g. before writing over it);
+    return whether it has a sidecar.
+
+    Raises
+    ------
+    SchemaError
+        One line naming both recordings.
+    """
+    theirs = read_label_identity(labels_path)
+    if theirs is not None and (theirs["recording_id"] != identity["recording_id"] or any(
+            abs(theirs[k] - identity[k]) > SPAN_SLACK_S for k in ("t_start_s", "t_end_s"))):
+        raise SchemaError(f"{labels_path}: labels of {_described(theirs)}, not of "
+                          f"{_described(identity)}: give this recording's labels")
+    return theirs is not None
+
+
+def labels_by_recording(paths, identities):
+    """The interval labels of each recording, from label files and folders of them.
+
+    Parameters
+    ----------
+    paths : sequence of str or Path
+        Label files, or folders whose ``.csv`` files are all label files.
+    identities : sequence of dict
+        :func:`recording_identity` of each recording; ids must be unique.
+
+    Returns
+    -------
+    dict
+        ``recording_id -> (path, [(start_s, end_s, label), ...])`` for the recordings with a
+        file. Where a recording has several (``distractd label``'s per-window CSV beside its
+        interval CSV), the interval CSV is taken: the one the review page corrects.
+
+    Raises
+    ------
+    ConfigError
+        Repeated recording ids, a file matching none of the recordings, or several interval
+        CSVs, or only a per-window CSV, for one recording (one line naming them).
+    SchemaError
+        A file of another recording's span, or a legacy file that does not cover its recording.
+    """
+    by_id = {identity["recording_id"]: identity for identity in identities}
+    if len(by_id) < len(identities):
+        ids = [identity["recording_id"] for identity in identities]
+        raise ConfigError(f"labels: the inputs repeat recording ids "
+                          f"{sorted({i for i in ids if ids.count(i) > 1})}, so label files "
+                          f"cannot be matched to them")
+    files = []
+    for path in map(Path, paths):
+        if not path.exists():
+            raise ConfigError(f"labels {path}: no such file or folder")
+        files += (sorted(f for f in path.iterdir() if f.suffix.lower() == ".csv" and f.is_file())
+                  if path.is_dir() else [path])
+    candidates = {}
+    for file in files:
+        named = read_label_identity(file)
+        if named is not None:
+            recording_id = named["recording_id"]
+        else:  # a legacy file: by its name, the longest id it starts with
+            recording_id = max((r for r in by_id if file.name.startswith(r + ".")), key=len,
+                               default=None)
+        if recording_id not in by_id:
+            raise ConfigError(f"labels {file}: " + (
+                f"labels of recording {recording_id!r}" if named else "its name starts with no "
+                f"recording id and it has no {LABEL_SIDECAR_SUFFIX} sidecar") + f", none of the "
+                f"{len(by_id)} input recordings")
+        candidates.setdefault(recording_id, []).append(file)
+    found = {}
+    for recording_id, files in candidates.items():
+        intervals = [file for file in files if _is_interval_csv(file)]
+        if len(intervals) != 1:
+            raise ConfigError(f"labels for recording {recording_id!r}: one interval CSV "
+                              f"(start,end,label) expected, got {len(intervals)} among "
+                              f"{[str(f) for f in files]}")
+        value = read_intervals(intervals[0])
+        check_label_file(intervals[0], by_id[recording_id], label_extent("intervals", value))
+        found[recording_id] = (intervals[0], value)
+    return found
+
+
+def _is_interval_csv(path):
+    """Whether a CSV's header holds start, end and label."""
+    try:
+        with open(path, encoding="utf-8", newline="") as file:
+            header = {name.strip() for name in file.readline().split(",")}
+    except (OSError, UnicodeDecodeError) as exc:
+        raise unreadable(path, exc, SchemaError) from None
+    return {"start", "end", "label"} <= header
 
 
 def _described(identity):
