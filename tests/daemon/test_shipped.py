@@ -15,8 +15,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from distractd.daemon import default_model_path
-from distractd.models import load_model
+from distractd._errors import ModelError
+from distractd.daemon import Model, default_model_path
+from distractd.models import SVMClassifier, load_model, save_model
+from distractd.models.detectors import LOSS_FEATURE, fallback_extra
 from distractd.pipeline import (
     FIELD_INDEX, PipelineConfig, Recording, empty_block, extract_features, read_recordings,
 )
@@ -115,3 +117,23 @@ def test_stream_without_gaze_gets_its_reason_and_is_counted(start_daemon):
              and "decided" in line]
     assert len(lines) == 1 and lines[0].endswith(
         "WARNING distractd.daemon: stream dark: no window decided yet: no gaze delivered"), lines
+
+
+def test_a_sub_model_the_windows_cannot_feed_is_refused_at_load(tmp_path, detector):
+    """The daemon's load runs every sub-model on its synthetic windows: one needing a feature the
+    windows do not have is a model error before READY (or a rejected reload), not a failure at
+    its first stream."""
+    sparse = detector.fallbacks[-1]
+    extra = fallback_extra(sparse.estimator, normalizer_mean=np.zeros(4),
+                           normalizer_scale=np.ones(4),
+                           feature_names=sparse.feature_names[:3] + ["glance_unknown"],
+                           summary={})
+    X = np.random.default_rng(0).normal(size=(20, 2))
+    path = tmp_path / "broken.npz"
+    save_model(path, SVMClassifier().fit(X, (X[:, 0] > 0).astype(int)),
+               normalizer_mean=np.zeros(2), normalizer_scale=np.ones(2),
+               feature_names=["glance_prc", LOSS_FEATURE],
+               pipeline_config=detector.pipeline_config, extras={"sparse_gaze": extra})
+    with pytest.raises(ModelError, match=r"fails on synthetic windows: ModelError: .*"
+                                         r"\['glance_unknown'\]"):
+        Model(path)
