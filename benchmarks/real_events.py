@@ -9,7 +9,7 @@ every coder: event F1 with one-to-one overlap matching, per-sample Cohen's kappa
 matched onsets, pooled over the set's recordings, then averaged over coders. On HFC the coders'
 mean pairwise F1 (every unordered pair, pooled the same way) is the human ceiling.
 
-Run: ``.venv/bin/python benchmarks/real_events.py [--rates 30 60 120] [--subset] [--infants]``:
+Run: ``.venv/bin/python benchmarks/real_events.py [--rates 30 60 120] [--subset]``:
 one JSON line per result, then a Markdown table. :func:`run_events` is what ``benchmarks/real.py``
 calls.
 """
