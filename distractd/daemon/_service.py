@@ -18,7 +18,6 @@ import math
 import signal
 import threading
 import time
-from pathlib import Path
 
 import numpy as np
 import zmq
@@ -27,7 +26,7 @@ from threadpoolctl import threadpool_limits
 
 from .._errors import ConfigError, DistractdError, ModelError
 from ..models import load_model
-from ..models.detectors import adapt_rows, adaptation_obstacle
+from ..models.detectors import DEFAULT_MODEL_PATH, adapt_rows, adaptation_obstacle
 from ..models.segmentation import SegmentPrototypes
 from ..pipeline import (
     FEATURE_NAMES, FIELD_INDEX, PipelineConfig, StreamProcessor, Windows, empty_block,
@@ -52,7 +51,7 @@ log = logging.getLogger("distractd.daemon")
 
 def default_model_path():
     """The model shipped in the package (``distractd/data/default_model.npz``)."""
-    return Path(__file__).resolve().parents[1] / "data" / "default_model.npz"
+    return DEFAULT_MODEL_PATH
 
 
 class Model:

@@ -1,6 +1,8 @@
 """Detectors: ELM family, SS-ELM, LapSVM, SVM, TSVM, graphs, selection, training, artifacts."""
 
-from ._artifact import SUBMODELS, Choice, Detector, fallback_extra, load_model, save_model
+from ._artifact import (
+    DEFAULT_MODEL_PATH, SUBMODELS, Choice, Detector, fallback_extra, load_model, save_model,
+)
 from ._cohort import (
     CohortFit, adapt_detector, adapt_rows, adaptation_obstacle, fit_cohort, stratified_subset,
     thin_windows, train_cohort,
@@ -45,6 +47,7 @@ __all__ = [
     "Detector", "save_model", "load_model", "fallback_extra", "DecisionSmoother", "smooth_decisions",
     "DecisionRule", "decide", "UNKNOWN", "LOSS_FEATURE", "loss_evidence", "CohortFit",
     "fit_cohort", "thin_windows", "stratified_subset", "train_cohort", "adapt_detector",
-    "adapt_rows", "adaptation_obstacle", "SUBMODELS", "Choice", "UNDECIDED_REASONS",
+    "adapt_rows", "adaptation_obstacle", "SUBMODELS", "Choice", "DEFAULT_MODEL_PATH",
+    "UNDECIDED_REASONS",
     "undecided_reasons", "undecided_summary", "Prediction", "predict_recording",
 ]

@@ -44,12 +44,17 @@ from ._sselm import SSELMClassifier
 from ._svm import SVMClassifier
 from ._tsvm import TSVMClassifier
 
-__all__ = ["Detector", "save_model", "load_model", "fallback_extra", "SUBMODELS", "Choice"]
+__all__ = ["Detector", "save_model", "load_model", "fallback_extra", "SUBMODELS", "Choice",
+           "DEFAULT_MODEL_PATH"]
 
 FORMAT = "distractd-model"
 VERSION = 1
 _KINDS = {cls.__name__: cls for cls in
           (ELMClassifier, SSELMClassifier, LapSVMClassifier, TSVMClassifier, SVMClassifier)}
+
+DEFAULT_MODEL_PATH = Path(__file__).resolve().parents[2] / "data" / "default_model.npz"
+"""The model shipped in the package (``make default-model``): the daemon's and ``predict``'s
+default."""
 
 SUBMODELS = ("gaze_only", "sparse_gaze")
 """The ``extras`` keys of sub-models, from the most complete to the least: after the model itself,
