@@ -120,8 +120,8 @@ def main(argv=None):
         lines.append(record)
 
     run_events(emit, rates=tuple(args.rates), subset=args.subset)
-    print("\n| set | rate (Hz) | event | F1 | kappa | RTO / RTD onset (ms) | naive I-VT F1 | "
-          "naive kappa | coders' pairwise F1 | human events | detected |")
+    print("\n| set | rate (Hz) | event | F1 (mean over coders) | kappa | RTO / RTD onset (ms) | "
+          "naive I-VT F1 | naive kappa | coders' pairwise F1 | human events | detected |")
     print("|---|---|---|---|---|---|---|---|---|---|---|")
     for r in lines:
         print(f"| {r['set']} | {r['rate_hz']:g} | {r['event']} | {_cell(r['detector_f1'])} | "

@@ -31,12 +31,13 @@ def match_events(reference, test):
     Parameters
     ----------
     reference, test : array-like of shape (n, 2)
-        Event spans ``(start_s, end_s)``; each is sorted by start.
+        Event spans ``(start_s, end_s)``, in any order.
 
     Returns
     -------
     pairs : ndarray of shape (n_hits, 2), dtype int
-        Indices ``(reference, test)`` into the start-sorted spans of each matched pair.
+        Indices ``(reference, test)`` of each matched pair into the spans sorted by start (a
+        stable sort: already sorted spans keep their indices).
     """
     reference = _as_spans(reference, "reference")
     test = _as_spans(test, "test")
