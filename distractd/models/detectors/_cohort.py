@@ -260,6 +260,7 @@ def train_cohort(recordings, model="svm", *, features=None, grid="small", n_trai
     (spec,) = model_specs([model], grid)
     config = PipelineConfig.from_dict({**(config or PipelineConfig()).to_dict(),
                                        "baseline": True})
+    imported = None if sparse_model is None else _imported_submodel(sparse_model, config)
     featured = recording_windows(recordings, config, runner)
     if protocols is not None:
         featured = [item for item in featured if item.meta.get("protocol") in protocols]
@@ -303,8 +304,8 @@ def train_cohort(recordings, model="svm", *, features=None, grid="small", n_trai
         if not subset or len(subset) == len(larger):
             continue   # the larger model needs no more than this one would
         larger = subset
-        if key == "sparse_gaze" and sparse_model is not None:
-            extras[key] = _imported_submodel(sparse_model, config)
+        if key == "sparse_gaze" and imported is not None:
+            extras[key] = imported
             continue
         keep = [names.index(name) for name in subset]
         part = fit_cohort(spec, X[:, keep], y, groups, n_train=n_train, seed=seed)
