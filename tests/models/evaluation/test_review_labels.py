@@ -55,8 +55,6 @@ def test_reopening_resumes_from_the_corrections(review_server, labelled_copy):
     edit = [[0.0, 100.0, 0], [100.0, 200.0, 1]]
     status, report = server.post("/api/labels", {"intervals": edit})
     assert status == 200 and report["path"] == str(intervals_csv)
-    sidecar = json.loads(label_sidecar(intervals_csv).read_text())
-    assert sidecar["recording_id"] == read_recording(drive).meta["recording_id"]
     server.stop()
     # the README's loop: the same command again shows the corrections, not the preliminary labels
     server = review_server(drive, "--labels", windows_csv)
@@ -64,6 +62,8 @@ def test_reopening_resumes_from_the_corrections(review_server, labelled_copy):
     assert summary["labels"] == edit and summary["errors"] == []
     assert summary["labels_source"] == f"{intervals_csv} (the corrections saved before)"
     assert summary["confidence_kind"] == "clustering"    # the per-window file's, still shown
+    sidecar = json.loads(label_sidecar(intervals_csv).read_text())    # the save names its drive
+    assert sidecar["recording_id"] == read_recording(drive).meta["recording_id"]
     # without --labels, the corrections saved beside the drive are resumed the same way
     status, _ = review_server(drive).post("/api/labels", {"intervals": edit[:1]})
     assert status == 200
