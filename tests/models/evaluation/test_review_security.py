@@ -188,7 +188,10 @@ def test_malformed_and_stalled_requests_all_get_an_answer(serve):
             (b"GARBAGE\r\n\r\n", 400, "400"),
             (b"PUT /api/labels HTTP/1.1\r\n" + host + b"\r\n", 501, "501"),
             (b"GET /api/drive HTTP/1.1\r\n\r\n", 403, "Host None refused"),
-            (b"GET /api/view?t0=0&t1=1e308&px=8192 HTTP/1.1\r\n" + host + b"\r\n", 200, None)):
+            (b"GET /api/drive HTTP/1.1\r\n" + host + b"Accept: */", 408, "headers stopped"),
+            (b"GET /api/view?t0=0&t1=1e308&px=8192 HTTP/1.1\r\n" + host + b"\r\n", 400,
+             "view needs -1e+12 <= t0 < t1 <= 1e+12 s"),
+            (b"GET /api/view?t0=0&t1=1e12&px=8192 HTTP/1.1\r\n" + host + b"\r\n", 200, None)):
         answer = _raw(quick_server, request)
         assert answer, request                           # an answer, not a silent close
         if words is None:

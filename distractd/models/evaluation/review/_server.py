@@ -30,7 +30,6 @@ Only the page itself may use the server (docs/review.md, "Security"):
 
 import hmac
 import json
-import math
 import mimetypes
 import secrets
 import signal
@@ -50,6 +49,8 @@ __all__ = ["ReviewServer", "serve_review", "MAX_PX", "MAX_BODY_BYTES", "BACKLOG"
 
 MAX_PX = 8192
 """Widest chart, pixels, a view request may ask for."""
+MAX_T_S = 1e12
+"""Largest view time, seconds, in magnitude (Unix times fit; 1e308 would overflow to NaN)."""
 MAX_BODY_BYTES = 16 * 2**20
 """Largest label upload, bytes."""
 BACKLOG = 128
@@ -220,6 +221,16 @@ class _Handler(BaseHTTPRequestHandler):
             self._error(HTTPStatus.INTERNAL_SERVER_ERROR, f"{self.command} {self.path} failed: "
                         f"{type(exc).__name__}: {exc}")
 
+    def parse_request(self):
+        """The standard library's, with a 408 answer where the headers stall."""
+        try:
+            return super().parse_request()
+        except TimeoutError:
+            self.close_connection = True
+            self._error(HTTPStatus.REQUEST_TIMEOUT, f"{self.command} {self.path}: the headers "
+                        f"stopped for {self.server.timeout_s:g} s, the request was given up")
+            return False
+
     def _foreign(self):
         """Why the request is not the page's (None when it is): a ``Host`` or ``Origin`` that is
         not this server (another site, or DNS re-binding a name to 127.0.0.1)."""
@@ -253,9 +264,10 @@ class _Handler(BaseHTTPRequestHandler):
             except (KeyError, ValueError):
                 return self._error(HTTPStatus.BAD_REQUEST, f"view needs numbers t0, t1 and px, "
                                    f"got {url.query!r}")
-            if not (math.isfinite(t0) and math.isfinite(t1) and t0 < t1 and 0 < n_px <= MAX_PX):
-                return self._error(HTTPStatus.BAD_REQUEST, f"view needs finite t0 < t1 and "
-                                   f"0 < px <= {MAX_PX}, got {url.query!r}")
+            if not (-MAX_T_S <= t0 < t1 <= MAX_T_S and 0 < n_px <= MAX_PX):
+                return self._error(HTTPStatus.BAD_REQUEST, f"view needs -{MAX_T_S:g} <= t0 < "
+                                   f"t1 <= {MAX_T_S:g} s and 0 < px <= {MAX_PX}, got "
+                                   f"{url.query!r}")
             return self._json(drive.view(t0, t1, n_px))
         if url.path == "/api/feature":
             name = query.get("name", "")
