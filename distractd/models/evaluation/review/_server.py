@@ -76,7 +76,7 @@ class ReviewServer(ThreadingHTTPServer):
     log : file, default=sys.stderr
         Where problems are printed, one line each.
     timeout_s : float, default=TIMEOUT_S
-        Seconds of silence after which a connection is closed.
+        Seconds of silence after which a connection is answered 408 (mid-request) and closed.
 
     Attributes
     ----------
@@ -119,9 +119,14 @@ class ReviewServer(ThreadingHTTPServer):
                 pass
             self.shutdown_request(request)
             return
-        super().process_request(request, client_address)
+        try:
+            super().process_request(request, client_address)
+        except BaseException:  # no thread started: its slot is free again
+            self._slots.release()
+            raise
 
     def process_request_thread(self, request, client_address):
+        """Serve the connection in its thread, then free its slot."""
         try:
             super().process_request_thread(request, client_address)
         finally:
