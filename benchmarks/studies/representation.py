@@ -4,11 +4,12 @@ The running baseline's 3-minute memory takes in a task that lasts longer (Taamne
 blocks last about 160 s). The options, each a :class:`~distractd.pipeline.PipelineConfig` that
 train, predict, evaluate and the daemon share (docs/pipeline.md, "Per-stream baselines"):
 
-- ``running``: the baseline as it was (every window enters the ring);
+- ``running``: the baseline as it was before 2026-11-25 (every window enters the ring, every
+  feature standardised);
 - ``gated``: a window enters the ring only while the glance channel says it looks attentive
   (``baseline_gate``, z = 2; ``gated-z3``: z = 3);
 - ``absolute-glances``: the glance features unstandardised, the others against the baseline
-  (``baseline_absolute_glances``);
+  (``baseline_absolute_glances``; the default since 2026-11-25);
 - ``gated+absolute``: both;
 - ``raw``: no per-stream baseline at all (not deployable as a cohort model: reference).
 
@@ -51,10 +52,11 @@ sys.path.insert(0, str(Path(__file__).parent))
 from taamneh import halves, per_driver, split_figures  # noqa: E402
 
 REPRESENTATIONS = {
-    "running": ("running", {}),
-    "gated": ("running", {"baseline_gate": True}),
-    "gated-z3": ("running", {"baseline_gate": True, "baseline_gate_z": 3.0}),
-    "absolute-glances": ("running", {"baseline_absolute_glances": True}),
+    "running": ("running", {"baseline_gate": False, "baseline_absolute_glances": False}),
+    "gated": ("running", {"baseline_gate": True, "baseline_absolute_glances": False}),
+    "gated-z3": ("running", {"baseline_gate": True, "baseline_gate_z": 3.0,
+                             "baseline_absolute_glances": False}),
+    "absolute-glances": ("running", {"baseline_gate": False, "baseline_absolute_glances": True}),
     "gated+absolute": ("running", {"baseline_gate": True, "baseline_absolute_glances": True}),
     "raw": ("none", {}),
 }

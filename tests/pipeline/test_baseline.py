@@ -95,8 +95,7 @@ def test_the_pipeline_applies_the_same_baseline_in_stream_and_batch(make_drive):
     recording = make_drive(seconds=200.0)
     config = PipelineConfig(baseline=True, baseline_warmup_s=30.0)
     raw = extract_features(recording, PipelineConfig())
-    expected = RunningBaseline(len(FEATURE_NAMES), config.baseline_memory_s,
-                               warmup_s=30.0).update(raw.t_end, raw.X)
+    expected = RunningBaseline.from_config(config, FEATURE_NAMES).update(raw.t_end, raw.X)
     windows = extract_features(recording, config)
     np.testing.assert_array_equal(windows.X, expected)
     processor = StreamProcessor(config)

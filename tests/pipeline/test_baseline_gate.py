@@ -89,8 +89,12 @@ def test_from_config_gates_on_the_glance_features_only():
     assert votes == GATE_DIRECTIONS
     assert [n for n, a in zip(FEATURE_NAMES, built.absolute) if a] == [
         n for n in FEATURE_NAMES if n.startswith("glance_")]
-    off = RunningBaseline.from_config(PipelineConfig(baseline=True), FEATURE_NAMES)
-    assert not off.gate.any() and not off.absolute.any()
+    default = RunningBaseline.from_config(PipelineConfig(baseline=True), FEATURE_NAMES)
+    assert not default.gate.any()   # the defaults: no gate, absolute glance features
+    np.testing.assert_array_equal(default.absolute, built.absolute)
+    off = RunningBaseline.from_config(
+        PipelineConfig(baseline=True, baseline_absolute_glances=False), FEATURE_NAMES)
+    assert not off.absolute.any()
 
 
 def test_bad_gate_settings_name_the_field():
@@ -117,7 +121,8 @@ def test_real_texting_stays_out_of_line_through_the_processor(shared_data):
     paths = sorted((shared_data / "taamneh").glob("T*.csv"))
     if not paths:
         pytest.skip("no Taamneh subject file in ../shared/data/taamneh")
-    plain, gated = PipelineConfig(baseline=True), PipelineConfig(baseline=True, baseline_gate=True)
+    plain, gated = (PipelineConfig(baseline=True, baseline_gate=gate,
+                                   baseline_absolute_glances=False) for gate in (False, True))
     medians = np.array([(texting_loss(r, plain), texting_loss(r, gated))
                         for path in paths for r in read_taamneh(path, drives=(7,))])
     medians = medians[np.isfinite(medians).all(axis=1)]
