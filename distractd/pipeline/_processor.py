@@ -78,8 +78,9 @@ class StreamProcessor:
     features in ``X``, the glance state at its end and the alerts raised since the previous
     window (see :class:`Windows`); :attr:`glances` holds the channel's state. With
     ``config.baseline`` the features of every window are standardised against the stream's own
-    running baseline (:attr:`baseline`) before they are returned; the baseline runs on across a
-    clock reset (the driver is the same).
+    running baseline (:attr:`baseline`, built by :meth:`RunningBaseline.from_config`: by default
+    the glance features are given as they are) before they are returned; the baseline runs on
+    across a clock reset (the driver is the same).
 
     Parameters
     ----------
