@@ -117,7 +117,8 @@ def texting_loss(recording, config):
 def test_real_texting_stays_out_of_line_through_the_processor(shared_data):
     """Taamneh et al. 2017 (doi:10.1038/sdata.2017.110) texting drives, 1 Hz gaze: two 160 s
     texting blocks, each close to the 3-minute memory. Without the gate a driver's median texting
-    window stands about one robust SD above the baseline (median over drivers); with it, 3.6. Stream equals batch through the processor with the gate on."""
+    window stands about one robust SD above the baseline (median over drivers); with it, 3.6.
+    Stream equals batch through the processor with the gate on."""
     paths = sorted((shared_data / "taamneh").glob("T*.csv"))
     if not paths:
         pytest.skip("no Taamneh subject file in ../shared/data/taamneh")
