@@ -33,23 +33,19 @@ to ``--out``/results.jsonl. Run (about 20 min on 2 shared cores):
 
 import argparse
 import json
-import sys
 import time
 from pathlib import Path
 
 import numpy as np
-from scipy import stats
 
 from distractd.models.detectors import loss_evidence, model_specs
 from distractd.models.evaluation import (
-    NAIVE_FLOOR, evaluate_models, model_drives, summarise_scheme,
+    NAIVE_FLOOR, driver_halves, evaluate_models, half_figures, model_drives, per_driver_means,
+    summarise_scheme, versus_floor,
 )
 from distractd.pipeline import PipelineConfig
 from distractd.pipeline.formats import read_taamneh
 from distractd.simulators import simulate_cohort
-
-sys.path.insert(0, str(Path(__file__).parent))
-from taamneh import halves, per_driver, split_figures  # noqa: E402
 
 REPRESENTATIONS = {
     "running": ("running", {"baseline_gate": False, "baseline_absolute_glances": False}),
@@ -61,19 +57,6 @@ REPRESENTATIONS = {
     "raw": ("none", {}),
 }
 """Name -> (scheme_drives normalisation, PipelineConfig settings)."""
-
-
-def paired(g_means, floor, drivers):
-    """Mean per-driver difference to the floor over ``drivers`` both judge, wins and the paired
-    t-test's p."""
-    common = sorted(d for d in drivers if d in floor and np.isfinite(g_means.get(d, np.nan)))
-    if len(common) < 2:
-        return {"n": len(common)}
-    diff = np.array([g_means[d] - floor[d] for d in common])
-    return {"n": len(common), "mean_diff": round(float(diff.mean()), 3),
-            "better": int((diff > 0).sum()),
-            "p": float(stats.ttest_rel([g_means[d] for d in common],
-                                       [floor[d] for d in common]).pvalue)}
 
 
 def evaluate(recordings, base, representation, models, seed):
@@ -124,7 +107,7 @@ def main():
                 recording.meta["recording_id"] += "-calm"
             recordings += calm
             base = PipelineConfig(drive_side="right")  # the simulator's car
-        dev, held = halves({r.meta["driver_id"] for r in recordings})
+        dev, held = driver_halves({r.meta["driver_id"] for r in recordings})
         floor = None
         for representation in args.representations:
             start = time.perf_counter()
@@ -132,17 +115,17 @@ def main():
             results, summary, names = evaluate(recordings, base, representation, models,
                                                args.seed)
             if floor is None:  # the same windows and truth whatever the representation
-                floor = per_driver(results[NAIVE_FLOOR], "g_mean")
+                floor = per_driver_means(results[NAIVE_FLOOR], "g_mean")
             for model, per in results.items():
-                g_means = per_driver(per, "g_mean")
+                g_means = per_driver_means(per, "g_mean")
                 line = {"bench": "representation", "data": data,
                         "representation": NAIVE_FLOOR if model == NAIVE_FLOOR else representation,
                         "scheme": "new-driver", "model": model,
                         "features": names if model != NAIVE_FLOOR else "its own",
-                        "g_mean": split_figures(g_means, dev, held),
-                        "coverage": split_figures(per_driver(per, "coverage"), dev, held),
-                        "false_alarms_per_hour": split_figures(
-                            per_driver(per, "false_alarms_per_hour"), dev, held),
+                        "g_mean": half_figures(g_means, dev, held),
+                        "coverage": half_figures(per_driver_means(per, "coverage"), dev, held),
+                        "false_alarms_per_hour": half_figures(
+                            per_driver_means(per, "false_alarms_per_hour"), dev, held),
                         "missed_fraction": summary[model]["missed_fraction"],
                         "per_driver": {d: round(v, 3) for d, v in sorted(g_means.items())
                                        if np.isfinite(v)},
@@ -151,9 +134,8 @@ def main():
                     line["sim"] = {"seed": args.sim_seed, "drivers": args.sim_drivers,
                                    "drives": args.sim_drives}
                 if model != NAIVE_FLOOR:
-                    line["vs_floor"] = {"all": paired(g_means, floor, set(g_means)),
-                                        "held_out": paired(g_means, floor, held),
-                                        "development": paired(g_means, floor, dev)}
+                    line["vs_floor"] = versus_floor({model: g_means, NAIVE_FLOOR: floor},
+                                                    NAIVE_FLOOR, dev, held).get(model, {})
                 emit(line)
 
 
