@@ -340,7 +340,8 @@ def _run(block, labels, start, base, final, params, vstate, held, estate, wstate
                                       ring, out_e, n_e)
         b_status, b_duration, n_e = _blink_step(x, t, gap, lost, period, hop, last_hop, params,
                                                 estate, ring, out_e, n_e)
-        n_e = _fixation_step(t, gap, period, s_status, b_status, params, estate, out_e, n_e)
+        if record:   # fixations feed no window: found only when events are asked for
+            n_e = _fixation_step(t, gap, period, s_status, b_status, params, estate, out_e, n_e)
         for e in range(first_event, n_e):
             out_e[e, _EV_EPOCH] = vstate[_V_EPOCH]
         # then the windows this sample completes, before its hop reuses ring rows
