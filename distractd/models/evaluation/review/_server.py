@@ -57,7 +57,7 @@ BACKLOG = 128
 """Connections the kernel holds for the server while it is busy (the standard library's: 5)."""
 TIMEOUT_S = 10.0
 """Seconds of silence after which a connection is answered (408 mid-body) and closed."""
-MAX_CONNECTIONS = 64
+MAX_CONNECTIONS = 256
 """Connections served at once; one more is answered 503 at once."""
 TOKEN_HEADER = "X-Distractd-Token"
 """The header a save carries the session's token in."""
