@@ -23,8 +23,9 @@ class SVMClassifier(_KernelExpansionBase):
         Loss weight.
     kernel_width : float, default=1.0
         Gaussian kernel width σ in feature units (SVC's ``gamma = 1 / (2 σ²)``).
-    class_weight : {None, "balanced"}, default=None
-        ``"balanced"`` weighs each class's loss by the inverse of its frequency (SVC's option).
+    class_weight : {None, "balanced"} or dict, default=None
+        ``"balanced"`` weighs each class's loss by the inverse of its frequency; a dict maps a
+        class to its weight (SVC's option).
 
     Attributes
     ----------
@@ -40,7 +41,7 @@ class SVMClassifier(_KernelExpansionBase):
     _constraints = {
         "C": Interval(0, None, closed="neither"),
         "kernel_width": Interval(0, None, closed="neither"),
-        "class_weight": [None, Options(("balanced",))],
+        "class_weight": [None, Options(("balanced",)), dict],
     }
 
     def __init__(self, C=1.0, kernel_width=1.0, class_weight=None):
@@ -52,8 +53,11 @@ class SVMClassifier(_KernelExpansionBase):
     def fit(self, X, y):
         """Fit on the labelled rows of ``X`` (``y != -1``); returns self."""
         X, signed, labelled = self._check_binary_fit_input(X, y)
+        weights = self.class_weight
+        if isinstance(weights, dict):  # keyed by the fitted ±1 labels SVC sees
+            weights = {1.0 if c == self.classes_[1] else -1.0: w for c, w in weights.items()}
         svc = SVC(C=self.C, kernel="rbf", gamma=0.5 / self.kernel_width ** 2,
-                  class_weight=self.class_weight)
+                  class_weight=weights)
         svc.fit(X[labelled], signed[labelled])
         self._set_expansion(np.ascontiguousarray(svc.support_vectors_), svc.dual_coef_[0].copy(),
                             svc.intercept_[0])
