@@ -27,7 +27,8 @@ least ``fixation_min_s`` (the samples' periods), as an I-VT filter post-processe
 a rejected candidate's samples stay in it; track loss or eyelid closure ends it after
 ``fixation_merge_gap_s``, and a shorter gap ends it only when the gaze comes back more than
 ``fixation_merge_deg`` away. A fixation still open at the end of the data (or of a clock) ends
-there. Fixations feed no window feature; they are events and per-sample flags.
+there. Fixations feed no window feature; they are events and per-sample flags, found only when
+the processor is asked for events.
 
 With ``use_tracker_flags`` the tracker's ``saccade``/``blink`` fields replace the detectors' closed
 and fast tests (a NaN flag is unavailable), and the duration and amplitude tests are skipped except
