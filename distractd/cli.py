@@ -190,7 +190,7 @@ def _declare_convert(parser):
     from .pipeline.formats import RECORDING_SUFFIXES
 
     parser.add_argument("output", type=_output_in_form(RECORDING_SUFFIXES),
-                        help="recording to write, its form by suffix: binary (.npz, .rec), CSV "
+                        help="recording to write, its form by suffix: binary (.npz, .bin, .rec), CSV "
                              "(.csv) or Parquet (.parquet)")
     _add_output_options(parser)
 

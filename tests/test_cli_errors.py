@@ -136,8 +136,8 @@ def test_output_paths_are_checked_before_any_work(files, tmp_path, capsys):
 def test_the_output_suffix_picks_the_form_and_an_unknown_one_is_refused(files, tmp_path,
                                                                          capsys):
     _, _, good, _ = files
-    for argv, known in ((["convert", good, tmp_path / "o.cvs"], ".npz, .rec, .csv, .parquet"),
-                        (["convert", good, tmp_path / "out.json"], ".npz, .rec, .csv, .parquet"),
+    for argv, known in ((["convert", good, tmp_path / "o.cvs"], ".npz, .bin, .rec, .csv, .parquet"),
+                        (["convert", good, tmp_path / "out.json"], ".npz, .bin, .rec, .csv, .parquet"),
                         (["features", good, "--out", tmp_path / "f.txt"], ".csv, .parquet")):
         with pytest.raises(SystemExit) as exit:
             main(argv)
@@ -158,7 +158,7 @@ def test_the_output_suffix_picks_the_form_and_an_unknown_one_is_refused(files, t
         np.testing.assert_array_equal(table.column(name).to_numpy(), rows[name])
     # convert: each known suffix its form, read back to the same samples
     recording = read_recording(good)
-    for suffix, magic in ((".parquet", b"PAR1"), (".csv", b"t,"), (".rec", b"PK")):
+    for suffix, magic in ((".parquet", b"PAR1"), (".csv", b"t,"), (".rec", b"PK"), (".bin", b"PK")):
         assert main(["convert", good, tmp_path / f"c{suffix}", "-q"]) == 0
         assert (tmp_path / f"c{suffix}").read_bytes()[:len(magic)] == magic
         np.testing.assert_array_equal(read_recording(tmp_path / f"c{suffix}").t, recording.t)

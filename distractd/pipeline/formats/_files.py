@@ -2,7 +2,7 @@
 
 ``read_recordings(path)`` reads a distractd recording (binary, CSV or Parquet: one recording), a
 subject file of Taamneh et al. 2017 (one recording per drive), or a folder of either (its ``.npz``,
-``.rec``, ``.csv`` and ``.parquet`` files, in name order; :func:`recording_files` lists them, so
+``.bin``, ``.rec``, ``.csv`` and ``.parquet`` files, in name order; :func:`recording_files` lists them, so
 that batch work can read each file where it lives). A recording without a ``recording_id`` in its
 metadata gets the file's stem, and one without a ``driver_id`` gets the same: each plain file is
 then its own driver.
@@ -16,8 +16,8 @@ from ._taamneh import is_taamneh, read_taamneh
 
 __all__ = ["read_recordings", "recording_files", "RECORDING_SUFFIXES"]
 
-RECORDING_SUFFIXES = (".npz", ".rec", ".csv", ".parquet")
-"""The suffixes of recordings: binary (``.npz``, ``.rec``), CSV and Parquet."""
+RECORDING_SUFFIXES = (".npz", ".bin", ".rec", ".csv", ".parquet")
+"""The suffixes of recordings: binary (``.npz``, ``.bin``, ``.rec``), CSV and Parquet."""
 
 
 def read_recordings(path, taamneh_drives=(2, 3, 4, 5, 6, 7, 8)):
