@@ -1,0 +1,62 @@
+"""A small run of ``benchmarks/real.py --subset`` in the suite: every section on real data.
+
+The first 8 Taamneh et al. 2017 subject files (texting vs normal drive, 1 Hz gaze), two IRF
+subjects and two HFC adult trials at 60 Hz, a sim-to-real fit on 4 simulated drivers. The
+assertions are the benchmark's own claims at this size, with margins below what was measured
+(in brackets): the offline naive floor is strong on real drives, every model is tested against it
+over drivers, the shipped model decides real gaze-only drives, and the eye-event detectors beat
+the naive I-VT against human coders.
+"""
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+BENCHMARK = Path(__file__).resolve().parents[1] / "benchmarks" / "real.py"
+
+
+def test_the_real_data_benchmark_runs_every_section_on_a_subset(shared_data, tmp_path):
+    result = subprocess.run([sys.executable, str(BENCHMARK), "--subset", "--out", str(tmp_path),
+                             "--data", str(shared_data / "taamneh")],
+                            cwd=BENCHMARK.parent, capture_output=True, text=True, timeout=1200)
+    assert result.returncode == 0, result.stderr[-3000:]
+    lines = (tmp_path / "results.jsonl").read_text().splitlines()
+    records = [json.loads(line) for line in lines]
+    assert all(r["subset"] for r in records)
+    printed = [line for line in result.stdout.splitlines() if line.startswith("{")]
+    assert [json.loads(line) for line in printed] == records           # printed as it went
+
+    # (a) every model and both naive variants, on the same drivers, tested against the floor
+    taamneh = {r["model"]: r for r in records if r.get("bench") == "taamneh"}
+    assert set(taamneh) == {"svm", "elm", "sselm", "naive", "naive-offline"}
+    floor = taamneh["naive-offline"]["g_mean"]["all"]
+    assert floor["n"] >= 4 and floor["mean"] >= 0.85                         # [0.955, n = 5]
+    for model in ("svm", "elm", "sselm", "naive"):
+        assert taamneh[model]["g_mean"]["all"]["n"] == floor["n"]
+        assert 0.0 <= taamneh[model]["coverage"]["all"]["mean"] <= 1.0
+    (tests,) = [r["tests"] for r in records if r.get("bench") == "taamneh_vs_naive"]
+    assert set(tests) == {"svm", "elm", "sselm", "naive"}
+    assert all(t["all"]["n"] == floor["n"] and 0.0 <= t["all"]["p"] <= 1.0
+               for t in tests.values())
+
+    # (b) the shipped model as deployed decides the real gaze-only drives
+    (shipped,) = [r for r in records if r.get("bench") == "shipped"]
+    assert shipped["figure"] == "shipped"
+    assert shipped["decided_fraction"] >= 0.88                               # [0.918]
+    assert shipped["g_mean_mean"] >= 0.75                                    # [0.96, in-sample]
+
+    # (c) eye events at 60 Hz against the coders, beside the naive I-VT
+    events = {(r["set"], r["event"]): r for r in records if r.get("benchmark") == "real_events"}
+    assert {r["rate_hz"] for r in events.values()} == {60.0}
+    irf_saccade, hfc_fixation = events["irf", "saccade"], events["hfc", "fixation"]
+    assert irf_saccade["detector_f1"] >= irf_saccade["naive_f1"] + 0.05        # [0.892, 0.756]
+    assert hfc_fixation["detector_f1"] >= hfc_fixation["naive_f1"] + 0.03      # [0.881, 0.785]
+    assert hfc_fixation["coders_f1"] > hfc_fixation["detector_f1"] - 0.1       # the ceiling
+    assert events["irf", "blink"]["detector_f1"] >= 0.9                        # [0.957]
+
+    # sim-to-real: every model trained on simulated drives scores the real ones
+    sim = {r["model"]: r for r in records if r.get("bench") == "sim_to_real"}
+    assert set(sim) == {"svm", "elm", "sselm", "naive", "naive-offline"}
+    assert all(r["g_mean"]["all"]["n"] >= 4 for r in sim.values())
+    assert "(a) Taamneh" in result.stdout and "(c) Eye events" in result.stdout
