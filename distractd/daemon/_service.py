@@ -29,7 +29,7 @@ from ..models import load_model
 from ..models.detectors import DEFAULT_MODEL_PATH, adapt_rows, adaptation_obstacle
 from ..models.segmentation import SegmentPrototypes
 from ..pipeline import (
-    FEATURE_NAMES, FIELD_INDEX, PipelineConfig, StreamProcessor, Windows, empty_block,
+    FEATURE_NAMES, FIELD_INDEX, T_MAX_S, PipelineConfig, StreamProcessor, Windows, empty_block,
     feature_fields,
 )
 from ..pipeline.formats import (
@@ -836,8 +836,9 @@ class _Inbox:
 def _next_window_t(t, hop_s, lag_s):
     """The earliest sample time after ``t`` (s) that completes a window: the smallest
     ``E * hop_s + lag_s > t`` for a whole ``E``, in the pipeline's own arithmetic (``-inf`` when
-    ``t`` is not finite)."""
-    if not math.isfinite(t):
+    ``t`` is not finite or beyond ``T_MAX_S``, where validation drops the sample: ``1e308 /
+    hop_s`` would overflow)."""
+    if not abs(t) <= T_MAX_S:
         return -math.inf
     end = math.floor((t - lag_s) / hop_s)
     for end in (end, end + 1.0, end + 2.0):

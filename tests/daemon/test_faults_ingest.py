@@ -20,7 +20,7 @@ import zmq.auth
 
 from distractd.daemon import Model, Session, decision_options, default_model_path, load_config
 from distractd.models.detectors import _artifact  # to forge a hostile file with a valid checksum
-from distractd.pipeline.formats import encode_map
+from distractd.pipeline.formats import encode_block, encode_map
 from distractd.simulators import simulate_drive
 
 GOOD_MAP = {"t": 1.0, "gaze_r_yaw": 0.01, "confidence": 1.0}
@@ -225,3 +225,33 @@ def test_no_segment_spans_a_tracker_clock_reset():
     assert len(segments) >= 2, "the segment open at the reset is committed there"
     assert all(s["end"] >= s["start"] for s in segments), segments
     assert [s["id"] for s in segments] == list(range(len(segments)))
+
+
+def test_timestamps_near_the_float_limit_are_dropped_and_counted(start_daemon):
+    """Issue 23, item 1: ``t = 1e308`` (map form, a one-row block) or ±9e307 once made the loop's
+    next-window arithmetic overflow and the process exit 1. Each sample is now dropped by
+    validation as ``t_out_of_range`` and the daemon goes on serving the stream. (The block's two
+    equal stamps end a held batch without a forward jump, the case that reached the overflow.)"""
+    daemon = start_daemon()
+    send_maps(daemon, "edge", 30)
+    hostile = [encode_map("edge", {"t": 1e308}), encode_map("edge", {**GOOD_MAP, "t": -9e307}),
+               encode_map("edge", {**GOOD_MAP, "t": 9e307}),
+               encode_block("edge", np.array([[1e308], [1e308]]), seq=1, fields=("t",))]
+    before = daemon.metric("distractd_samples_rejected_total", reason="t_out_of_range")
+    with zmq.Context() as context:
+        pub = context.socket(zmq.PUB)
+        pub.linger = 2000
+        pub.connect(daemon.input)
+        time.sleep(0.3)
+        deadline = time.monotonic() + 30
+        while daemon.metric("distractd_samples_rejected_total", reason="t_out_of_range") \
+                < before + len(hostile) and time.monotonic() < deadline:
+            for frames in hostile:
+                pub.send_multipart(frames)
+            time.sleep(0.5)
+        pub.close()
+    assert daemon.metric("distractd_samples_rejected_total",
+                         reason="t_out_of_range") >= before + len(hostile)
+    assert daemon.process.poll() is None
+    send_maps(daemon, "edge", 10)   # the stream is still served after them
+    assert daemon.stop() == 0
