@@ -31,7 +31,7 @@ def pupil_sub_endpoint(context, remote, timeout_s):
     try:
         req.connect(remote)
         req.send_string("SUB_PORT")
-        port = req.recv_string()
+        port = req.recv().decode("utf-8", "replace")
     except zmq.ZMQError as exc:
         raise ConfigError(f"pupil.remote {remote!r} did not answer SUB_PORT within "
                           f"pupil.timeout_s={timeout_s} ({exc})") from None
@@ -41,8 +41,11 @@ def pupil_sub_endpoint(context, remote, timeout_s):
 
 
 def _sub_endpoint(remote, port):
-    if not port.isdigit():
-        raise ConfigError(f"pupil.remote {remote!r} answered SUB_PORT with {port!r}")
+    """``remote``'s host with the port Pupil Remote named: ASCII digits of a port in 1-65535
+    (``"²".isdigit()`` is true, and such an endpoint makes ``connect`` raise)."""
+    if not (port.isascii() and port.isdigit() and 1 <= int(port) <= 65535):
+        raise ConfigError(f"pupil.remote {remote!r} answered SUB_PORT with {port!r}, not a port "
+                          f"in 1-65535")
     host = remote.rsplit(":", 1)[0]
     return f"{host}:{port}"
 

@@ -94,13 +94,15 @@ def test_daemon_follows_capture_to_a_new_backbone_port(start_daemon, drive, run_
 
 
 def test_pupil_link_keeps_its_backbone_on_bad_or_missing_answers():
-    """In process: a Pupil Remote that answers nonsense, then nothing, then a new port."""
+    """In process: a Pupil Remote that answers a Unicode digit, a port out of range and nonsense
+    (issue 23, item 2: ``"²"`` passed ``isdigit`` and made the loop's connect raise), then
+    nothing, then a new port."""
     pupil = {**DEFAULTS["pupil"], "silence_s": 0.01, "timeout_s": 0.2}
     with zmq.Context() as context, context.socket(zmq.REP) as remote:
         remote.linger = 0
         port = remote.bind_to_random_port("tcp://127.0.0.1")
         pupil["remote"] = f"tcp://127.0.0.1:{port}"
-        answers = iter(["5000", "nonsense", None, "6000"])
+        answers = iter(["5000", "²", "70000", "nonsense", None, "6000"])
         answered = threading.Event()
 
         def serve():
@@ -128,9 +130,10 @@ def test_pupil_link_keeps_its_backbone_on_bad_or_missing_answers():
                 time.sleep(0.005)
             raise AssertionError("condition not reached")
 
-        run_until(lambda r: link.req is not None)           # asked: "nonsense" comes back
-        run_until(lambda r: link.req is None)
-        assert link.endpoint == "tcp://127.0.0.1:5000"       # a bad answer moves nothing
+        for _ in range(3):                                   # "²", "70000", "nonsense"
+            run_until(lambda r: link.req is not None)
+            run_until(lambda r: link.req is None)
+            assert link.endpoint == "tcp://127.0.0.1:5000"   # a bad answer moves nothing
         run_until(lambda r: link.req is not None)           # asked: no answer within timeout_s
         run_until(lambda r: link.req is None)
         assert link.endpoint == "tcp://127.0.0.1:5000"
