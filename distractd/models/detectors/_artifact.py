@@ -381,6 +381,19 @@ def save_model(path, estimator, *, normalizer_mean, normalizer_scale, feature_na
     return header["model_id"]
 
 
+def _check_values(path, contents):
+    """Refuse at load what would fail or silently mislead later: a non-finite number in any
+    array (a NaN weight sends every window to the fallback) or a scale that is not positive (an
+    all-zero normaliser scale divides by zero minutes into a stream). The checksum cannot catch
+    either: anyone can recompute it."""
+    for name, value in contents.items():
+        if value.dtype.kind in "fc" and not np.isfinite(value).all():
+            raise ModelError(f"model file {path}: array {name} holds non-finite values")
+        if name.endswith("scale") and value.size and not (value > 0).all():
+            raise ModelError(f"model file {path}: array {name} must be positive, got "
+                             f"{float(value.min())!r}")
+
+
 def load_model(path):
     """Read an artifact written by :func:`save_model`.
 
@@ -432,6 +445,7 @@ def load_model(path):
                          f"edited)")
     if not isinstance(header.get("model_id"), str):
         raise ModelError(f"model file {path}: model_id is missing")
+    _check_values(path, contents)
     model_arrays = {name[len("model/"):]: value for name, value in contents.items()
                     if name.startswith("model/")}
     try:

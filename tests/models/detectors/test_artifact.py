@@ -1,6 +1,9 @@
 """Model artifact: round trip, corrupt/truncated/mismatched files, feature-name check."""
 
 import json
+import re
+import subprocess
+import sys
 import zipfile
 
 import numpy as np
@@ -11,7 +14,9 @@ from distractd.models import (
     ELMClassifier, LapSVMClassifier, SSELMClassifier, SVMClassifier, TSVMClassifier, load_model,
     save_model,
 )
-from distractd.models.detectors import LOSS_FEATURE, fallback_extra
+from distractd.models.detectors import (  # _artifact: to forge a file with a valid checksum
+    DEFAULT_MODEL_PATH, LOSS_FEATURE, _artifact, fallback_extra,
+)
 from distractd.pipeline import FEATURE_NAMES, PipelineConfig
 from distractd.pipeline.formats import FIELDS
 
@@ -300,3 +305,33 @@ def test_score_offset_moves_the_published_scores(tmp_path):
     X = np.full((1, len(FEATURE_NAMES)), 0.3)
     raw = sparse.decision_function(np.array([[0.3]]))[0]
     assert offset.window_scores(X, FEATURE_NAMES, sparse)[0] == pytest.approx((raw - 0.25) / 2.0)
+
+
+def _forged(path, array, value):
+    """The shipped model with one array set to ``value`` and its checksum recomputed: a file that
+    passes every integrity check (issue 23, item 3)."""
+    with np.load(DEFAULT_MODEL_PATH, allow_pickle=False) as archive:
+        contents = {name: archive[name] for name in archive.files}
+    header = json.loads(contents.pop("header").tobytes())
+    contents[array] = np.full_like(contents[array], value)
+    header["checksum"] = _artifact._checksum(header, contents)
+    with open(path, "wb") as file:
+        np.savez(file, header=np.frombuffer(json.dumps(header).encode(), np.uint8), **contents)
+    return path
+
+
+@pytest.mark.parametrize("array, value, message", [
+    ("normalizer/scale", 0.0, "array normalizer/scale must be positive, got 0.0"),
+    ("normalizer/mean", np.inf, "array normalizer/mean holds non-finite values"),
+    ("model/beta", np.nan, "array model/beta holds non-finite values"),
+    ("extras/sparse_gaze/scale", -1.0, "array extras/sparse_gaze/scale must be positive"),
+])
+def test_a_forged_model_with_a_valid_checksum_is_refused_at_load(tmp_path, array, value,
+                                                                 message):
+    path = _forged(tmp_path / "forged.npz", array, value)
+    with pytest.raises(ModelError, match=re.escape(message)):
+        load_model(path)
+    check = subprocess.run([sys.executable, "-m", "distractd.cli", "run", "--check", "--set",
+                            f"model.path={path}"], capture_output=True, text=True, timeout=300)
+    assert check.returncode == 1
+    assert message in check.stderr and "Traceback" not in check.stderr
