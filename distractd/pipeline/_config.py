@@ -20,23 +20,32 @@ _POSITIVE = Interval(0, None, closed="neither")
 _NON_NEGATIVE = Interval(0, None)
 _FRACTION = Interval(0, 1)
 _ANGLE = Interval(-90, 90)
+_MAX_HOPS = 7200             # hops a window, blink or PERCLOS span may hold (1 h at 0.5 s)
+_MAX_BASELINE_ENTRIES = 720  # windows the baseline ring may hold (1 h at 5 s spacing)
 
 
 @dataclass(frozen=True)
 class PipelineConfig:
     """Settings of validation, eye events, derived measures, windows and glances (DESIGN §4).
 
+    The spans that size a stream's rings, and so its memory and the time a reload takes, have
+    upper bounds (issue 23; docs/pipeline.md, "Bounds of the settings"), and a model's settings
+    are checked against them at load: a 1e7 s PERCLOS span held a ring of 2e7 hops per stream.
+
     Parameters
     ----------
     window_s : float, default=10.0
-        Feature window length in seconds; a whole multiple of ``hop_s`` (S0 §5.3.5).
+        Feature window length in seconds, at most 600; a whole multiple of ``hop_s`` of at most
+        7,200 hops (S0 §5.3.5).
     hop_s : float, default=0.5
         Window hop in seconds (at least 1 ms). Windows end on multiples of ``hop_s`` of the
         stream's own clock.
     blink_window_s : float, default=60.0
-        Span of blink frequency and mean blink duration, seconds; a whole multiple of ``hop_s``.
+        Span of blink frequency and mean blink duration, seconds, at most 3,600; a whole multiple
+        of ``hop_s`` of at most 7,200 hops.
     perclos_window_s : float, default=180.0
-        Span of PERCLOS, seconds; a whole multiple of ``hop_s`` (S0 §5.3.4).
+        Span of PERCLOS, seconds, at most 3,600; a whole multiple of ``hop_s`` of at most 7,200
+        hops (S0 §5.3.4).
     perclos_closure : float, default=0.75
         Eyelid closure (1 - opening) at or above which a sample counts as closed for PERCLOS.
     warmup_s : float, default=10.0
@@ -107,11 +116,13 @@ class PipelineConfig:
         ``baseline_memory_s``), so that ``Windows.X`` holds standardised features, NaN until the
         baseline is ready. Cohort (driver-independent) models are trained with it on.
     baseline_memory_s : float, default=180.0
-        How far back the baseline looks, seconds of window end time. Three minutes follow the
-        driver's slow changes (traffic, posture) that would otherwise mask a task's effect;
-        five minutes cost 0.06-0.07 cognitive G-mean (docs/pipeline.md, "Per-stream baselines").
+        How far back the baseline looks, seconds of window end time, at most 3,600. Three
+        minutes follow the driver's slow changes (traffic, posture) that would otherwise mask a
+        task's effect; five minutes cost 0.06-0.07 cognitive G-mean (docs/pipeline.md,
+        "Per-stream baselines").
     baseline_spacing_s : float, default=5.0
-        One window in ``baseline_spacing_s`` seconds enters the baseline.
+        One window in ``baseline_spacing_s`` seconds enters the baseline; the ring holds
+        ``baseline_memory_s / baseline_spacing_s`` windows, at most 720.
     baseline_warmup_s : float, default=60.0
         Window end time after the baseline's first entry before features are given, seconds.
     baseline_gate : bool, default=False
@@ -255,8 +266,10 @@ class PipelineConfig:
     glance_sharing_reset_s: float = 2.0
 
     _constraints = {
-        "window_s": _POSITIVE, "hop_s": Interval(1e-3, None), "blink_window_s": _POSITIVE,
-        "perclos_window_s": _POSITIVE, "perclos_closure": _FRACTION, "warmup_s": _NON_NEGATIVE,
+        "window_s": Interval(0, 600, closed="right"), "hop_s": Interval(1e-3, None),
+        "blink_window_s": Interval(0, 3600, closed="right"),
+        "perclos_window_s": Interval(0, 3600, closed="right"), "perclos_closure": _FRACTION,
+        "warmup_s": _NON_NEGATIVE,
         "confidence_min": _FRACTION, "max_gap_s": _POSITIVE, "max_jump_s": _POSITIVE,
         "clock_reset_s": _POSITIVE, "saccade_velocity_deg_s": _POSITIVE,
         "saccade_noise_factor": _NON_NEGATIVE,
@@ -269,7 +282,8 @@ class PipelineConfig:
         "use_tracker_flags": bool,
         "label_purity": Interval(0.5, 1),
         "glances": bool, "drive_side": Options(("left", "right")), "baseline": bool,
-        "baseline_memory_s": _POSITIVE, "baseline_spacing_s": _POSITIVE,
+        "baseline_memory_s": Interval(0, 3600, closed="right"),
+        "baseline_spacing_s": _POSITIVE,
         "baseline_warmup_s": _NON_NEGATIVE, "baseline_gate": bool,
         "baseline_gate_z": _POSITIVE, "baseline_gate_max_s": _NON_NEGATIVE,
         "baseline_absolute_glances": bool, "glance_road_yaw_deg": Interval(0, 45, closed="right"),
@@ -296,6 +310,13 @@ class PipelineConfig:
             if abs(ratio - round(ratio)) > 1e-9 * ratio:
                 raise ConfigError(f"pipeline.{name} must be a whole multiple of hop_s="
                                   f"{self.hop_s}, got {getattr(self, name)}")
+            if round(ratio) > _MAX_HOPS:
+                raise ConfigError(f"pipeline.{name} must span at most {_MAX_HOPS} hops of "
+                                  f"hop_s={self.hop_s}, got {getattr(self, name)}")
+        if round(self.baseline_memory_s / self.baseline_spacing_s) > _MAX_BASELINE_ENTRIES:
+            raise ConfigError(f"pipeline.baseline_spacing_s must hold at most "
+                              f"{_MAX_BASELINE_ENTRIES} windows in baseline_memory_s="
+                              f"{self.baseline_memory_s}, got {self.baseline_spacing_s}")
         for short, long in (("saccade_min_s", "saccade_max_s"), ("blink_min_s", "blink_max_s"),
                             ("glance_sharing_s", "glance_sharing_window_s")):
             if getattr(self, short) > getattr(self, long):

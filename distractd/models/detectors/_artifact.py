@@ -35,7 +35,7 @@ from pathlib import Path
 
 import numpy as np
 
-from ..._errors import ModelError, unreadable
+from ..._errors import ConfigError, ModelError, unreadable
 from ...pipeline import PipelineConfig, feature_fields, feature_min_rate_hz
 from ...pipeline.formats import FIELDS
 from ._elm import ELMClassifier
@@ -408,8 +408,10 @@ def load_model(path):
     Raises
     ------
     ModelError
-        If the file is missing, truncated or corrupt, of another format or version, or its
-        content does not match its ``checksum``.
+        If the file is missing, truncated or corrupt, of another format or version, its
+        content does not match its ``checksum``, or its pipeline settings are not a valid
+        :class:`~distractd.pipeline.PipelineConfig` (out of bounds: a span that would stall a
+        reload and fill the memory).
     """
     try:
         with open(path, "rb") as handle:
@@ -446,6 +448,10 @@ def load_model(path):
     if not isinstance(header.get("model_id"), str):
         raise ModelError(f"model file {path}: model_id is missing")
     _check_values(path, contents)
+    try:
+        PipelineConfig.from_dict(header.get("pipeline_config"))
+    except (ConfigError, TypeError) as error:
+        raise ModelError(f"model file {path}: {error}") from None
     model_arrays = {name[len("model/"):]: value for name, value in contents.items()
                     if name.startswith("model/")}
     try:

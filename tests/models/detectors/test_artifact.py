@@ -307,13 +307,16 @@ def test_score_offset_moves_the_published_scores(tmp_path):
     assert offset.window_scores(X, FEATURE_NAMES, sparse)[0] == pytest.approx((raw - 0.25) / 2.0)
 
 
-def _forged(path, array, value):
-    """The shipped model with one array set to ``value`` and its checksum recomputed: a file that
-    passes every integrity check (issue 23, item 3)."""
+def _forged(path, array=None, value=None, pipeline=None):
+    """The shipped model with one array set to ``value`` and/or the ``pipeline`` settings
+    changed, and its checksum recomputed: a file that passes every integrity check (issue 23,
+    items 3 and 4)."""
     with np.load(DEFAULT_MODEL_PATH, allow_pickle=False) as archive:
         contents = {name: archive[name] for name in archive.files}
     header = json.loads(contents.pop("header").tobytes())
-    contents[array] = np.full_like(contents[array], value)
+    if array is not None:
+        contents[array] = np.full_like(contents[array], value)
+    header["pipeline_config"].update(pipeline or {})
     header["checksum"] = _artifact._checksum(header, contents)
     with open(path, "wb") as file:
         np.savez(file, header=np.frombuffer(json.dumps(header).encode(), np.uint8), **contents)
@@ -335,3 +338,17 @@ def test_a_forged_model_with_a_valid_checksum_is_refused_at_load(tmp_path, array
                             f"model.path={path}"], capture_output=True, text=True, timeout=300)
     assert check.returncode == 1
     assert message in check.stderr and "Traceback" not in check.stderr
+
+
+def test_a_forged_model_with_an_unbounded_pipeline_setting_is_refused_at_load(tmp_path):
+    """``perclos_window_s = 1e7`` (a whole multiple of the 0.5 s hop) would make every stream
+    hold a ring of 2e7 hops and stall the daemon's reload for seconds (issue 23, item 4)."""
+    path = _forged(tmp_path / "forged.npz", pipeline={"perclos_window_s": 1e7})
+    message = "pipeline.perclos_window_s must be in (0, 3600], got 10000000.0"
+    with pytest.raises(ModelError, match=re.escape(f"model file {path}: {message}")):
+        load_model(path)
+    check = subprocess.run([sys.executable, "-m", "distractd.cli", "run", "--check", "--set",
+                            f"model.path={path}"], capture_output=True, text=True, timeout=300)
+    assert check.returncode == 1
+    assert message in check.stderr and "Traceback" not in check.stderr
+    assert len(check.stderr.strip().splitlines()) == 1
