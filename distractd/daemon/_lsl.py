@@ -5,8 +5,10 @@ predicates such as ``type='Gaze'``), opens an inlet per stream, pulls chunks, ma
 :func:`~distractd.pipeline.formats.lsl_mapping` (clock correction included) and hands them to the
 daemon's loop as native block messages (``samples.<stream_id>``, with ``seq``) over an in-process
 PUSH/PULL pair, so they are decoded, validated and counted like any other input; the blocking LSL
-calls (resolving, opening, ``time_correction``) never stall the loop. :class:`LslStates` publishes
-every stream's states as an LSL outlet ``distractd.<stream>`` (``lsl.outlets``).
+calls (resolving, opening, ``time_correction``) never stall the loop; what becomes of every stream
+it resolves is counted by outcome (:data:`LSL_OUTCOMES`), refusals and losses included.
+:class:`LslStates` publishes every stream's states as an LSL outlet ``distractd.<stream>``
+(``lsl.outlets``).
 
 liblsl binds its data ports (TCP and UDP from 16572) on **all interfaces** and answers discovery
 on the local network, so inlets and outlets are reachable from every host there; its
@@ -25,12 +27,19 @@ from .._errors import ConfigError, SchemaError
 from ..pipeline.formats import STATE_CHANNELS, encode_block, lsl_mapping, lsl_stream_id
 
 
-__all__ = ["LslBridge", "LslStates", "LSL_ENDPOINT"]
+__all__ = ["LslBridge", "LslStates", "LSL_ENDPOINT", "LSL_OUTCOMES"]
 
 log = logging.getLogger("distractd.daemon")
 
 LSL_ENDPOINT = "inproc://distractd-lsl"
 """Where the bridge pushes its block messages and the loop pulls them."""
+
+LSL_OUTCOMES = ("opened", "refused", "timed_out", "lost", "dropped")
+"""What became of an LSL stream the bridge resolved (``distractd_lsl_streams_total{outcome}``):
+opened; refused by its mapping (string channels, or no channel maps to a canonical field);
+timed_out (its full description or clock offset not received within ``lsl.timeout_s``); lost (its
+outlet went away unrecoverably: liblsl recovers streams with a source id silently); dropped (a chunk
+the mapping cannot read). Refused, timed-out and dropped streams are not opened again."""
 
 
 def _pylsl(option):
@@ -89,9 +98,11 @@ class LslBridge(threading.Thread):
         Most samples per message (``input.max_block_samples``).
     gaze_frames : dict
         Filled with ``stream id -> gaze frame`` of every stream opened, before its first message.
+    outcomes : dict
+        ``outcome -> counter`` for every one of :data:`LSL_OUTCOMES` (``Metrics.lsl_streams``).
     """
 
-    def __init__(self, context, lsl, max_chunk, gaze_frames):
+    def __init__(self, context, lsl, max_chunk, gaze_frames, outcomes):
         self.pylsl = _pylsl("lsl.inlets")
         super().__init__(name="distractd-lsl", daemon=True)
         self.context = context
@@ -100,6 +111,7 @@ class LslBridge(threading.Thread):
         self.correction_s = lsl["correction_interval_s"]
         self.max_chunk = max_chunk
         self.gaze_frames = gaze_frames
+        self.outcomes = outcomes
         self.stopping = threading.Event()
 
     def stop(self):
@@ -121,8 +133,11 @@ class LslBridge(threading.Thread):
                         try:
                             inlet = inlets[uid] = _Inlet(pylsl, info, self.timeout_s)
                             self.gaze_frames[inlet.stream] = inlet.mapping.gaze_frame
+                            self.outcomes["opened"].inc()
                         except (SchemaError, pylsl.util.TimeoutError) as exc:
                             refused.add(uid)
+                            self.outcomes["refused" if isinstance(exc, SchemaError)
+                                          else "timed_out"].inc()
                             log.warning("lsl: stream %r not used: %s", info.name(), exc)
                 pulled = 0
                 for uid, inlet in list(inlets.items()):
@@ -131,11 +146,13 @@ class LslBridge(threading.Thread):
                     except pylsl.util.LostError:
                         log.warning("lsl: stream %s lost", inlet.stream)
                         del inlets[uid]
+                        self.outcomes["lost"].inc()
                     except (ValueError, RuntimeError) as exc:  # a chunk the mapping cannot read
                         log.warning("lsl: stream %s dropped: %s: %s", inlet.stream,
                                     type(exc).__name__, exc)
                         del inlets[uid]
                         refused.add(uid)
+                        self.outcomes["dropped"].inc()
                 if not pulled:
                     self.stopping.wait(0.005)
         finally:

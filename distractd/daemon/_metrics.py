@@ -30,6 +30,7 @@ from ..models.detectors import SUBMODELS, UNDECIDED_REASONS
 from ..pipeline import ALERT_KINDS, REJECT_REASONS
 from ..pipeline.formats import REJECTION_REASONS, STATES
 from ._gate import REFUSAL_REASONS
+from ._lsl import LSL_OUTCOMES
 
 __all__ = ["Metrics", "MetricsServer", "LATENCY_BUCKETS_S", "FIT_BUCKETS_S", "SKIP_REASONS"]
 
@@ -144,6 +145,13 @@ class Metrics:
                          registry=registry)
         self.submodels = {name: chosen.labels(submodel=name)
                           for name in ("main", *SUBMODELS, "none")}
+        lsl_streams = Counter("distractd_lsl_streams_total",
+                              "LSL streams resolved by lsl.inlets, by outcome: opened, refused "
+                              "(string channels, or no channel maps to a canonical field), "
+                              "timed_out (no description or clock offset within lsl.timeout_s), "
+                              "lost (the outlet went away unrecoverably), dropped (a chunk the "
+                              "mapping cannot read).", ["outcome"], registry=registry)
+        self.lsl_streams = {o: lsl_streams.labels(outcome=o) for o in LSL_OUTCOMES}
         self.pupil_reconnects = Counter("distractd_pupil_reconnects_total",
                                         "Moves of the Pupil backbone subscription to the SUB_PORT "
                                         "Pupil Remote named after the backbone went silent (a "

@@ -245,7 +245,7 @@ class Service:
                 if sockets[3] is not None:
                     bridge = LslBridge(context, self.config["lsl"],
                                        self.config["input"]["max_block_samples"],
-                                       self.gaze_frames)
+                                       self.gaze_frames, self.metrics.lsl_streams)
                     bridge.start()
                 try:
                     self._loop(*sockets)

@@ -1,6 +1,6 @@
 """LSL on loopback: an outlet in this process -> the daemon (a real subprocess) -> states on its
 ZeroMQ output equal to the batch pipeline's on the same samples, and the same states on the
-daemon's LSL outlet."""
+daemon's LSL outlet; refused and lost streams counted in its metrics."""
 
 import re
 import time
@@ -11,6 +11,7 @@ import pylsl
 import pytest
 
 from distractd.daemon import DEFAULTS, decision_options, default_model_path
+from distractd.daemon._lsl import LSL_OUTCOMES
 from distractd.models import load_model
 from distractd.models.detectors import DecisionRule, predict_windows
 from distractd.pipeline.formats import (
@@ -82,3 +83,36 @@ def test_lsl_outlet_to_daemon_states_and_back(start_daemon):
         assert values["score"] == pytest.approx(message["score"], nan_ok=True)
         assert values["quality"] == message["quality"]
     assert daemon.stop() == 0
+
+
+def _streams_counted(daemon, outcome, count, timeout_s=60):
+    """Scrape until ``distractd_lsl_streams_total{outcome}`` reaches ``count``; whether it did."""
+    deadline = time.monotonic() + timeout_s
+    while (counted := daemon.metric("distractd_lsl_streams_total", outcome=outcome)) < count:
+        if time.monotonic() > deadline:
+            return False
+        time.sleep(0.1)
+    return counted == count
+
+
+def test_lsl_refused_and_lost_streams_are_counted(start_daemon):
+    """A string stream is refused and a stream without a source id (liblsl cannot recover it)
+    that goes away is lost: each counted by outcome, not only logged."""
+    prefix = f"distractd-test-{uuid.uuid4().hex[:8]}"
+    text = pylsl.StreamOutlet(pylsl.StreamInfo(f"{prefix}-text", "Gaze", 1, 60.0, "string",
+                                               "text-1"))
+    gone = _outlet(f"{prefix}-gone", "", list(FIELDS[1:]))
+    daemon = start_daemon([f"lsl.inlets=[\"starts-with(name, '{prefix}')\"]"])
+    assert _streams_counted(daemon, "refused", 1)
+    assert _streams_counted(daemon, "opened", 1)
+    assert daemon.metric("distractd_lsl_streams_total", outcome="lost") == 0
+    del gone  # the outlet is destroyed: the daemon's inlet loses it
+    assert _streams_counted(daemon, "lost", 1)
+    assert {outcome: daemon.metric("distractd_lsl_streams_total", outcome=outcome)
+            for outcome in LSL_OUTCOMES} == {"opened": 1, "refused": 1, "timed_out": 0,
+                                             "lost": 1, "dropped": 0}
+    log = daemon.stderr()
+    assert f"lsl: stream '{prefix}-text' not used: " in log
+    assert f"lsl: stream lsl.{prefix}-gone lost" in log
+    assert daemon.stop() == 0
+    del text  # kept open until here, so the daemon resolves and refuses it
