@@ -7,12 +7,15 @@ summed at scrape time by a custom collector, and exported per stream only when
 ``metrics.per_stream`` is enabled. prometheus-client's process (``process_*``: RSS, CPU, open
 descriptors) and platform (``python_info``) collectors join the daemon's own families.
 
-:class:`MetricsServer` serves the registry over HTTP from one thread of its own with an exposition
-built at most once per ``metrics.cache_s``, so a storm of scrapes cannot stall the loop thread.
+:class:`MetricsServer` serves the registry over HTTP from a small pool of threads of its own with
+an exposition built at most once per ``metrics.cache_s``, so neither a storm of scrapes nor slow
+clients can stall the loop thread or ``/metrics``.
 """
 
+import io
 import logging
 import math
+import queue
 import socket
 import sys
 import threading
@@ -213,17 +216,20 @@ class _StreamCollector:
 
 
 class MetricsServer:
-    """``GET /metrics`` served by one thread of its own from a cached exposition.
+    """``GET /metrics`` served by a small pool of threads of its own from a cached exposition.
 
     prometheus-client's ``start_http_server`` builds the exposition in a new thread per scrape, so
     concurrent scrapes hold the GIL in parallel and stall the loop thread (200 concurrent scrapes
-    raised ingest latency from a p99 of 2.5 ms to about 1 s). Here one thread answers scrapes one
-    at a time (listen backlog :data:`BACKLOG`, :data:`CLIENT_TIMEOUT_S` per client), rests
-    :data:`PAUSE_S` after each (a thread always ready to run would make the loop wait for the GIL
-    at every turn) and rebuilds the exposition only when the last one is ``cache_s`` old, so the
-    loop loses at most one build per ``cache_s`` and a bounded share of the GIL to scrapes,
-    however many arrive. A scraper that goes away mid-answer is no error; anything else a scrape
-    raises is logged as one line.
+    raised ingest latency from a p99 of 2.5 ms to about 1 s). Here one thread accepts connections
+    (listen backlog :data:`BACKLOG`) and hands them to :data:`WORKERS` threads. A worker gives its
+    client :data:`CLIENT_TIMEOUT_S` in all to send its request head, not per byte, so a slowloris
+    client that trickles a byte at a time holds one worker for at most that long and the other
+    workers go on answering. Answers take turns: each rests :data:`PAUSE_S` in its turn (a
+    thread always ready to run would make the loop wait for the GIL at every turn), and the
+    exposition is rebuilt only when the last one is ``cache_s`` old, so the loop loses at most one
+    build per ``cache_s`` and a bounded share of the GIL to scrapes, however many arrive. A
+    scraper that goes away or times out is no error; anything else a scrape raises is logged as one
+    line.
 
     Parameters
     ----------
@@ -243,7 +249,9 @@ class MetricsServer:
     """
 
     BACKLOG = 1024
+    WORKERS = 4
     CLIENT_TIMEOUT_S = 2.0
+    MAX_HEAD_BYTES = 8192
     PAUSE_S = 0.01
 
     def __init__(self, registry, address, port, cache_s):
@@ -251,38 +259,66 @@ class MetricsServer:
         self.cache_s = cache_s
         self._body = b""
         self._built_s = -math.inf
+        self._turn = threading.Lock()
         server_class = _HTTPServer6 if ":" in address else _HTTPServer
         self._http = server_class((address, port), _handler(self))
         self.port = self._http.server_address[1]
-        self._thread = threading.Thread(target=self._http.serve_forever, name="distractd-metrics",
-                                        daemon=True)
+        self._threads = [threading.Thread(target=self._http.serve_forever,
+                                          name="distractd-metrics", daemon=True)]
+        self._threads += [threading.Thread(target=self._http.work, name=f"distractd-metrics-{i}",
+                                           daemon=True) for i in range(self.WORKERS)]
 
     def start(self):
-        self._thread.start()
+        for thread in self._threads:
+            thread.start()
         return self
 
     def close(self):
-        """Stop serving and close the listening socket."""
-        if self._thread.is_alive():
+        """Stop serving and close the listening socket (a worker ends after its client)."""
+        if self._threads[0].is_alive():
             self._http.shutdown()
+            for _ in range(self.WORKERS):
+                self._http.pending.put(None)
         self._http.server_close()
 
     def exposition(self):
-        """The registry's text exposition, at most ``cache_s`` old (called by the server thread)."""
-        now = time.monotonic()
-        if now - self._built_s >= self.cache_s:
-            self._body = generate_latest(self.registry)
-            self._built_s = now
-        return self._body
+        """The registry's text exposition, at most ``cache_s`` old, in this worker's turn."""
+        with self._turn:
+            now = time.monotonic()
+            if now - self._built_s >= self.cache_s:
+                self._body = generate_latest(self.registry)
+                self._built_s = now
+            time.sleep(self.PAUSE_S)
+            return self._body
 
 
 class _HTTPServer(HTTPServer):
+    """Accepts in ``serve_forever`` and queues each connection for a worker running :meth:`work`.
+
+    The queue holds one connection per worker; when it is full, accepting waits and further clients
+    wait in the listen backlog, so a flood of connections does not hold descriptors.
+    """
+
     request_queue_size = MetricsServer.BACKLOG
     allow_reuse_address = True
 
+    def __init__(self, address, handler):
+        super().__init__(address, handler)
+        self.pending = queue.Queue(MetricsServer.WORKERS)
+
     def process_request(self, request, client_address):
-        super().process_request(request, client_address)
-        time.sleep(MetricsServer.PAUSE_S)
+        self.pending.put((request, client_address))
+
+    def work(self):
+        """Answer queued connections until :meth:`MetricsServer.close` queues ``None``."""
+        while (item := self.pending.get()) is not None:
+            request, client_address = item
+            try:
+                self.finish_request(request, client_address)
+            except Exception:
+                self.handle_error(request, client_address)
+            finally:
+                self.shutdown_request(request)
 
     def handle_error(self, request, client_address):
         error = sys.exc_info()[1]
@@ -295,9 +331,37 @@ class _HTTPServer6(_HTTPServer):
     address_family = socket.AF_INET6
 
 
+def _read_head(connection, timeout_s, limit):
+    """The request head, read within ``timeout_s`` in all (a socket timeout applies per read).
+
+    Reading stops at the blank line ending the head, at ``limit`` bytes or when the client closes;
+    the handler parses what came. Raises TimeoutError when the head is not complete in time.
+    """
+    deadline = time.monotonic() + timeout_s
+    head = b""
+    while b"\r\n\r\n" not in head and b"\n\n" not in head and len(head) < limit:
+        remaining = deadline - time.monotonic()
+        if remaining <= 0:
+            raise TimeoutError(f"request head incomplete after {timeout_s} s")
+        connection.settimeout(remaining)
+        chunk = connection.recv(limit - len(head))
+        if not chunk:
+            break
+        head += chunk
+    connection.settimeout(timeout_s)
+    return head
+
+
 def _handler(server):
     class Handler(BaseHTTPRequestHandler):
         timeout = MetricsServer.CLIENT_TIMEOUT_S
+
+        def setup(self):
+            """Read the whole request head under one deadline, then parse it from memory."""
+            super().setup()
+            self.rfile.close()
+            self.rfile = io.BytesIO(_read_head(self.connection, self.timeout,
+                                               MetricsServer.MAX_HEAD_BYTES))
 
         def do_GET(self):  # noqa: N802 (the http.server protocol)
             if self.path.split("?", 1)[0] not in ("/metrics", "/"):

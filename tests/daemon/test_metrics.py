@@ -2,8 +2,13 @@
 
 import os
 import re
+import select
 import shutil
+import socket
 import subprocess
+import threading
+import time
+import urllib.request
 
 import pytest
 from prometheus_client import CollectorRegistry, generate_latest
@@ -110,3 +115,51 @@ def test_process_and_platform_collectors_are_registered():
     assert {"process_resident_memory_bytes", "process_open_fds", "process_max_fds",
             "process_cpu_seconds", "python_info"} <= set(families)
     assert families["process_resident_memory_bytes"].samples[0].value > 0
+
+
+def test_slowloris_clients_do_not_block_scrapes_and_are_closed(start_daemon):
+    """Issue 23 item 8: clients trickling a request a byte at a time (each byte well within the
+    per-read timeout) must not keep ``/metrics`` from answering, and the server closes them once
+    their request head is overdue."""
+    daemon = start_daemon()
+    slow = [socket.create_connection(("127.0.0.1", daemon.metrics_port), timeout=10)
+            for _ in range(6)]  # more than the server's 4 workers
+    closed_by_server = set()
+    stop = threading.Event()
+
+    def trickle():
+        partial = b"GET /metrics HTTP/1.1\r\nHost: x\r\n" + b"X-Slow: " + b"a" * 60
+        for i in range(len(partial)):
+            for n, sock in enumerate(slow):
+                if n in closed_by_server:
+                    continue
+                if select.select([sock], [], [], 0)[0]:
+                    try:
+                        data = sock.recv(4096)
+                    except ConnectionError:
+                        data = b""
+                    if not data:
+                        closed_by_server.add(n)
+                        continue
+                try:
+                    sock.sendall(partial[i:i + 1])
+                except ConnectionError:
+                    closed_by_server.add(n)
+            if stop.is_set() and len(closed_by_server) == len(slow):
+                return
+            time.sleep(0.5)
+
+    trickler = threading.Thread(target=trickle)
+    trickler.start()
+    try:
+        for _ in range(4):
+            url = f"http://127.0.0.1:{daemon.metrics_port}/metrics"
+            with urllib.request.urlopen(url, timeout=10) as response:
+                assert response.status == 200
+                assert b"distractd_build_info" in response.read()
+    finally:
+        stop.set()
+        trickler.join()
+        for sock in slow:
+            sock.close()
+    assert closed_by_server == set(range(len(slow)))
