@@ -158,6 +158,23 @@ def test_fixations_lie_between_saccades_and_blinks():
     np.testing.assert_array_equal(events.fixation[1:] == 1, (still | (t >= 8.5) & (t < 8.54))[1:])
 
 
+def test_the_feature_path_runs_a_kernel_compiled_without_the_fixation_step():
+    """The fixation step's mere presence in the compiled loop made every sample of the feature
+    path ~50 % slower (issue 22's CPU target) though it ran only for events: the feature path
+    passes no fixation buffer (``None``), so numba compiles it a kernel of its own without it."""
+    from numba import types
+
+    from distractd.pipeline import StreamProcessor
+    from distractd.pipeline._processor import _run
+
+    block = fixating(seconds=2.0)
+    StreamProcessor().update(block)
+    detect_events(Recording(block))
+    fixation_buffers = {signature[-1] for signature in _run.signatures}
+    assert types.none in fixation_buffers                     # the feature path
+    assert any(isinstance(buffer, types.Array) for buffer in fixation_buffers)   # the events path
+
+
 def test_short_still_runs_are_not_fixations():
     block = fixating(seconds=3.0)
     t = block[:, 0]
