@@ -11,6 +11,7 @@ from distractd.models.evaluation import (
     AgreementPool, cohen_kappa, event_agreement, flags_from_spans, hfc_names, match_events,
     naive_ivt, read_hfc, read_irf, spans_from_flags,
 )
+from distractd.pipeline import FIELD_INDEX, Recording, empty_block
 
 
 def test_matching_is_one_to_one_by_largest_overlap():
@@ -96,7 +97,6 @@ def test_missing_trial_names_the_file(shared_data):
 
 
 def test_naive_ivt_flags_fast_samples_only():
-    from distractd.pipeline import FIELD_INDEX, Recording, empty_block
     block = empty_block(60)
     block[:, 0] = np.arange(60) / 60.0
     yaw = np.where(np.arange(60) >= 30, np.radians(2.0), 0.0)   # a 2 deg step: 120 deg/s

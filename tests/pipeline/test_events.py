@@ -1,10 +1,16 @@
+import csv
+
 import numpy as np
 import pytest
+from numba import types
 
+from distractd.cli import main
+from distractd.models.evaluation import read_irf
 from distractd.pipeline import (
-    FEATURE_NAMES, FIELD_INDEX, PipelineConfig, Recording, detect_events, empty_block,
-    extract_features,
+    FEATURE_NAMES, FIELD_INDEX, PipelineConfig, Recording, StreamProcessor, detect_events,
+    empty_block, extract_features, write_recording,
 )
+from distractd.pipeline._processor import _run  # its compiled specialisations
 
 SACCADE = FEATURE_NAMES.index("mean_saccade")
 BLINK = FEATURE_NAMES.index("mean_blink")
@@ -162,11 +168,6 @@ def test_the_feature_path_runs_a_kernel_compiled_without_the_fixation_step():
     """The fixation step's mere presence in the compiled loop made every sample of the feature
     path ~50 % slower (issue 22's CPU target) though it ran only for events: the feature path
     passes no fixation buffer (``None``), so numba compiles it a kernel of its own without it."""
-    from numba import types
-
-    from distractd.pipeline import StreamProcessor
-    from distractd.pipeline._processor import _run
-
     block = fixating(seconds=2.0)
     StreamProcessor().update(block)
     detect_events(Recording(block))
@@ -188,8 +189,6 @@ def test_short_still_runs_are_not_fixations():
 
 @pytest.mark.parametrize("block_samples", [1, 7, 100])
 def test_streamed_events_equal_batch_events(shared_data, block_samples):
-    from distractd.models.evaluation import read_irf
-    from distractd.pipeline import StreamProcessor
     recording = read_irf(shared_data / "irf", "S2", 60.0).recording
     batch = detect_events(recording)
     processor = StreamProcessor()
@@ -203,10 +202,6 @@ def test_streamed_events_equal_batch_events(shared_data, block_samples):
 
 
 def test_events_command_writes_per_sample_fixation_flags(tmp_path, capsys):
-    import csv
-
-    from distractd.cli import main
-    from distractd.pipeline import write_recording
     block = fixating(seconds=10.0)
     step_saccade(block, 4.0, 8.0, 0.04)
     write_recording(Recording(block), tmp_path / "r.npz")
