@@ -1,26 +1,34 @@
 """Recordings as Apache Parquet columns, for the tools a fleet's data already lives in.
 
 One row per sample, one column per field. Written by distractd: every canonical field as a
-``double`` column in schema order (NaN stays NaN, never null), ``label`` as ``int8`` (1, 0, -1),
-and the binary form's JSON header (format, version, metadata) under the schema metadata key
-``distractd`` — lossless, like the binary form. Any other Parquet file (pandas, Polars, DuckDB,
-Spark, Arrow) is read like a CSV: numeric columns named by canonical fields (any subset, ``t``
-required), an optional integer ``label`` column, nulls as missing values (NaN, or -1 for labels).
+``double`` column in schema order, a missing value (NaN) as null, so that Polars', DuckDB's and
+Arrow's aggregates skip it as they skip nulls (they propagate NaN); ``label`` as ``int8`` (1, 0,
+null for unknown); and the binary form's JSON header (format, version, metadata) under the schema
+metadata key ``distractd``. Lossless like the binary form, except that every NaN reads back as
+numpy's one NaN (a NaN's payload bits are not kept). Any other Parquet file (pandas, Polars,
+DuckDB, Spark, Arrow) is read like a CSV: columns named by canonical fields (any subset, ``t``
+required) holding numbers or booleans, NaN and null alike as missing values; ``t`` may be a
+timestamp (read as Unix epoch seconds) or a duration (seconds); an optional ``label`` column
+(null as -1); other columns are ignored with one log line naming them.
 
 Pure encode/decode through pyarrow, which is imported on first use (an optional dependency:
 ``pip install 'distractd[parquet]'``) so that nothing else pays for it.
 """
 
 import json
+import logging
 
 import numpy as np
 
 from ..._errors import RecordingError, SchemaError
+from ._schema import FIELD_INDEX
 
 __all__ = ["read_columns", "write_columns", "write_table", "HEADER_KEY"]
 
 HEADER_KEY = b"distractd"
 """The Parquet schema metadata key holding a distractd recording's JSON header."""
+
+log = logging.getLogger(__name__)
 
 
 def read_columns(path):
@@ -33,9 +41,11 @@ def read_columns(path):
     Returns
     -------
     fields : list of str
-        Column names other than ``label``, in file order.
+        The columns named by canonical fields, in file order (any other column but ``label`` is
+        left out, named in one warning of the module's logger).
     data : ndarray of shape (n_samples, len(fields)), float64
-        The columns; nulls as NaN.
+        The columns; nulls as NaN, booleans as 1.0/0.0, a timestamp ``t`` in Unix epoch seconds
+        (a time-zone-free timestamp taken as UTC), a duration ``t`` in seconds.
     labels : ndarray of shape (n_samples,), int8
         The ``label`` column (null as -1), all -1 when there is none.
     header : dict or None
@@ -44,8 +54,9 @@ def read_columns(path):
     Raises
     ------
     RecordingError
-        An unreadable file or header; SchemaError for a column that is not numeric, a label that
-        is not 1, 0, -1 or null.
+        An unreadable file or header; SchemaError for a canonical column that is neither numeric
+        nor boolean (nor a timestamp or duration, for ``t``), a label that is not 1, 0, -1 or
+        null.
     """
     pq = _parquet()
     try:
@@ -58,13 +69,21 @@ def read_columns(path):
     except ValueError as exc:
         raise RecordingError(f"{path}: unreadable distractd header ({exc})") from exc
     fields, columns = [], []
+    ignored = [name for name in table.column_names if name not in FIELD_INDEX and name != "label"]
+    if ignored:
+        log.warning("%s: ignored columns that are not canonical fields: %s", path,
+                    ", ".join(ignored))
     for name, column in zip(table.column_names, table.columns):
-        if name == "label":
+        if name not in FIELD_INDEX:
             continue
-        if not _numeric(column.type):
-            raise SchemaError(f"{path}: column {name} must be numeric, got {column.type}")
+        if name == "t" and _temporal(column.type):
+            columns.append(_seconds(column))
+        elif _numeric(column.type):
+            columns.append(_floats(column))
+        else:
+            raise SchemaError(f"{path}: column {name} must be numeric or boolean"
+                              f"{' (or a timestamp)' if name == 't' else ''}, got {column.type}")
         fields.append(name)
-        columns.append(_floats(column))
     data = np.column_stack(columns) if columns else np.empty((table.num_rows, 0))
     labels = np.full(table.num_rows, -1, dtype=np.int8)
     if "label" in table.column_names:
@@ -73,11 +92,12 @@ def read_columns(path):
 
 
 def write_columns(path, fields, samples, labels, header):
-    """Write ``samples`` (one column per name of ``fields``), ``labels`` and the JSON header."""
+    """Write ``samples`` (one column per name of ``fields``, NaN as null), ``labels`` (-1 as
+    null) and the JSON header."""
     pa, pq = _pyarrow(), _parquet()
-    arrays = [pa.array(samples[:, i], type=pa.float64(), from_pandas=False)
-              for i in range(len(fields))]
-    arrays.append(pa.array(np.asarray(labels, dtype=np.int8), type=pa.int8()))
+    arrays = [_nullable(samples[:, i]) for i in range(len(fields))]
+    labels = np.asarray(labels, dtype=np.int8)
+    arrays.append(pa.array(labels, type=pa.int8(), mask=labels == -1))
     table = pa.table(arrays, names=[*fields, "label"])
     table = table.replace_schema_metadata({HEADER_KEY: json.dumps(header).encode("utf-8")})
     pq.write_table(table, path, compression="zstd")
@@ -85,11 +105,21 @@ def write_columns(path, fields, samples, labels, header):
 
 def write_table(path, columns):
     """Write a table of named 1-d columns (e.g. ``distractd features``' windows), each column
-    in its own dtype (float64 NaN stays NaN)."""
+    in its own dtype, a float column's NaN as null."""
     pa, pq = _pyarrow(), _parquet()
-    table = pa.table({name: pa.array(np.asarray(values), from_pandas=False)
-                      for name, values in columns.items()})
-    pq.write_table(table, path, compression="zstd")
+    arrays = {}
+    for name, values in columns.items():
+        values = np.asarray(values)
+        arrays[name] = (_nullable(values) if values.dtype.kind == "f"
+                        else pa.array(values, from_pandas=False))
+    pq.write_table(pa.table(arrays), path, compression="zstd")
+
+
+def _nullable(values):
+    """A float64 Arrow array of ``values`` with every NaN a null."""
+    pa = _pyarrow()
+    values = np.asarray(values, dtype=np.float64)
+    return pa.array(values, type=pa.float64(), mask=np.isnan(values))
 
 
 def _labels(path, column):
@@ -113,10 +143,31 @@ def _floats(column):
     return column.cast(pa.float64(), safe=False).to_numpy(zero_copy_only=False)
 
 
+def _seconds(column):
+    """A timestamp column as Unix epoch seconds (a duration column as seconds), nulls as NaN.
+
+    Whole seconds and the fraction are converted apart, so that nanosecond ticks near today's
+    epoch (~1.8e18) lose nothing beyond float64's last bit of the result (0.24 us)."""
+    pa = _pyarrow()
+    per_second = {"s": 1, "ms": 1_000, "us": 1_000_000, "ns": 1_000_000_000}[column.type.unit]
+    ticks = column.cast(pa.int64())
+    missing = ticks.is_null().to_numpy(zero_copy_only=False)
+    ticks = ticks.fill_null(0).to_numpy(zero_copy_only=False)
+    whole, part = np.divmod(ticks, per_second)
+    seconds = whole.astype(np.float64) + part / per_second
+    seconds[missing] = np.nan
+    return seconds
+
+
+def _temporal(arrow_type):
+    pa = _pyarrow()
+    return pa.types.is_timestamp(arrow_type) or pa.types.is_duration(arrow_type)
+
+
 def _numeric(arrow_type):
     pa = _pyarrow()
     return (pa.types.is_floating(arrow_type) or pa.types.is_integer(arrow_type)
-            or pa.types.is_null(arrow_type))
+            or pa.types.is_boolean(arrow_type) or pa.types.is_null(arrow_type))
 
 
 def _pyarrow():

@@ -1,9 +1,14 @@
 """Parquet recordings: lossless round trip, files written by other tools, errors, CLI by extension."""
 
 import json
+import logging
+import subprocess
+import sys
+from datetime import datetime, timedelta, timezone
 
 import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
 import pyarrow.parquet as pq
 import pytest
 
@@ -77,8 +82,9 @@ def test_foreign_file_is_read_like_a_csv(tmp_path):
 
 @pytest.mark.parametrize("columns, message", [
     ({"gaze_r_yaw": [0.1]}, "fields must include 't'"),
-    ({"t": [0.0], "gaze_yaw": [0.1]}, "unknown field 'gaze_yaw'"),
-    ({"t": [0.0], "confidence": ["high"]}, "column confidence must be numeric, got string"),
+    ({"t": [0.0], "confidence": ["high"]},
+     "column confidence must be numeric or boolean, got string"),
+    ({"t": ["0.0"]}, r"column t must be numeric or boolean \(or a timestamp\), got string"),
     ({"t": [0.0, 1.0], "label": [1, 2]}, r"label\[1\] must be 1, 0, -1 or null, got 2.0"),
     ({"t": [0.0, 2.0, 1.0]}, "row 2: t must not decrease, got 1.0 after 2.0"),
     ({"t": [0.0, None]}, "row 1: t must not be empty"),
@@ -136,3 +142,99 @@ def test_write_keeps_a_recording_without_labels(tmp_path):
     back = read_recording(path)
     assert back.samples.tobytes() == block.tobytes()
     np.testing.assert_array_equal(back.labels, [-1, -1, -1])
+
+
+def test_missing_values_are_written_as_nulls_that_aggregates_skip(tmp_path, drive):
+    """Polars, DuckDB and Arrow skip nulls in a mean but propagate NaN: a missing value is
+    written as null, so their means over a distractd file equal numpy's nanmean."""
+    path = tmp_path / "drive.parquet"
+    write_recording(drive, path)
+    table = pq.read_table(path)
+    checked = 0
+    for name in FIELDS:
+        column, values = table.column(name), drive.column(name)
+        assert column.null_count == int(np.isnan(values).sum()), name
+        assert not pc.any(pc.is_nan(column)).as_py(), name  # no NaN left in the file
+        if np.isfinite(values).any():
+            assert pc.mean(column).as_py() == pytest.approx(np.nanmean(values), rel=1e-12)
+            checked += column.null_count > 0
+    assert checked >= 5  # track loss left gaps in the gaze, head and pupil columns
+    assert table.column("label").null_count == int((drive.labels == -1).sum()) > 0
+    assert pc.mean(table.column("label")).as_py() == pytest.approx(
+        drive.labels[drive.labels >= 0].mean())
+
+
+def test_nan_and_null_are_read_alike(tmp_path):
+    path = tmp_path / "mixed.parquet"
+    pq.write_table(pa.table({"t": [0.0, 0.1, 0.2, 0.3],
+                             "pupil_r": pa.array([3.1, np.nan, None, 3.4], from_pandas=False),
+                             "head_x": pa.array([np.nan, np.nan, np.nan, None],
+                                                from_pandas=False)}), path)
+    assert pq.read_table(path).column("pupil_r").null_count == 1  # one NaN, one null on disk
+    back = read_recording(path)
+    np.testing.assert_array_equal(back.column("pupil_r"), [3.1, np.nan, np.nan, 3.4])
+    assert np.isnan(back.column("head_x")).all()
+    assert "head_x" not in back.fields_present
+
+
+def test_boolean_flags_and_label_are_read_as_ones_and_zeros(tmp_path):
+    path = tmp_path / "flags.parquet"
+    pq.write_table(pa.table({"t": [0.0, 0.1, 0.2],
+                             "blink": pa.array([True, False, None]),
+                             "saccade": pa.array([False, True, True]),
+                             "label": pa.array([True, None, False])}), path)
+    back = read_recording(path)
+    np.testing.assert_array_equal(back.column("blink"), [1.0, 0.0, np.nan])
+    np.testing.assert_array_equal(back.column("saccade"), [0.0, 1.0, 1.0])
+    np.testing.assert_array_equal(back.labels, [1, -1, 0])
+
+
+def test_datetime_t_is_read_as_unix_epoch_seconds(tmp_path):
+    """A timestamp ``t`` (any unit, with or without a time zone) becomes Unix epoch seconds; a
+    duration ``t`` seconds; the 60 Hz periods survive to float64's resolution at today's epoch."""
+    start = datetime(2026, 11, 25, 21, 0, 0, tzinfo=timezone.utc)
+    ns = [k * 16_666_667 for k in range(5)]  # 60 Hz in nanoseconds
+    expected = start.timestamp() + np.array(ns) / 1e9
+    naive_us = [start.replace(tzinfo=None) + timedelta(microseconds=n // 1000) for n in ns]
+    epoch_ns = int(start.timestamp()) * 10**9
+    cases = {
+        "utc-ns": pa.array([epoch_ns + n for n in ns], type=pa.timestamp("ns", tz="UTC")),
+        "berlin-ns": pa.array([epoch_ns + n for n in ns],
+                              type=pa.timestamp("ns", tz="Europe/Berlin")),
+        "naive-us": pa.array(naive_us, type=pa.timestamp("us")),
+        "ms": pa.array([epoch_ns // 10**6 + n // 10**6 for n in ns], type=pa.timestamp("ms")),
+    }
+    for name, t in cases.items():
+        path = tmp_path / f"{name}.parquet"
+        pq.write_table(pa.table({"t": t, "gaze_r_yaw": [0.0, 0.1, 0.2, 0.3, 0.4]}), path)
+        back = read_recording(path)
+        tolerance = 1e-3 if name == "ms" else 1e-6
+        np.testing.assert_allclose(back.t, expected, rtol=0, atol=tolerance, err_msg=name)
+        np.testing.assert_allclose(np.diff(back.t), 1 / 60, rtol=0, atol=2 * tolerance)
+    durations = tmp_path / "duration.parquet"
+    pq.write_table(pa.table({"t": pa.array(ns, type=pa.duration("ns"))}), durations)
+    np.testing.assert_allclose(read_recording(durations).t, np.array(ns) / 1e9, rtol=0,
+                               atol=1e-15)
+    empty = tmp_path / "gap.parquet"
+    pq.write_table(pa.table({"t": pa.array([epoch_ns, None], type=pa.timestamp("ns"))}), empty)
+    with pytest.raises(SchemaError, match="row 1: t must not be empty"):
+        read_recording(empty)
+
+
+def test_extra_columns_are_ignored_with_one_note(tmp_path, caplog):
+    path = tmp_path / "fleet.parquet"
+    pq.write_table(pa.table({"vehicle": ["car-12"] * 3, "t": [0.0, 0.1, 0.2],
+                             "gaze_yaw": [0.1, 0.2, 0.3], "gaze_r_yaw": [0.01, 0.02, 0.03]}),
+                   path)
+    with caplog.at_level(logging.WARNING):
+        back = read_recording(path)
+    np.testing.assert_array_equal(back.column("gaze_r_yaw"), [0.01, 0.02, 0.03])
+    assert back.fields_present == ("t", "gaze_r_yaw")
+    assert [r.getMessage() for r in caplog.records] == [
+        f"{path}: ignored columns that are not canonical fields: vehicle, gaze_yaw"]
+    # through the command: one line on standard error, no traceback, the command succeeds
+    done = subprocess.run([sys.executable, "-m", "distractd.cli", "info", str(path)],
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert done.stderr.splitlines() == [
+        f"{path}: ignored columns that are not canonical fields: vehicle, gaze_yaw"]
