@@ -1,9 +1,12 @@
-"""The README and docs/ link only to files and headings that exist."""
+"""The README and docs/ link only to files and headings that exist, and the configuration table
+in docs/daemon.md names every option with the defaults the code has (one home: the code)."""
 
 import re
 from pathlib import Path
 
 import pytest
+
+from distractd.daemon import DEFAULTS
 
 ROOT = Path(__file__).resolve().parents[1]
 PAGES = [ROOT / "README.md", *sorted((ROOT / "docs").rglob("*.md"))]
@@ -38,3 +41,40 @@ def test_every_relative_link_resolves(page):
         elif anchor and linked.suffix == ".md" and anchor not in _anchors(linked):
             broken.append(target)
     assert not broken, f"{page.relative_to(ROOT)}: broken links {broken}"
+
+
+def _configuration_table():
+    """The option table of docs/daemon.md's "Configuration": {section: {option: cell text}}."""
+    text = (ROOT / "docs" / "daemon.md").read_text()
+    section = text.split("\n## Configuration\n", 1)[1].split("\n## ", 1)[0]
+    table = {}
+    for row in re.findall(r"^\| `(\w+)` \| (.+) \|$", section, flags=re.MULTILINE):
+        name, cell = row
+        table[name] = dict(re.findall(r"(?:^|, )`(\w+)`((?: \([^()]*\))?)(?=,|:|$)", cell))
+    return table
+
+
+def _literal(text):
+    """The value a parenthesised default in the table starts with: a number, a boolean or a word."""
+    token = re.match(r"\(([^\s,):]+)", text).group(1)
+    if token in ("true", "false"):
+        return token == "true"
+    try:
+        return float(token)
+    except ValueError:
+        return token
+
+
+def test_the_configuration_table_lists_every_option_with_the_true_defaults():
+    table = _configuration_table()
+    assert set(table) == set(DEFAULTS)
+    for section, options in DEFAULTS.items():
+        assert set(table[section]) == set(options), section
+        for option, note in table[section].items():
+            if not note or not re.match(r" \((true|false|[\d.]+)\b", note):
+                continue
+            default = options[option]
+            literal = _literal(note.strip())
+            expected = default if isinstance(default, (bool, str)) else float(default)
+            assert literal == expected, (f"docs/daemon.md: {section}.{option} says "
+                                         f"{note.strip()}, the default is {default!r}")
