@@ -106,7 +106,6 @@ DEFAULTS = {
 """Every option and its default; ``config/distractd.toml`` mirrors it."""
 
 _POSITIVE = Interval(0, None, closed="neither")
-_COUNT = Interval(1, None, integer=True)
 _QUEUE = Interval(1, 10_000_000, integer=True)  # messages; ZeroMQ's 0 (no bound) is refused
 _CONSTRAINTS = {
     "input": {"bind": list, "connect": list, "topic": str,
