@@ -31,7 +31,8 @@ def per_driver_means(results, metric):
                 for driver, records in results.items()}
 
 
-def _mean_sd(values):
+def _rounded_mean_sd(values):
+    """Mean and sd of the finite values, rounded to 3 decimals for reports, and their count."""
     values = np.array([v for v in values if v is not None and np.isfinite(v)], dtype=float)
     return {"mean": round(float(values.mean()), 3) if len(values) else None,
             "sd": round(float(values.std(ddof=1)), 3) if len(values) > 1 else None,
@@ -41,9 +42,9 @@ def _mean_sd(values):
 def half_figures(values, development, held_out):
     """Mean, sd and count of per-driver ``values`` (dict driver -> float) for the held-out
     half, the development half and all drivers (non-finite values left out)."""
-    return {"held_out": _mean_sd(v for d, v in values.items() if d in held_out),
-            "development": _mean_sd(v for d, v in values.items() if d in development),
-            "all": _mean_sd(values.values())}
+    return {"held_out": _rounded_mean_sd(v for d, v in values.items() if d in held_out),
+            "development": _rounded_mean_sd(v for d, v in values.items() if d in development),
+            "all": _rounded_mean_sd(values.values())}
 
 
 def versus_floor(per_model, floor, development, held_out):
