@@ -23,6 +23,7 @@ from pathlib import Path
 
 from . import __version__
 from ._errors import ConfigError, DistractdError, RecordingError
+from ._validation import Interval
 
 
 def main(argv=None):
@@ -79,12 +80,48 @@ def _add_output_options(parser, json=True):
 def _add_batch(parser):
     """--jobs and --scheduler: where batch work runs (distractd._parallel; needs the dask extra
     beyond one job)."""
-    parser.add_argument("--jobs", type=int, default=1, metavar="N",
+    parser.add_argument("--jobs", type=_COUNT, default=1, metavar="N",
                         help="run on a local Dask cluster of N worker processes; the results "
                              "do not depend on it (default: %(default)s, no cluster)")
     parser.add_argument("--scheduler", metavar="ADDRESS",
                         help="run on the Dask cluster of this scheduler (tcp://host:8786), "
                              "whose workers read the recordings at the paths given")
+
+
+def _number(rule):
+    """An argparse type: a number (an integer for an integer :class:`Interval`) that ``rule``
+    accepts; anything else exits 2 with ``argument --option: must be <rule>, got <text>``."""
+    def check(text):
+        try:
+            value = int(text) if rule.integer else float(text)
+        except ValueError:
+            value = text
+        if not rule.accepts(value):
+            raise argparse.ArgumentTypeError(f"must be {rule}, got {text}")
+        return value
+    return check
+
+
+_SEED = _number(Interval(0, None, integer=True))
+_COUNT = _number(Interval(1, None, integer=True))
+_COUNT_OR_ZERO = _number(Interval(0, None, integer=True))
+_POSITIVE = _number(Interval(0, None, closed="neither"))
+_NON_NEGATIVE = _number(Interval(0, None))
+_FRACTION = _number(Interval(0, 1))
+_PORT = _number(Interval(0, 65535, integer=True))
+_REAL = _number(Interval(None, None))
+_RATE_HZ = _number(Interval(1, 2000))  # simulate_drive's tracker rates
+_LABELLED = _number(Interval(8, None, integer=True))  # training's and the schemes' n_labelled
+_TRAIN = _number(Interval(10, None, integer=True))  # the cohort recipe's n_train
+
+
+def _drive_duration(text):
+    """A simulated drive's length: at least one window of the default pipeline, since a shorter
+    drive gives no window to featurise, label, train on, predict or evaluate."""
+    from .pipeline import PipelineConfig
+
+    window_s = PipelineConfig().window_s
+    return _number(Interval(window_s, None))(text)
 
 
 def _output_file_or_folder(text):
@@ -237,15 +274,15 @@ def _declare_replay(parser):
     parser.add_argument("inputs", nargs="+", metavar="IN", help="recordings (binary or CSV)")
     parser.add_argument("--endpoint", default="tcp://127.0.0.1:5555",
                         help="daemon input endpoint to connect to (default: %(default)s)")
-    parser.add_argument("--speed", type=float, default=1.0, help="time scale (default: 1)")
-    parser.add_argument("--streams", type=int, default=1, metavar="K",
+    parser.add_argument("--speed", type=_POSITIVE, default=1.0, help="time scale (default: 1)")
+    parser.add_argument("--streams", type=_COUNT, default=1, metavar="K",
                         help="copies of each recording under distinct stream ids (default: 1)")
     parser.add_argument("--form", choices=("block", "map"), default="block",
                         help="wire form (default: %(default)s)")
-    parser.add_argument("--block-samples", type=int, default=6,
+    parser.add_argument("--block-samples", type=_COUNT, default=6,
                         help="samples per block message (default: %(default)s)")
     parser.add_argument("--stream-id", help="stream id (default: the recording's driver id)")
-    parser.add_argument("--wait", type=float, default=5.0, metavar="SECONDS",
+    parser.add_argument("--wait", type=_NON_NEGATIVE, default=5.0, metavar="SECONDS",
                         help="how long to wait for the daemon (default: %(default)s)")
     _add_output_options(parser)
 
@@ -266,14 +303,14 @@ def _replay(args):
 
 def _declare_pupil_emulator(parser):
     parser.add_argument("input", metavar="IN", help="recording (binary or CSV)")
-    parser.add_argument("--port", type=int, default=50020,
+    parser.add_argument("--port", type=_PORT, default=50020,
                         help="Pupil Remote port (default: %(default)s)")
     parser.add_argument("--host", default="127.0.0.1", help="bind address (default: %(default)s)")
-    parser.add_argument("--speed", type=float, default=1.0, help="time scale (default: 1)")
+    parser.add_argument("--speed", type=_POSITIVE, default=1.0, help="time scale (default: 1)")
     parser.add_argument("--loop", action="store_true",
                         help="start the recording again at its end (default: the data stop, "
                              "Pupil Remote keeps answering)")
-    parser.add_argument("--wait-subscriptions", type=int, default=0, metavar="N",
+    parser.add_argument("--wait-subscriptions", type=_COUNT_OR_ZERO, default=0, metavar="N",
                         help="hold the first sample until N topic subscriptions reached the "
                              "backbone (default: 0, stream at once as Capture does)")
     _add_output_options(parser)
@@ -303,11 +340,11 @@ def _pupil_emulator(args):
 def _declare_demo(parser):
     from .simulators import PROTOCOLS
 
-    parser.add_argument("--duration", type=float, default=600.0, metavar="SECONDS",
+    parser.add_argument("--duration", type=_drive_duration, default=600.0, metavar="SECONDS",
                         help="simulated drive length (default: %(default)s)")
-    parser.add_argument("--speed", type=float, default=20.0,
+    parser.add_argument("--speed", type=_POSITIVE, default=20.0,
                         help="replay time scale (default: %(default)s)")
-    parser.add_argument("--seed", type=int, default=7, help="simulator seed (default: %(default)s)")
+    parser.add_argument("--seed", type=_SEED, default=7, help="simulator seed (default: %(default)s)")
     parser.add_argument("--protocol", choices=PROTOCOLS, default="visual-manual",
                         help="simulated protocol (default: %(default)s)")
 
@@ -457,7 +494,7 @@ def _declare_label(parser):
     parser.add_argument("--mapping", choices=("prior", "rule", "labels"),
                         help="map clusters by the prior, the gaze-dispersion rule or the "
                              "recording's own labels (default: prior, or rule with --prior none)")
-    parser.add_argument("--min-quality", type=float, default=0.5, metavar="FRACTION",
+    parser.add_argument("--min-quality", type=_FRACTION, default=0.5, metavar="FRACTION",
                         help="leave out windows with fewer valid samples (default: %(default)s)")
     parser.add_argument("--inputs", choices=("baseline", "drive"), default="baseline",
                         help="cluster windows judged against the driver's running baseline, or "
@@ -469,7 +506,7 @@ def _declare_label(parser):
                              "location mean (default: %(default)s)")
     parser.add_argument("--param", action="append", default=[], metavar="NAME=VALUE",
                         help="estimator parameter, e.g. --param lam=0.5 (repeatable)")
-    parser.add_argument("--seed", type=int, default=0, help="random seed (default: %(default)s)")
+    parser.add_argument("--seed", type=_SEED, default=0, help="random seed (default: %(default)s)")
     _add_pipeline_config(parser)
     _add_output_options(parser)
 
@@ -541,8 +578,8 @@ def _label(args):
 def _declare_segment(parser):
     parser.add_argument("input", help="recording to read (.csv or binary)")
     parser.add_argument("--method", choices=("aca", "haca"), default="aca")
-    parser.add_argument("--k", type=int, default=4, help="number of clusters (top level)")
-    parser.add_argument("--max-seconds", type=float, default=20.0,
+    parser.add_argument("--k", type=_COUNT, default=4, help="number of clusters (top level)")
+    parser.add_argument("--max-seconds", type=_POSITIVE, default=20.0,
                         help="longest segment, in seconds")
     parser.add_argument("--model", metavar="MODEL",
                         help="segment against the prototypes stored in this model artifact, with "
@@ -555,7 +592,7 @@ def _declare_segment(parser):
     parser.add_argument("--prior", default="default", metavar="MODEL",
                         help="cohort model whose view joins the features: a model file, "
                              "'default' (the shipped model) or 'none' (default: %(default)s)")
-    parser.add_argument("--seed", type=int, default=0, help="seed of the initialisations")
+    parser.add_argument("--seed", type=_SEED, default=0, help="seed of the initialisations")
     parser.add_argument("--out", required=True, type=_output_file,
                         help="CSV to write: start,end (s, window end times),cluster,label")
     _add_pipeline_config(parser)
@@ -633,24 +670,24 @@ def _segment(args):
 def _declare_simulate(parser):
     from .simulators import PROTOCOLS, TRACKERS
 
-    parser.add_argument("--seed", type=int, required=True, help="driver (or cohort) seed, >= 0")
-    parser.add_argument("--drive", type=int, default=0, metavar="K",
+    parser.add_argument("--seed", type=_SEED, required=True, help="driver (or cohort) seed, >= 0")
+    parser.add_argument("--drive", type=_COUNT_OR_ZERO, default=0, metavar="K",
                         help="which drive of the driver (same traits, new drive; default 0)")
     parser.add_argument("--protocol", choices=PROTOCOLS, default="cognitive",
                         help="secondary task (default: %(default)s)")
-    parser.add_argument("--duration", type=float, default=None, metavar="SECONDS",
+    parser.add_argument("--duration", type=_drive_duration, default=None, metavar="SECONDS",
                         help="drive length in seconds (default: the protocol, about 20-35 min)")
-    parser.add_argument("--rate", type=float, default=60.0, metavar="HZ",
+    parser.add_argument("--rate", type=_RATE_HZ, default=60.0, metavar="HZ",
                         help="tracker frame rate in Hz (default 60; sparse-gaze: the export "
                              "rate, at most 60, Taamneh's is 1)")
     parser.add_argument("--tracker", choices=list(TRACKERS), default="full",
                         help="full: every field at --rate; sparse-gaze: gaze and a 0/1 "
                              "confidence only, point-sampled from a 60 Hz faceLAB "
                              "(default: %(default)s)")
-    parser.add_argument("--cohort", type=int, default=None, metavar="N",
+    parser.add_argument("--cohort", type=_COUNT, default=None, metavar="N",
                         help="simulate N drivers, written as <stem>_<NN><suffix> next to --out "
                              "(<stem>_<NN>_d<K><suffix> with --drives > 1)")
-    parser.add_argument("--drives", type=int, default=1, metavar="M",
+    parser.add_argument("--drives", type=_COUNT, default=1, metavar="M",
                         help="with --cohort: drives 0..M-1 of every driver (default 1)")
     parser.add_argument("--out", required=True, type=_output_file_made_folder, metavar="PATH",
                         help="recording to write (its folder is made when missing)")
@@ -676,8 +713,6 @@ def _simulate(args):
     else:
         if args.drive != 0:
             raise ConfigError("--drive is for a single driver; with --cohort use --drives")
-        if args.drives < 1:
-            raise ConfigError(f"--drives must be >= 1, got {args.drives}")
         width = max(2, len(str(args.cohort - 1)))
         jobs = [(seed, drive, out.with_name(
                     f"{out.stem}_{i:0{width}d}" + (f"_d{drive}" if args.drives > 1 else "")
@@ -717,15 +752,15 @@ def _declare_train(parser):
                         help="detector (default: sselm, with --cohort svm)")
     parser.add_argument("--features", nargs="+", metavar="NAME",
                         help="feature names (default: those with data in half the windows)")
-    parser.add_argument("--labelled", type=int, default=60, metavar="N",
+    parser.add_argument("--labelled", type=_LABELLED, default=60, metavar="N",
                         help="per-driver: labelled windows drawn from the labels, the rest "
                              "unlabelled (default: %(default)s)")
-    parser.add_argument("--train", type=int, default=2000, metavar="N",
+    parser.add_argument("--train", type=_TRAIN, default=2000, metavar="N",
                         help="--cohort: most labelled training windows (default: %(default)s)")
     parser.add_argument("--only", nargs="+", metavar="PROTOCOL",
                         help="--cohort: keep only the drives of these protocols (meta protocol, "
                              "e.g. normal texting for Taamneh et al.)")
-    parser.add_argument("--operating-point", type=float, metavar="SCORE",
+    parser.add_argument("--operating-point", type=_REAL, metavar="SCORE",
                         help="--cohort: publish scores so that SCORE (the decision threshold, "
                              "smoothing.on) falls where the training windows have the best "
                              "G-mean (default: scores over the training spread alone)")
@@ -741,10 +776,10 @@ def _declare_train(parser):
                              "recordings by id (recordings without keep their own labels)")
     parser.add_argument("--grid", choices=("full", "small"), default=None,
                         help="hyper-parameter grid (default: full per driver, small --cohort)")
-    parser.add_argument("--segment-windows", type=int, default=400, metavar="N",
+    parser.add_argument("--segment-windows", type=_COUNT_OR_ZERO, default=400, metavar="N",
                         help="per-driver: windows segmented for the online segmenter's "
                              "prototypes, 0 for none (default: %(default)s)")
-    parser.add_argument("--seed", type=int, default=0, help="random seed (default: %(default)s)")
+    parser.add_argument("--seed", type=_SEED, default=0, help="random seed (default: %(default)s)")
     parser.add_argument("--out", required=True, type=_output_file, metavar="MODEL",
                         help="model file to write")
     _add_batch(parser)  # --cohort's features
@@ -820,9 +855,9 @@ def _declare_adapt(parser):
     parser.add_argument("model", metavar="MODEL", help="cohort model (train --cohort, sselm or "
                                                        "lapsvm)")
     parser.add_argument("inputs", nargs="+", metavar="IN", help="the new driver's recordings")
-    parser.add_argument("--unlabelled", type=int, default=1000, metavar="N",
+    parser.add_argument("--unlabelled", type=_COUNT, default=1000, metavar="N",
                         help="most of the driver's windows used (default: %(default)s)")
-    parser.add_argument("--seed", type=int, default=0, help="random seed (default: %(default)s)")
+    parser.add_argument("--seed", type=_SEED, default=0, help="random seed (default: %(default)s)")
     parser.add_argument("--out", required=True, type=_output_file, metavar="MODEL",
                         help="adapted model to write")
     _add_output_options(parser)
@@ -915,18 +950,18 @@ def _predict(args):
 
 
 def _add_decision(parser):
-    parser.add_argument("--min-quality", type=float, default=None, metavar="FRACTION",
+    parser.add_argument("--min-quality", type=_FRACTION, default=None, metavar="FRACTION",
                         help="windows with fewer valid samples get no decision (default: the "
                              "daemon's sessions.min_quality)")
     parser.add_argument("--smoothing", choices=("hysteresis", "dwell"), default=None,
                         help="decision smoothing of the state (default: the daemon's)")
-    parser.add_argument("--on", type=float, default=None, metavar="SCORE",
+    parser.add_argument("--on", type=_REAL, default=None, metavar="SCORE",
                         help="upper (hysteresis) or decision (dwell) threshold (default: the "
                              "daemon's)")
-    parser.add_argument("--off", type=float, default=None, metavar="SCORE",
+    parser.add_argument("--off", type=_REAL, default=None, metavar="SCORE",
                         help="lower hysteresis threshold (default: the daemon's, or --on when "
                              "--on is given)")
-    parser.add_argument("--min-dwell", type=float, default=None, metavar="SECONDS",
+    parser.add_argument("--min-dwell", type=_NON_NEGATIVE, default=None, metavar="SECONDS",
                         help="persistence a new decision needs with dwell smoothing (default: "
                              "the daemon's)")
 
@@ -950,16 +985,16 @@ def _declare_evaluate(parser):
     from .simulators import PROTOCOLS
 
     source = parser.add_mutually_exclusive_group(required=True)
-    source.add_argument("--cohort", type=int, metavar="N", help="simulate N drivers")
+    source.add_argument("--cohort", type=_COUNT, metavar="N", help="simulate N drivers")
     source.add_argument("inputs", nargs="*", default=[], metavar="IN",
                         help="labelled recordings, Taamneh et al. subject files, or folders of "
                              "them; meta driver_id groups drives by driver")
-    parser.add_argument("--drives", type=int, default=3, metavar="M",
+    parser.add_argument("--drives", type=_COUNT, default=3, metavar="M",
                         help="simulated drives per driver (default: %(default)s)")
     parser.add_argument("--protocol", nargs="+", choices=PROTOCOLS, default=["cognitive"],
                         help="simulated protocol(s); with several, each driver drives each "
                              "(default: %(default)s)")
-    parser.add_argument("--duration", type=float, default=None, metavar="SECONDS",
+    parser.add_argument("--duration", type=_drive_duration, default=None, metavar="SECONDS",
                         help="simulated drive length (default: the protocol, about 20-35 min)")
     parser.add_argument("--only", nargs="+", metavar="PROTOCOL",
                         help="keep only the drives of these protocols (meta protocol, e.g. "
@@ -987,29 +1022,29 @@ def _declare_evaluate(parser):
                              "(default: %(default)s)")
     parser.add_argument("--features", nargs="+", metavar="NAME",
                         help="feature names (default: those with data in half the windows)")
-    parser.add_argument("--labelled", type=int, default=60, metavar="N",
+    parser.add_argument("--labelled", type=_LABELLED, default=60, metavar="N",
                         help="labelled windows of the per-driver recipe and the source and "
                              "blocked schemes (default: %(default)s)")
-    parser.add_argument("--train", type=int, default=2000, metavar="N",
+    parser.add_argument("--train", type=_TRAIN, default=2000, metavar="N",
                         help="most labelled training windows of the cohort recipe "
                              "(default: %(default)s)")
-    parser.add_argument("--unlabelled", type=int, default=600, metavar="N",
+    parser.add_argument("--unlabelled", type=_COUNT_OR_ZERO, default=600, metavar="N",
                         help="most unlabelled windows for semi-supervised models "
                              "(default: %(default)s)")
-    parser.add_argument("--draws", type=int, default=1, metavar="N",
+    parser.add_argument("--draws", type=_COUNT, default=1, metavar="N",
                         help="hidden layers per fit for ELM and SS-ELM (default: %(default)s; "
                              "the source used 5)")
-    parser.add_argument("--unlabelled-sizes", type=int, nargs="*", metavar="U", default=[],
+    parser.add_argument("--unlabelled-sizes", type=_COUNT_OR_ZERO, nargs="*", metavar="U", default=[],
                         help="the source's unlabelled-size sweep (S0: 0 120 240 360 480)")
-    parser.add_argument("--labelled-sizes", type=int, nargs="*", metavar="L", default=[],
+    parser.add_argument("--labelled-sizes", type=_LABELLED, nargs="*", metavar="L", default=[],
                         help="the source's labelled-size sweep (S0: 16 32 48 64 80)")
-    parser.add_argument("--sweep-labelled", type=int, default=60, metavar="L",
+    parser.add_argument("--sweep-labelled", type=_LABELLED, default=60, metavar="L",
                         help="labelled windows of the unlabelled sweep (default: %(default)s)")
-    parser.add_argument("--sweep-unlabelled", type=int, default=45, metavar="U",
+    parser.add_argument("--sweep-unlabelled", type=_COUNT_OR_ZERO, default=45, metavar="U",
                         help="unlabelled windows of the labelled sweep (default: %(default)s)")
     parser.add_argument("--plots", action="store_true",
                         help="a timeline PNG per test drive of the first scheme")
-    parser.add_argument("--seed", type=int, default=0, help="random seed (default: %(default)s)")
+    parser.add_argument("--seed", type=_SEED, default=0, help="random seed (default: %(default)s)")
     parser.add_argument("--out", required=True, type=_output_folder, metavar="DIR",
                         help="directory for the results")
     _add_batch(parser)  # features, folds x models, drives and sweeps
@@ -1058,17 +1093,15 @@ def _declare_review(parser):
                              "to <IN stem>.labels.intervals.csv")
     parser.add_argument("--model", metavar="MODEL",
                         help="a model: adds the detector's score and state and its segments")
-    parser.add_argument("--port", type=int, default=8050,
+    parser.add_argument("--port", type=_PORT, default=8050,
                         help="port on 127.0.0.1, 0 for a free one (default: %(default)s)")
     _add_decision(parser)
     _add_pipeline_config(parser)
 
 
 def _review(args):
-    from .models.evaluation.review import serve_review
+    from .review import serve_review
 
-    if not 0 <= args.port <= 65535:
-        raise ConfigError(f"review.port must be in 0..65535, got {args.port}")
     serve_review(args.input, args.labels, args.model, port=args.port,
                  config=_pipeline_config(args), decision=_decision(args),
                  on_ready=lambda server: print(f"review of {args.input} at {server.url} "

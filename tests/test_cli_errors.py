@@ -14,7 +14,7 @@ from distractd._errors import ConfigError
 from distractd.cli import _COMMANDS, main
 from distractd.daemon import default_model_path
 from distractd.models.detectors import train_detector
-from distractd.pipeline import FEATURE_NAMES, extract_features, read_recording
+from distractd.pipeline import FEATURE_NAMES, extract_features, read_recording, write_recording
 from distractd.simulators import simulate_drive
 
 pytestmark = pytest.mark.filterwarnings("error::ResourceWarning")
@@ -42,8 +42,8 @@ def files(tmp_path_factory):
     good = root / "drive.npz"
     assert main(["simulate", "--seed", "5", "--duration", "60", "--protocol", "visual-manual",
                  "--out", str(good), "-q"]) == 0
-    short = root / "short.csv"
-    assert main(["simulate", "--seed", "5", "--duration", "5", "--out", str(short), "-q"]) == 0
+    short = root / "short.csv"  # shorter than a window: the library writes it, simulate refuses
+    write_recording(simulate_drive(5, 5.0), short)
     return root, paths, good, short
 
 
@@ -180,6 +180,34 @@ def test_bad_arguments_are_one_line(capsys):
     assert "--param must be NAME=VALUE with a JSON value" in _one_line_error(capsys, "label")
 
 
+@pytest.mark.parametrize("argv, option, rule", [
+    (["simulate", "--seed", "-1"], "--seed", "an integer in [0, inf)"),
+    (["simulate", "--seed", "one"], "--seed", "an integer in [0, inf)"),
+    (["simulate", "--seed", "1", "--duration", "0"], "--duration", "in [10, inf)"),
+    (["simulate", "--seed", "1", "--duration", "5"], "--duration", "in [10, inf)"),
+    (["simulate", "--seed", "1", "--duration", "nan"], "--duration", "in [10, inf)"),
+    (["simulate", "--seed", "1", "--rate", "0"], "--rate", "in [1, 2000]"),
+    (["simulate", "--seed", "1", "--cohort", "0"], "--cohort", "an integer in [1, inf)"),
+    (["simulate", "--seed", "1", "--cohort", "2", "--drives", "0"], "--drives",
+     "an integer in [1, inf)"),
+    (["evaluate", "--cohort", "0"], "--cohort", "an integer in [1, inf)"),
+    (["replay", "x.npz", "--speed", "0"], "--speed", "in (0, inf)"),
+    (["replay", "x.npz", "--streams", "0"], "--streams", "an integer in [1, inf)"),
+    (["review", "x.npz", "--port", "70000"], "--port", "an integer in [0, 65535]"),
+    (["predict", "m.npz", "x.npz", "--min-quality", "1.5"], "--min-quality", "in [0, 1]"),
+    (["train", "x.npz", "--labelled", "3"], "--labelled", "an integer in [8, inf)"),
+    (["features", "x.npz", "--jobs", "0"], "--jobs", "an integer in [1, inf)"),
+])
+def test_a_bad_argument_value_exits_2_naming_the_option_and_the_rule(argv, option, rule,
+                                                                       tmp_path, capsys):
+    with pytest.raises(SystemExit) as exit:
+        main(argv + ["--out", str(tmp_path / "out.npz")])
+    assert exit.value.code == 2
+    line = _one_line_error(capsys, argv[0], f"argument {option}: must be {rule}, got {argv[-1]}")
+    assert "simulate_drive" not in line and "_" not in line.split(": ")[-1]  # no internal names
+    assert not any(tmp_path.iterdir())
+
+
 def test_zero_windows_is_an_error_naming_the_recording(files, tmp_path, capsys):
     _, _, _, short = files
     for argv in (["features", short, "--out", tmp_path / "f.csv"],
@@ -197,7 +225,6 @@ def test_train_names_missing_labels_and_suggests_labels(files, tmp_path, capsys)
     unlabelled = tmp_path / "unlabelled.npz"
     recording = read_recording(good)
     recording.labels[:] = -1
-    from distractd.pipeline import write_recording
     write_recording(recording, unlabelled)
     assert main(["train", unlabelled, "--model", "elm", "--out", tmp_path / "m.npz"]) == 1
     line = _one_line_error(capsys, "train")
