@@ -1,7 +1,7 @@
 """Settings of the per-stream pipeline: one frozen dataclass, every duration in seconds.
 
-The processor's numba kernels read the settings from a flat ``float64`` parameter vector built by
-:func:`_params`; the ``_P_*`` constants are its layout (private to ``distractd.pipeline``).
+The processor's numba kernels read the settings by name from one parameter record
+(:data:`PARAMS`) built by :func:`_params` (private to ``distractd.pipeline``).
 """
 
 import dataclasses
@@ -342,122 +342,109 @@ class PipelineConfig:
         return max(self.saccade_max_s, self.blink_max_s)
 
 
-# Layout of the kernels' parameter vector.
-_P_HOP_S = 0
-_P_WINDOW_HOPS = 1
-_P_BLINK_HOPS = 2
-_P_PERCLOS_HOPS = 3
-_P_PERCLOS_OPENING_MAX = 4
-_P_WARMUP_S = 5
-_P_CONFIDENCE_MIN = 6
-_P_MAX_GAP_S = 7
-_P_SACCADE_VELOCITY = 8     # rad/s
-_P_SACCADE_MIN_S = 9
-_P_SACCADE_MAX_S = 10
-_P_SACCADE_MIN_AMPLITUDE = 11  # rad
-_P_SACCADE_MIN_RATE_HZ = 12
-_P_BLINK_OPENING_MAX = 13
-_P_BLINK_MIN_S = 14
-_P_BLINK_MAX_S = 15
-_P_BLINK_MIN_RATE_HZ = 16
-_P_USE_FLAGS = 17
-_P_LABEL_PURITY = 18
-_P_WINDOW_S = 19
-_P_LAG_S = 20
-_P_RING_HOPS = 21
-_P_MEASURE_HOPS = 22
-_P_MAX_JUMP_S = 23
-_P_CLOCK_RESET_S = 24
-_P_SACCADE_NOISE_FACTOR = 25
-_P_GLANCES = 26             # glance channel on (1) or off (0); angles below in radians
-_P_G_ROAD_YAW = 27          # half-width of the road ellipse (half-height: _P_G_ROAD_PITCH)
-_P_G_WARMUP_S = 28
-_P_G_FORGET_S = 29
-_P_G_REGIONS = 30           # 4 regions x (yaw, pitch, radius): interior, left, right, instrument
-_P_G_MIN_DIP_S = 42
-_P_G_BUFFER_S = 43
-_P_G_BUFFER_DELAY_S = 44
-_P_G_FREE_S = 45
-_P_G_LONG_S = 46
-_P_G_SHARING_S = 47
-_P_G_SHARING_WINDOW_S = 48
-_P_G_SHARING_RESET_S = 49
-_P_G_WINDOW_MIN = 50        # window_s / 60: converts glance counts per window to per minute
-_P_G_ROAD_PITCH = 51
-_P_G_LOST_CARRY_S = 52
-_P_G_HEAD_YAW = 53          # half-axes of the head-pose ellipse (0: no head fallback)
-_P_G_HEAD_PITCH = 54
-_P_G_HEAD_MEMORY_S = 55     # time constant of the on-road head pose
-_P_FIXATION_MIN_S = 56
-_P_FIXATION_MERGE_S = 57
-_P_FIXATION_MERGE_ANGLE = 58   # rad
-_P_SACCADE_NOISE_AMPLITUDE = 59
-_P_LOW = 60                 # N_FIELDS lower range bounds, then N_FIELDS upper bounds
-_P_HIGH = _P_LOW + len(FIELDS)
-_P_SIZE = _P_HIGH + len(FIELDS)
+def _record(*fields):
+    """An aligned record dtype of float64 fields, each a name or ``(name, shape)``: the layout of
+    one kernel state or parameter record, read by name (``state.period``) in numba and numpy."""
+    return np.dtype([(field, np.float64) if isinstance(field, str) else (*field[:1], np.float64,
+                                                                           field[1])
+                     for field in fields], align=True)
+
+
+PARAMS = _record(
+    "hop_s", "window_hops", "blink_hops", "perclos_hops",
+    "perclos_opening_max",        # 1 - perclos_closure
+    "warmup_s", "confidence_min", "max_gap_s",
+    "saccade_velocity",           # rad/s
+    "saccade_min_s", "saccade_max_s",
+    "saccade_min_amplitude",      # rad
+    "saccade_min_rate_hz", "blink_opening_max", "blink_min_s", "blink_max_s",
+    "blink_min_rate_hz",
+    "use_flags",                  # use_tracker_flags (1) or not (0)
+    "label_purity", "window_s", "lag_s",
+    "ring_hops",                  # rows of the hop ring: a window, the lag and 2 spare
+    "measure_hops",               # rows of the measure ring: the longer measure span
+    "max_jump_s", "clock_reset_s", "saccade_noise_factor", "saccade_noise_amplitude",
+    "fixation_min_s", "fixation_merge_s",
+    "fixation_merge_angle",       # rad
+    "glances",                    # glance channel on (1) or off (0); angles below in radians
+    "glance_road_yaw", "glance_road_pitch",   # half-axes of the road ellipse
+    "glance_warmup_s", "glance_forget_s",
+    ("glance_regions", (4, 3)),   # interior, left, right mirror, instrument: yaw, pitch, radius
+    "glance_min_dip_s", "glance_lost_carry_s",
+    "glance_head_yaw", "glance_head_pitch",   # half-axes of the head-pose ellipse (0: no fallback)
+    "glance_head_memory_s",       # time constant of the on-road head pose
+    "glance_buffer_s", "glance_buffer_delay_s", "glance_free_s", "glance_long_s",
+    "glance_sharing_s", "glance_sharing_window_s", "glance_sharing_reset_s",
+    "glance_window_min",          # window_s / 60: converts glance counts per window to per minute
+    ("low", (len(FIELDS),)),      # range bounds of each field
+    ("high", (len(FIELDS),)),
+)
+"""The kernels' parameter record (private to ``distractd.pipeline``)."""
 
 
 def _params(config):
-    """The flat parameter vector of ``config`` for the kernels."""
-    p = np.zeros(_P_SIZE)
+    """The kernels' parameters of ``config``: a one-record array of :data:`PARAMS`."""
+    params = np.zeros(1, PARAMS)
+    p = params[0]
     window_hops = round(config.window_s / config.hop_s)
     lag_hops = math.ceil(config.lag_s / config.hop_s)
-    p[_P_HOP_S] = config.hop_s
-    p[_P_WINDOW_HOPS] = window_hops
-    p[_P_BLINK_HOPS] = round(config.blink_window_s / config.hop_s)
-    p[_P_PERCLOS_HOPS] = round(config.perclos_window_s / config.hop_s)
-    p[_P_PERCLOS_OPENING_MAX] = 1.0 - config.perclos_closure
-    p[_P_WARMUP_S] = config.warmup_s
-    p[_P_CONFIDENCE_MIN] = config.confidence_min
-    p[_P_MAX_GAP_S] = config.max_gap_s
-    p[_P_SACCADE_VELOCITY] = math.radians(config.saccade_velocity_deg_s)
-    p[_P_SACCADE_MIN_S] = config.saccade_min_s
-    p[_P_SACCADE_MAX_S] = config.saccade_max_s
-    p[_P_SACCADE_MIN_AMPLITUDE] = math.radians(config.saccade_min_amplitude_deg)
-    p[_P_SACCADE_MIN_RATE_HZ] = config.saccade_min_rate_hz
-    p[_P_BLINK_OPENING_MAX] = config.blink_opening_max
-    p[_P_BLINK_MIN_S] = config.blink_min_s
-    p[_P_BLINK_MAX_S] = config.blink_max_s
-    p[_P_BLINK_MIN_RATE_HZ] = config.blink_min_rate_hz
-    p[_P_USE_FLAGS] = float(config.use_tracker_flags)
-    p[_P_LABEL_PURITY] = config.label_purity
-    p[_P_WINDOW_S] = config.window_s
-    p[_P_LAG_S] = config.lag_s
-    p[_P_RING_HOPS] = window_hops + lag_hops + 2
-    p[_P_MEASURE_HOPS] = max(p[_P_BLINK_HOPS], p[_P_PERCLOS_HOPS])
-    p[_P_MAX_JUMP_S] = config.max_jump_s
-    p[_P_CLOCK_RESET_S] = config.clock_reset_s
-    p[_P_SACCADE_NOISE_FACTOR] = config.saccade_noise_factor
-    p[_P_FIXATION_MIN_S] = config.fixation_min_s
-    p[_P_FIXATION_MERGE_S] = config.fixation_merge_gap_s
-    p[_P_FIXATION_MERGE_ANGLE] = math.radians(config.fixation_merge_deg)
-    p[_P_SACCADE_NOISE_AMPLITUDE] = config.saccade_noise_amplitude_factor
-    p[_P_GLANCES] = float(config.glances)
-    p[_P_G_ROAD_YAW] = math.radians(config.glance_road_yaw_deg)
-    p[_P_G_ROAD_PITCH] = math.radians(config.glance_road_pitch_deg)
-    p[_P_G_LOST_CARRY_S] = config.glance_lost_carry_s
-    p[_P_G_HEAD_YAW] = math.radians(config.glance_head_yaw_deg)
-    p[_P_G_HEAD_PITCH] = math.radians(config.glance_head_pitch_deg)
-    p[_P_G_HEAD_MEMORY_S] = config.glance_head_memory_s
-    p[_P_G_WARMUP_S] = config.glance_road_warmup_s
-    p[_P_G_FORGET_S] = config.glance_road_forget_s
+    p["hop_s"] = config.hop_s
+    p["window_hops"] = window_hops
+    p["blink_hops"] = round(config.blink_window_s / config.hop_s)
+    p["perclos_hops"] = round(config.perclos_window_s / config.hop_s)
+    p["perclos_opening_max"] = 1.0 - config.perclos_closure
+    p["warmup_s"] = config.warmup_s
+    p["confidence_min"] = config.confidence_min
+    p["max_gap_s"] = config.max_gap_s
+    p["saccade_velocity"] = math.radians(config.saccade_velocity_deg_s)
+    p["saccade_min_s"] = config.saccade_min_s
+    p["saccade_max_s"] = config.saccade_max_s
+    p["saccade_min_amplitude"] = math.radians(config.saccade_min_amplitude_deg)
+    p["saccade_min_rate_hz"] = config.saccade_min_rate_hz
+    p["blink_opening_max"] = config.blink_opening_max
+    p["blink_min_s"] = config.blink_min_s
+    p["blink_max_s"] = config.blink_max_s
+    p["blink_min_rate_hz"] = config.blink_min_rate_hz
+    p["use_flags"] = float(config.use_tracker_flags)
+    p["label_purity"] = config.label_purity
+    p["window_s"] = config.window_s
+    p["lag_s"] = config.lag_s
+    p["ring_hops"] = window_hops + lag_hops + 2
+    p["measure_hops"] = max(p["blink_hops"], p["perclos_hops"])
+    p["max_jump_s"] = config.max_jump_s
+    p["clock_reset_s"] = config.clock_reset_s
+    p["saccade_noise_factor"] = config.saccade_noise_factor
+    p["saccade_noise_amplitude"] = config.saccade_noise_amplitude_factor
+    p["fixation_min_s"] = config.fixation_min_s
+    p["fixation_merge_s"] = config.fixation_merge_gap_s
+    p["fixation_merge_angle"] = math.radians(config.fixation_merge_deg)
+    p["glances"] = float(config.glances)
+    p["glance_road_yaw"] = math.radians(config.glance_road_yaw_deg)
+    p["glance_road_pitch"] = math.radians(config.glance_road_pitch_deg)
+    p["glance_warmup_s"] = config.glance_road_warmup_s
+    p["glance_forget_s"] = config.glance_road_forget_s
     regions = (("interior_mirror", "mirror"), ("left_mirror", "mirror"),
                ("right_mirror", "mirror"), ("instrument", "instrument"))
     mirrored = -1.0 if config.drive_side == "right" else 1.0
     for r, (name, radius) in enumerate(regions):
         side = mirrored if radius == "mirror" else 1.0
-        p[_P_G_REGIONS + 3 * r] = side * math.radians(getattr(config, f"glance_{name}_yaw_deg"))
-        p[_P_G_REGIONS + 3 * r + 1] = math.radians(getattr(config, f"glance_{name}_pitch_deg"))
-        p[_P_G_REGIONS + 3 * r + 2] = math.radians(getattr(config, f"glance_{radius}_radius_deg"))
-    p[_P_G_MIN_DIP_S] = config.glance_min_dip_s
-    p[_P_G_BUFFER_S] = config.glance_buffer_s
-    p[_P_G_BUFFER_DELAY_S] = config.glance_buffer_delay_s
-    p[_P_G_FREE_S] = config.glance_free_s
-    p[_P_G_LONG_S] = config.glance_long_s
-    p[_P_G_SHARING_S] = config.glance_sharing_s
-    p[_P_G_SHARING_WINDOW_S] = config.glance_sharing_window_s
-    p[_P_G_SHARING_RESET_S] = config.glance_sharing_reset_s
-    p[_P_G_WINDOW_MIN] = config.window_s / 60.0
-    p[_P_LOW:_P_HIGH] = [RANGES[name][0] for name in FIELDS]
-    p[_P_HIGH:_P_SIZE] = [RANGES[name][1] for name in FIELDS]
-    return p
+        p["glance_regions"][r] = (
+            side * math.radians(getattr(config, f"glance_{name}_yaw_deg")),
+            math.radians(getattr(config, f"glance_{name}_pitch_deg")),
+            math.radians(getattr(config, f"glance_{radius}_radius_deg")))
+    p["glance_min_dip_s"] = config.glance_min_dip_s
+    p["glance_lost_carry_s"] = config.glance_lost_carry_s
+    p["glance_head_yaw"] = math.radians(config.glance_head_yaw_deg)
+    p["glance_head_pitch"] = math.radians(config.glance_head_pitch_deg)
+    p["glance_head_memory_s"] = config.glance_head_memory_s
+    p["glance_buffer_s"] = config.glance_buffer_s
+    p["glance_buffer_delay_s"] = config.glance_buffer_delay_s
+    p["glance_free_s"] = config.glance_free_s
+    p["glance_long_s"] = config.glance_long_s
+    p["glance_sharing_s"] = config.glance_sharing_s
+    p["glance_sharing_window_s"] = config.glance_sharing_window_s
+    p["glance_sharing_reset_s"] = config.glance_sharing_reset_s
+    p["glance_window_min"] = config.window_s / 60.0
+    p["low"] = [RANGES[name][0] for name in FIELDS]
+    p["high"] = [RANGES[name][1] for name in FIELDS]
+    return params

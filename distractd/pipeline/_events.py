@@ -38,12 +38,6 @@ the maxima.
 import numpy as np
 from numba import njit
 
-from ._config import (
-    _P_BLINK_MAX_S, _P_BLINK_MIN_RATE_HZ, _P_BLINK_MIN_S, _P_BLINK_OPENING_MAX,
-    _P_FIXATION_MERGE_ANGLE, _P_FIXATION_MERGE_S, _P_FIXATION_MIN_S, _P_SACCADE_MAX_S,
-    _P_SACCADE_MIN_AMPLITUDE, _P_SACCADE_MIN_RATE_HZ, _P_SACCADE_MIN_S, _P_SACCADE_NOISE_AMPLITUDE,
-    _P_SACCADE_NOISE_FACTOR, _P_SACCADE_VELOCITY, _P_USE_FLAGS,
-)
 from ._glances import _cyclopean
 from ._windows import (
     _H_PENDING_BLINK, _H_PENDING_BLINK_COUNT, _H_PENDING_SACCADE, _H_T_COUNT, _H_T_SUM, BLINK,
@@ -182,18 +176,18 @@ def _saccade_step(x, t, dt, gap, period, hop, last_hop, params, state, ring, eve
             velocity = np.sqrt(dyaw * dyaw + dpitch * dpitch) / n_eyes / dt
     threshold = _threshold(velocity, dt, params, state)
     yaw, pitch = _cyclopean(x)
-    if params[_P_USE_FLAGS] == 1.0:
+    if params.use_flags == 1.0:
         rate_ok = True
         available = not np.isnan(x[16])
         fast = available and x[16] >= 0.5
     else:
-        rate_ok = period > 0.0 and params[_P_SACCADE_MIN_RATE_HZ] * period <= 1.0
+        rate_ok = period > 0.0 and params.saccade_min_rate_hz * period <= 1.0
         available = rate_ok and not np.isnan(yaw)
         fast = available and velocity > threshold
-    flags = params[_P_USE_FLAGS] == 1.0
+    flags = params.use_flags == 1.0
 
     if state[_E_S_STATE] == _OPEN:
-        if fast and t - state[_E_S_T0] <= params[_P_SACCADE_MAX_S]:
+        if fast and t - state[_E_S_T0] <= params.saccade_max_s:
             state[_E_S_T_LAST] = t
             state[_E_S_YAW1] = yaw
             state[_E_S_PITCH1] = pitch
@@ -207,7 +201,7 @@ def _saccade_step(x, t, dt, gap, period, hop, last_hop, params, state, ring, eve
             duration = state[_E_S_T_LAST] - state[_E_S_T0]
             amplitude = _eye_angle(state[_E_S_YAW0], state[_E_S_PITCH0], state[_E_S_YAW1],
                                    state[_E_S_PITCH1])
-            accept = flags or (available and duration >= params[_P_SACCADE_MIN_S]
+            accept = flags or (available and duration >= params.saccade_min_s
                                and amplitude >= _min_amplitude(period, params, state))
             _settle(ring, state[_E_S_HOP0], last_hop, _H_PENDING_SACCADE, _H_T_SUM + SACCADE,
                     -1, -1, accept)
@@ -238,7 +232,7 @@ def _saccade_step(x, t, dt, gap, period, hop, last_hop, params, state, ring, eve
         state[_E_S_PITCH1] = pitch
         state[_E_S_PEAK] = velocity
         joined = True
-        if t - state[_E_S_T0] > params[_P_SACCADE_MAX_S]:
+        if t - state[_E_S_T0] > params.saccade_max_s:
             state[_E_S_STATE] = _DEAD
             state[_E_S_BREAK] = 1.0
             joined = False
@@ -257,10 +251,10 @@ def _saccade_step(x, t, dt, gap, period, hop, last_hop, params, state, ring, eve
 def _min_amplitude(period, params, state):
     """The smallest saccade amplitude (rad): ``saccade_min_amplitude_deg`` or, when larger,
     ``saccade_noise_amplitude_factor`` times the mean gaze step of the recent fixation samples."""
-    floor = params[_P_SACCADE_MIN_AMPLITUDE]
+    floor = params.saccade_min_amplitude
     weight = state[_E_NOISE_W]
     if weight > 0.0:
-        return max(floor, params[_P_SACCADE_NOISE_AMPLITUDE] * state[_E_NOISE_S1] / weight * period)
+        return max(floor, params.saccade_noise_amplitude * state[_E_NOISE_S1] / weight * period)
     return floor
 
 
@@ -272,15 +266,15 @@ def _threshold(velocity, dt, params, state):
     deviations of the recent fixation speeds (those below the threshold in force; exponential
     forgetting with time constant :data:`NOISE_TAU_S`), after Nystrom & Holmqvist (2010) made causal.
     """
-    floor = params[_P_SACCADE_VELOCITY]
-    factor = params[_P_SACCADE_NOISE_FACTOR]
+    floor = params.saccade_velocity
+    factor = params.saccade_noise_factor
     threshold = floor
     weight = state[_E_NOISE_W]
     if factor > 0.0 and weight > 0.0:
         mean = state[_E_NOISE_S1] / weight
         sd = np.sqrt(max(state[_E_NOISE_S2] / weight - mean * mean, 0.0))
         threshold = max(floor, mean + factor * sd)
-    adaptive = factor > 0.0 or params[_P_SACCADE_NOISE_AMPLITUDE] > 0.0
+    adaptive = factor > 0.0 or params.saccade_noise_amplitude > 0.0
     if adaptive and velocity <= threshold:   # False for NaN
         keep = np.exp(-dt / NOISE_TAU_S)
         state[_E_NOISE_W] = keep * weight + 1.0
@@ -299,12 +293,12 @@ def _blink_step(x, t, gap, lost, period, hop, last_hop, params, state, ring, eve
     below threshold), 2 in a candidate by track loss; ``duration`` is the length
     in seconds of a blink accepted at this sample, else NaN.
     """
-    flags = params[_P_USE_FLAGS] == 1.0
+    flags = params.use_flags == 1.0
     if flags:
         available = not np.isnan(x[17])
         closed = available and x[17] >= 0.5
     else:
-        available = period > 0.0 and params[_P_BLINK_MIN_RATE_HZ] * period <= 1.0
+        available = period > 0.0 and params.blink_min_rate_hz * period <= 1.0
         opening = np.nan
         n = 0
         for j in (11, 12):
@@ -312,12 +306,12 @@ def _blink_step(x, t, gap, lost, period, hop, last_hop, params, state, ring, eve
                 opening = x[j] if n == 0 else opening + x[j]
                 n += 1
         if n > 0:
-            closed = available and opening / n < params[_P_BLINK_OPENING_MAX]
+            closed = available and opening / n < params.blink_opening_max
         else:
             closed = available and lost
     duration = np.nan
     if state[_E_B_STATE] == _OPEN:
-        if closed and not gap and t - state[_E_B_T_FIRST] <= params[_P_BLINK_MAX_S]:
+        if closed and not gap and t - state[_E_B_T_FIRST] <= params.blink_max_s:
             state[_E_B_T_LAST] = t
         elif closed or gap:
             _settle(ring, state[_E_B_HOP0], last_hop, _H_PENDING_BLINK, _H_T_SUM + BLINK,
@@ -326,8 +320,8 @@ def _blink_step(x, t, gap, lost, period, hop, last_hop, params, state, ring, eve
         else:
             length = (0.5 * (t + state[_E_B_T_LAST])
                       - 0.5 * (state[_E_B_T_FIRST] + state[_E_B_T_BEFORE]))
-            accept = flags or params[_P_BLINK_MIN_S] <= length <= params[_P_BLINK_MAX_S]
-            accept = accept and length <= params[_P_BLINK_MAX_S]
+            accept = flags or params.blink_min_s <= length <= params.blink_max_s
+            accept = accept and length <= params.blink_max_s
             _settle(ring, state[_E_B_HOP0], last_hop, _H_PENDING_BLINK, _H_T_SUM + BLINK,
                     _H_PENDING_BLINK_COUNT, _H_T_COUNT + BLINK, accept)
             if accept:
@@ -374,7 +368,7 @@ def _fixation_step(t, gap, period, s_status, b_status, params, state, events, n_
     if s_status == 0 and b_status == 0:   # still: tracked, in no saccade or blink candidate
         if state[_E_F_STATE] == _OPEN and state[_E_F_AWAY] == 1.0:
             shift = _eye_angle(state[_E_F_YAW], state[_E_F_PITCH], yaw, pitch)
-            if shift > params[_P_FIXATION_MERGE_ANGLE]:
+            if shift > params.fixation_merge_angle:
                 n_events = _end_fixation(period, params, state, events, n_events)
         if state[_E_F_STATE] != _OPEN:
             state[_E_F_STATE] = _OPEN
@@ -386,7 +380,7 @@ def _fixation_step(t, gap, period, s_status, b_status, params, state, events, n_
     elif state[_E_F_STATE] == _OPEN:
         if s_status != 1:   # lost, closing or unresolvable (a candidate may still be fixation)
             state[_E_F_AWAY] = 1.0
-            if s_status == -2 or t - state[_E_F_T_LAST] > params[_P_FIXATION_MERGE_S]:
+            if s_status == -2 or t - state[_E_F_T_LAST] > params.fixation_merge_s:
                 n_events = _end_fixation(period, params, state, events, n_events)
     return n_events
 
@@ -398,7 +392,7 @@ def _end_fixation(period, params, state, events, n_events):
         return n_events
     state[_E_F_STATE] = _IDLE
     duration = state[_E_F_T_LAST] - state[_E_F_T_FIRST] + period
-    if duration >= params[_P_FIXATION_MIN_S] and n_events < events.shape[0]:
+    if duration >= params.fixation_min_s and n_events < events.shape[0]:
         row = events[n_events]
         row[_EV_KIND] = 2.0
         row[_EV_T_FIRST] = state[_E_F_T_FIRST]

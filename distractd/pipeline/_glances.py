@@ -53,12 +53,6 @@ from dataclasses import dataclass
 import numpy as np
 from numba import njit
 
-from ._config import (
-    _P_G_BUFFER_DELAY_S, _P_G_BUFFER_S, _P_G_FORGET_S, _P_G_FREE_S, _P_G_LONG_S,
-    _P_G_HEAD_MEMORY_S, _P_G_HEAD_PITCH, _P_G_HEAD_YAW, _P_G_LOST_CARRY_S, _P_G_MIN_DIP_S,
-    _P_G_REGIONS, _P_G_ROAD_PITCH, _P_G_ROAD_YAW, _P_G_SHARING_RESET_S, _P_G_SHARING_S,
-    _P_G_SHARING_WINDOW_S, _P_G_WARMUP_S,
-)
 from .formats import FIELD_INDEX
 
 __all__ = ["GLANCE_CLASSES", "GLANCE_FEATURES", "ALERT_KINDS", "Alert", "GlanceChannel",
@@ -340,7 +334,7 @@ def _learn_head(x, step, params, state):
         return
     seen = state[_G_HEAD_SEEN_S] + step
     state[_G_HEAD_SEEN_S] = seen
-    alpha = min(step / min(seen, params[_P_G_HEAD_MEMORY_S]), 1.0)
+    alpha = min(step / min(seen, params.glance_head_memory_s), 1.0)
     state[_G_HEAD_YAW] += alpha * (yaw - state[_G_HEAD_YAW])
     state[_G_HEAD_PITCH] += alpha * (pitch - state[_G_HEAD_PITCH])
 
@@ -349,7 +343,7 @@ def _learn_head(x, step, params, state):
 def _head_away(x, params, state):
     """The head of a sample with lost eyes is turned outside the head-pose ellipse around its
     recent on-road pose (False without a head pose, an on-road pose or the fallback)."""
-    if params[_P_G_HEAD_YAW] <= 0.0 or params[_P_G_HEAD_PITCH] <= 0.0:
+    if params.glance_head_yaw <= 0.0 or params.glance_head_pitch <= 0.0:
         return False
     if state[_G_HEAD_SEEN_S] <= 0.0:
         return False
@@ -357,8 +351,8 @@ def _head_away(x, params, state):
     pitch = x[_HEAD_PITCH]
     if yaw != yaw or pitch != pitch:
         return False
-    dyaw = (yaw - state[_G_HEAD_YAW]) / params[_P_G_HEAD_YAW]
-    dpitch = (pitch - state[_G_HEAD_PITCH]) / params[_P_G_HEAD_PITCH]
+    dyaw = (yaw - state[_G_HEAD_YAW]) / params.glance_head_yaw
+    dpitch = (pitch - state[_G_HEAD_PITCH]) / params.glance_head_pitch
     return dyaw * dyaw + dpitch * dpitch > 1.0
 
 
@@ -390,14 +384,13 @@ def _classify(yaw, pitch, params, state):
     yc = state[_G_YAW]
     pc = state[_G_PITCH]
     cos_pitch = state[_G_COS]   # of the centre: distances on the sphere, small-angle form
-    dyaw = (yaw - yc) * cos_pitch / params[_P_G_ROAD_YAW]
-    dpitch = (pitch - pc) / params[_P_G_ROAD_PITCH]
+    dyaw = (yaw - yc) * cos_pitch / params.glance_road_yaw
+    dpitch = (pitch - pc) / params.glance_road_pitch
     if dyaw * dyaw + dpitch * dpitch <= 1.0:
         return ON_ROAD
     for r in range(4):
-        base = _P_G_REGIONS + 3 * r
-        if _inside(yaw, pitch, yc + params[base], pc + params[base + 1], params[base + 2],
-                   cos_pitch):
+        region = params.glance_regions[r]
+        if _inside(yaw, pitch, yc + region[0], pc + region[1], region[2], cos_pitch):
             return INSTRUMENT if r == 3 else MIRROR
     return OFF_ROAD
 
@@ -441,7 +434,7 @@ def _glance_step(x, has_gaze, t, dt, gap, lost, params, state, hist, ring, out, 
     """
     if has_gaze:
         state[_G_HAS_GAZE] = 1.0
-    grow = dt / params[_P_G_FORGET_S]
+    grow = dt / params.glance_forget_s
     if grow < 1e-3:   # exp to within 1e-13 (a sample step); exp itself across gaps
         w = state[_G_W] * (1.0 + grow * (1.0 + 0.5 * grow * (1.0 + grow / 3.0)))
     else:
@@ -455,7 +448,7 @@ def _glance_step(x, has_gaze, t, dt, gap, lost, params, state, hist, ring, out, 
     out[_GO_DT] = step
     out[_GO_COUNT] = 0.0
     out[_GO_DURATION] = 0.0
-    min_dip = params[_P_G_MIN_DIP_S]
+    min_dip = params.glance_min_dip_s
     if gap:
         if state[_G_IN] == 1.0:
             _close_glance(state, ring, min_dip)
@@ -468,9 +461,9 @@ def _glance_step(x, has_gaze, t, dt, gap, lost, params, state, hist, ring, out, 
         cls = UNKNOWN
         if _learn(t, yaw, pitch, state, hist):
             state[_G_SEEN_S] += step
-            if state[_G_SEEN_S] >= params[_P_G_WARMUP_S] and state[_G_READY] == 0.0:
+            if state[_G_SEEN_S] >= params.glance_warmup_s and state[_G_READY] == 0.0:
                 state[_G_READY] = 1.0
-                state[_G_BUFFER] = params[_P_G_BUFFER_S]
+                state[_G_BUFFER] = params.glance_buffer_s
         if state[_G_MODE] >= 0.0:
             cls = _classify(yaw, pitch, params, state)
     ready = state[_G_READY] == 1.0
@@ -481,7 +474,7 @@ def _glance_step(x, has_gaze, t, dt, gap, lost, params, state, hist, ring, out, 
     away = cls == OFF_ROAD or cls == MIRROR or cls == INSTRUMENT
     # eyes lost while looking away from the road (a blink, a phone in the lap): the glance goes
     # on for a while
-    carry_s = params[_P_G_LOST_CARRY_S]
+    carry_s = params.glance_lost_carry_s
     carry = (cls == LOST and state[_G_IN] == 1.0 and t - state[_G_LAST_AWAY] <= carry_s)
     prev = state[_G_PREV_CLS]
     t_prev = t - dt
@@ -519,7 +512,7 @@ def _glance_step(x, has_gaze, t, dt, gap, lost, params, state, hist, ring, out, 
         if state[_G_COUNTED] == 0.0 and duration >= min_dip:
             state[_G_COUNTED] = 1.0
             out[_GO_COUNT] = 1.0
-        if ready and state[_G_LONG_DONE] == 0.0 and duration >= params[_P_G_LONG_S]:
+        if ready and state[_G_LONG_DONE] == 0.0 and duration >= params.glance_long_s:
             state[_G_LONG_DONE] = 1.0
             n_a = _alert_row(alerts, n_a, 0.0, t, duration, state[_G_START], t, True)
         if ready and state[_G_TS_DONE] == 0.0:
@@ -533,7 +526,7 @@ def _glance_step(x, has_gaze, t, dt, gap, lost, params, state, hist, ring, out, 
         state[_G_LAST_ROAD_T] = t
         if state[_G_ROAD_FROM] != state[_G_ROAD_FROM] or gap:
             state[_G_ROAD_FROM] = t_prev if not gap and prev >= 0 else t
-        if t - state[_G_ROAD_FROM] >= params[_P_G_SHARING_RESET_S]:
+        if t - state[_G_ROAD_FROM] >= params.glance_sharing_reset_s:
             state[_G_TS_N] = 0.0
             state[_G_TS_DONE] = 0.0
     else:
@@ -548,14 +541,14 @@ def _glance_step(x, has_gaze, t, dt, gap, lost, params, state, hist, ring, out, 
                 state[_G_TARGET_T] = t_prev
             drain = step
             if cls != OFF_ROAD:
-                free_end = state[_G_TARGET_T] + params[_P_G_FREE_S]
+                free_end = state[_G_TARGET_T] + params.glance_free_s
                 drain = max(0.0, t - max(t_prev, free_end))
             buffer = max(0.0, buffer - drain)
             state[_G_RETURN_T] = t
         elif cls == ON_ROAD:
             state[_G_TARGET] = -1.0
-            refill = max(0.0, t - max(t_prev, state[_G_RETURN_T] + params[_P_G_BUFFER_DELAY_S]))
-            buffer = min(params[_P_G_BUFFER_S], buffer + refill)
+            refill = max(0.0, t - max(t_prev, state[_G_RETURN_T] + params.glance_buffer_delay_s))
+            buffer = min(params.glance_buffer_s, buffer + refill)
         state[_G_BUFFER] = buffer
     elif away:
         state[_G_RETURN_T] = t
@@ -582,7 +575,7 @@ def _glance_step(x, has_gaze, t, dt, gap, lost, params, state, hist, ring, out, 
 @njit(cache=True, inline="always")
 def _time_sharing(t, params, state, ring, alerts, n_a):
     """Check the time-sharing rule at a sample away; write an alert when it fires."""
-    since = t - params[_P_G_SHARING_WINDOW_S]
+    since = t - params.glance_sharing_window_s
     total = t - max(state[_G_START], since)
     n = int(state[_G_TS_N])
     size = ring.shape[0]
@@ -594,7 +587,7 @@ def _time_sharing(t, params, state, ring, alerts, n_a):
             break
         total += ring[row, 1] - max(ring[row, 0], since)
         used += 1
-    if total < params[_P_G_SHARING_S]:
+    if total < params.glance_sharing_s:
         return n_a
     state[_G_TS_DONE] = 1.0
     first = True

@@ -17,7 +17,6 @@ the part of its window seen so far.
 import numpy as np
 from numba import njit
 
-from ._config import _P_BLINK_HOPS, _P_PERCLOS_HOPS, _P_PERCLOS_OPENING_MAX, _P_WARMUP_S
 
 # Measure ring columns.
 _M_ID = 0
@@ -65,13 +64,13 @@ def _advance(ring, state, last_hop, hop, params):
         ring[row, _M_ID] = h
         h += 1.0
     state[:] = 0.0
-    for i in range(1, int(params[_P_BLINK_HOPS])):
+    for i in range(1, int(params.blink_hops)):
         row = int(hop - i) % n
         if ring[row, _M_ID] == hop - i:
             state[_S_BLINKS] += ring[row, _M_BLINKS]
             state[_S_BLINK_S] += ring[row, _M_BLINK_S]
             state[_S_OBSERVED_S] += ring[row, _M_OBSERVED_S]
-    for i in range(1, int(params[_P_PERCLOS_HOPS])):
+    for i in range(1, int(params.perclos_hops)):
         row = int(hop - i) % n
         if ring[row, _M_ID] == hop - i:
             state[_S_EYELID_S] += ring[row, _M_EYELID_S]
@@ -96,9 +95,9 @@ def _measure_sample(ring, state, hop, params, x, dt, blink_status, blink_duratio
         opening = x[12]
     if not np.isnan(opening):
         ring[row, _M_EYELID_S] += dt
-        if opening <= params[_P_PERCLOS_OPENING_MAX]:
+        if opening <= params.perclos_opening_max:
             ring[row, _M_CLOSED_S] += dt
-    warmup = params[_P_WARMUP_S]
+    warmup = params.warmup_s
     out[2] = out[3] = out[4] = np.nan
     if blink_status >= -1:
         observed = state[_S_OBSERVED_S] + ring[row, _M_OBSERVED_S]

@@ -19,10 +19,7 @@ from numba import njit
 from .._errors import SchemaError
 from . import _events, _glances, _measures, _validate, _windows
 from ._baseline import RunningBaseline
-from ._config import (
-    _P_GLANCES, _P_HOP_S, _P_LAG_S, _P_MEASURE_HOPS, _P_RING_HOPS, _P_WINDOW_HOPS,
-    PipelineConfig, _params,
-)
+from ._config import PipelineConfig, _params
 from ._events import (
     _EV_EPOCH, EVENT_KINDS, _blink_step, _end_fixation, _fixation_step, _saccade_step,
 )
@@ -126,14 +123,14 @@ class StreamProcessor:
         self.config = config
         self.n_samples = 0
         self._params = _params(config)
-        self._margin = int(self._params[_P_RING_HOPS])
+        self._margin = int(self._params["ring_hops"][0])
         self._vstate = _validate._new_state()
         self._held = _validate._new_buffer()
         self._estate = _events._new_state()
         self._wstate = np.zeros(_windows._W_SIZE)
-        self._ring = _windows._new_ring(int(self._params[_P_RING_HOPS]))
+        self._ring = _windows._new_ring(self._margin)
         self._mstate = _measures._new_state()
-        self._mring = _measures._new_ring(int(self._params[_P_MEASURE_HOPS]))
+        self._mring = _measures._new_ring(int(self._params["measure_hops"][0]))
         self.glances = GlanceChannel(config)
         self._pending_alerts = []
         self.baseline = (RunningBaseline.from_config(config, FEATURE_NAMES) if config.baseline
@@ -257,7 +254,7 @@ def _as_labels(labels, n):
 
 
 @njit(cache=True)
-def _run(block, labels, start, base, final, params, vstate, held, estate, wstate, ring, mstate,
+def _run(block, labels, start, base, final, param_array, vstate, held, estate, wstate, ring, mstate,
          mring, gstate, ghist, gring, out_w, out_e, out_a, rows, out_f):
     """Process the queued held samples and the block's rows from ``start`` until all are done or
     an output buffer is nearly full; at the end, with ``final``, flush the stream.
@@ -270,9 +267,10 @@ def _run(block, labels, start, base, final, params, vstate, held, estate, wstate
     ``out_a`` with the count of windows written before them. Returns ``(next row, windows
     written, events written, alert rows written, done)``.
     """
-    hop_s = params[_P_HOP_S]
-    lag_s = params[_P_LAG_S]
-    n_hops = params[_P_WINDOW_HOPS]
+    params = param_array[0]
+    hop_s = params.hop_s
+    lag_s = params.lag_s
+    n_hops = params.window_hops
     margin = ring.shape[0]
     n_rows = block.shape[0]
     x = np.empty(N_FIELDS)
@@ -280,7 +278,7 @@ def _run(block, labels, start, base, final, params, vstate, held, estate, wstate
     gout = np.full(_GO_SIZE, np.nan)
     has_labels = labels.shape[0] > 0
     record = rows.shape[0] > 0   # per-row outputs and events are wanted
-    glances = params[_P_GLANCES] == 1.0
+    glances = params.glances == 1.0
     n_w = 0
     n_e = 0
     n_a = 0
@@ -416,8 +414,8 @@ def _finish(params, vstate, estate, wstate, ring, out_w, n_w):
     last hop is complete into ``out_w`` from row ``n_w``; return the new row count."""
     if wstate[_W_STARTED] == 0.0:
         return n_w
-    hop_s = params[_P_HOP_S]
-    n_hops = params[_P_WINDOW_HOPS]
+    hop_s = params.hop_s
+    n_hops = params.window_hops
     last_hop = wstate[_W_HOP]
     period = vstate[_V_PERIOD]
     _events._abandon(estate, ring, last_hop)

@@ -26,9 +26,6 @@ buffer per stream, as their uses never overlap.
 import numpy as np
 from numba import njit
 
-from ._config import (
-    _P_CLOCK_RESET_S, _P_CONFIDENCE_MIN, _P_HIGH, _P_LOW, _P_MAX_GAP_S, _P_MAX_JUMP_S,
-)
 from .formats import N_FIELDS
 
 __all__ = ["REJECT_REASONS"]
@@ -145,7 +142,7 @@ def _backwards(x, label, index, params, state, buffer, rows, base):
         step = t - state[_V_RUN_LAST]
         if step == 0.0:
             return _drop(state, _DUPLICATE, rows, index - base)
-        if not 0.0 < step <= max(params[_P_MAX_GAP_S], _GAP_PERIODS * state[_V_PERIOD]):
+        if not 0.0 < step <= max(params.max_gap_s, _GAP_PERIODS * state[_V_PERIOD]):
             _break_run(state, buffer, rows, base)
             n = 0
     if n == 0:
@@ -156,7 +153,7 @@ def _backwards(x, label, index, params, state, buffer, rows, base):
     n += 1
     state[_V_RUN_N] = n
     state[_V_RUN_LAST] = t
-    if n >= _RESET_MIN_SAMPLES and t - state[_V_RUN_T0] >= params[_P_CLOCK_RESET_S]:
+    if n >= _RESET_MIN_SAMPLES and t - state[_V_RUN_T0] >= params.clock_reset_s:
         kept = min(n, cap)
         state[_V_Q_HEAD] = (n - kept) % cap
         state[_V_Q_N] = kept
@@ -181,7 +178,7 @@ def _order(x, label, index, params, state, buffer, rows, base):
         if t == suspect:
             return _drop(state, _DUPLICATE, rows, index - base)
         state[_V_SUSPECT] = 0.0
-        if suspect < t <= suspect + params[_P_MAX_JUMP_S]:
+        if suspect < t <= suspect + params.max_jump_s:
             _store(buffer, 1, x, label, index)
             state[_V_Q_HEAD] = 0.0
             state[_V_Q_N] = 2.0
@@ -194,7 +191,7 @@ def _order(x, label, index, params, state, buffer, rows, base):
         return _backwards(x, label, index, params, state, buffer, rows, base)
     if state[_V_RUN_N] > 0.0:
         _break_run(state, buffer, rows, base)
-    if t - last > params[_P_MAX_JUMP_S]:
+    if t - last > params.max_jump_s:
         _store(buffer, 0, x, label, index)
         state[_V_SUSPECT] = 1.0
         return ORDER_HOLD
@@ -223,7 +220,7 @@ def _validate_row(x, params, state):
         if np.isinf(v):
             nonfinite = True
             x[j] = np.nan
-        elif v < params[_P_LOW + j] or v > params[_P_HIGH + j]:
+        elif v < params.low[j] or v > params.high[j]:
             out_of_range = True
             x[j] = np.nan
     if nonfinite:
@@ -233,7 +230,7 @@ def _validate_row(x, params, state):
     if state[_V_STARTED] == 1.0:
         dt = t - state[_V_LAST_T]
         _update_period(dt, state)
-        gap = dt > params[_P_MAX_GAP_S] and dt > _GAP_PERIODS * state[_V_PERIOD]
+        gap = dt > params.max_gap_s and dt > _GAP_PERIODS * state[_V_PERIOD]
         if gap:
             state[_V_COUNTS + _GAP] += 1
     else:
@@ -244,7 +241,7 @@ def _validate_row(x, params, state):
     state[_V_DT] = dt
     state[_V_GAP] = 1.0 if gap else 0.0
     lost = False
-    if x[_CONFIDENCE] < params[_P_CONFIDENCE_MIN]:   # False for NaN: no confidence field
+    if x[_CONFIDENCE] < params.confidence_min:   # False for NaN: no confidence field
         state[_V_COUNTS + _LOW_CONFIDENCE] += 1
         lost = True
     elif np.isnan(x[7]) and np.isnan(x[8]) and np.isnan(x[9]) and np.isnan(x[10]):

@@ -16,7 +16,6 @@ from dataclasses import dataclass
 import numpy as np
 from numba import njit
 
-from ._config import _P_G_WINDOW_MIN, _P_HOP_S, _P_LABEL_PURITY, _P_WINDOW_HOPS, _P_WINDOW_S
 from ._glances import (
     _GO_BUFFER, _GO_COUNT, _GO_DT, _GO_DURATION, _GO_HAS_GAZE, _GO_INTERNAL, _GO_OFF_S,
     _GO_ON_ROAD, _GO_READY, GLANCE_FEATURES, INSTRUMENT, LOST, MIRROR, OFF_ROAD, ON_ROAD,
@@ -340,7 +339,7 @@ def _add_sample(ring, state, hop, x, valid, measures, label):
 @njit(cache=True)
 def _emit(ring, state, params, period, out):
     """Write the window ending at hop ``state[_W_NEXT_END]`` into ``out``; False if it is empty."""
-    n_hops = int(params[_P_WINDOW_HOPS])
+    n_hops = int(params.window_hops)
     end = state[_W_NEXT_END]
     sums = np.zeros(_H_SIZE)
     for i in range(n_hops):
@@ -350,14 +349,14 @@ def _emit(ring, state, params, period, out):
                 sums[c] += ring[row, c]
     if sums[_H_ACCEPTED] == 0.0:
         return False
-    hop_s = params[_P_HOP_S]
+    hop_s = params.hop_s
     out[0] = (end - n_hops) * hop_s
     out[1] = end * hop_s
-    expected = params[_P_WINDOW_S] / period if period > 0.0 else np.inf
+    expected = params.window_s / period if period > 0.0 else np.inf
     out[2] = min(1.0, sums[_H_VALID] / expected)
     n1 = sums[_H_LABEL1]
     n0 = sums[_H_LABEL0]
-    purity = params[_P_LABEL_PURITY]
+    purity = params.label_purity
     out[3] = -1.0
     if n1 > n0 and n1 >= purity * (n1 + n0):
         out[3] = 1.0
@@ -423,7 +422,7 @@ def _emit_glances(ring, end, n_hops, params, sums, out):
         time_s = sums[_H_G_TIME_S]
         out[_O_GLANCE + 1] = sums[_H_G_AWAY_S] / time_s if time_s > 0.0 else np.nan
         out[_O_GLANCE + 2] = longest
-        out[_O_GLANCE + 3] = sums[_H_G_COUNT] / params[_P_G_WINDOW_MIN]
+        out[_O_GLANCE + 3] = sums[_H_G_COUNT] / params.glance_window_min
         out[_O_GLANCE + 4] = sums[_H_G_LOST] / n
     for i in range(n_hops):
         row = _slot(ring, end - 1 - i)
