@@ -29,8 +29,8 @@ from ._glances import (
 )
 from .formats import N_FIELDS
 from ._validate import (
-    _B_INDEX, _B_LABEL, _V_EPOCH, _V_LAST_T, _V_PERIOD, _V_Q_HEAD, _V_Q_N, ORDER_ACCEPT,
-    ORDER_RESET, REJECT_REASONS, REJECTED, TRACK_LOSS, _order, _release, _validate_row,
+    _B_INDEX, _B_LABEL, ORDER_ACCEPT, ORDER_RESET, REJECT_REASONS, REJECTED, TRACK_LOSS, _order,
+    _release, _validate_row,
 )
 from ._windows import (
     _H_PENDING_BLINK, _H_PENDING_BLINK_COUNT, _H_PENDING_SACCADE, _H_T_COUNT, _O_SIZE, _W_HOP,
@@ -138,12 +138,12 @@ class StreamProcessor:
 
     @property
     def rejected(self):
-        counts = self._vstate[_validate._V_COUNTS:]
+        counts = self._vstate["counts"][0]
         return {reason: int(n) for reason, n in zip(REJECT_REASONS, counts)}
 
     @property
     def rate_hz(self):
-        period = self._vstate[_V_PERIOD]
+        period = self._vstate["period"][0]
         return float(1.0 / period) if period > 0.0 else math.nan
 
     def update(self, block, labels=None):
@@ -254,7 +254,7 @@ def _as_labels(labels, n):
 
 
 @njit(cache=True)
-def _run(block, labels, start, base, final, param_array, vstate, held, estate, wstate, ring, mstate,
+def _run(block, labels, start, base, final, param_array, v_array, held, estate, wstate, ring, mstate,
          mring, gstate, ghist, gring, out_w, out_e, out_a, rows, out_f):
     """Process the queued held samples and the block's rows from ``start`` until all are done or
     an output buffer is nearly full; at the end, with ``final``, flush the stream.
@@ -268,6 +268,7 @@ def _run(block, labels, start, base, final, param_array, vstate, held, estate, w
     written, events written, alert rows written, done)``.
     """
     params = param_array[0]
+    vstate = v_array[0]
     hop_s = params.hop_s
     lag_s = params.lag_s
     n_hops = params.window_hops
@@ -287,14 +288,14 @@ def _run(block, labels, start, base, final, param_array, vstate, held, estate, w
         if (n_w + margin > out_w.shape[0] or record and n_e + 4 > out_e.shape[0]
                 or n_a + _A_MAX_ROWS > out_a.shape[0]):
             return i, n_w, n_e, n_a, False
-        if vstate[_V_Q_N] > 0.0:   # held samples released for processing come first
-            q = int(vstate[_V_Q_HEAD])
+        if vstate.q_n > 0.0:   # held samples released for processing come first
+            q = int(vstate.q_head)
             for j in range(N_FIELDS):
                 x[j] = held[q, j]
             label = int(held[q, _B_LABEL])
             k = int(held[q, _B_INDEX]) - base
-            vstate[_V_Q_HEAD] = (q + 1) % held.shape[0]
-            vstate[_V_Q_N] -= 1.0
+            vstate.q_head = (q + 1) % held.shape[0]
+            vstate.q_n -= 1.0
         elif i < n_rows:
             for j in range(N_FIELDS):
                 x[j] = block[i, j]
@@ -306,7 +307,7 @@ def _run(block, labels, start, base, final, param_array, vstate, held, estate, w
                 rows[k, 1] = np.nan
                 rows[k, 2] = -2.0
                 rows[k, 3] = -2.0
-                rows[k, 4] = vstate[_V_EPOCH]
+                rows[k, 4] = vstate.epoch
                 rows[k, 5:] = np.nan
                 rows[k, _R_GLANCE] = -1.0
             order = _order(x, label, base + k, params, vstate, held, rows, base)
@@ -324,7 +325,7 @@ def _run(block, labels, start, base, final, param_array, vstate, held, estate, w
         keep_row = record and 0 <= k < rows.shape[0]
         if keep_row:
             rows[k, 0] = status
-            rows[k, 4] = vstate[_V_EPOCH]
+            rows[k, 4] = vstate.epoch
         t = x[0]
         hop = np.floor(t / hop_s)
         if wstate[_W_STARTED] == 0.0:
@@ -333,9 +334,9 @@ def _run(block, labels, start, base, final, param_array, vstate, held, estate, w
             wstate[_W_NEXT_END] = hop + n_hops
         last_hop = wstate[_W_HOP]
         lost = status == TRACK_LOSS
-        dt = vstate[_validate._V_DT]
-        gap = vstate[_validate._V_GAP] == 1.0
-        period = vstate[_V_PERIOD]
+        dt = vstate.dt
+        gap = vstate.gap == 1.0
+        period = vstate.period
         # events first (the saccade step reads the previous sample's time the blink step updates)
         first_event = n_e
         s_status, n_e = _saccade_step(x, t, dt, gap, period, hop, last_hop, params, estate,
@@ -347,7 +348,7 @@ def _run(block, labels, start, base, final, param_array, vstate, held, estate, w
                 n_e = _fixation_step(t, gap, period, s_status, b_status, params, estate, out_f,
                                      n_e)
         for e in range(first_event, n_e):
-            out_e[e, _EV_EPOCH] = vstate[_V_EPOCH]
+            out_e[e, _EV_EPOCH] = vstate.epoch
         # then the windows this sample completes, before its hop reuses ring rows
         while t >= wstate[_W_NEXT_END] * hop_s + lag_s:
             if wstate[_W_NEXT_END] - n_hops > last_hop:   # the rest lie in a gap: empty
@@ -402,9 +403,9 @@ def _run(block, labels, start, base, final, param_array, vstate, held, estate, w
 def _close_fixation(vstate, params, estate, out_e, n_e):
     """End of the current clock: the open fixation ends at its last sample, on this clock."""
     first = n_e
-    n_e = _end_fixation(vstate[_V_PERIOD], params, estate, out_e, n_e)
+    n_e = _end_fixation(vstate.period, params, estate, out_e, n_e)
     if n_e > first:
-        out_e[first, _EV_EPOCH] = vstate[_V_EPOCH]
+        out_e[first, _EV_EPOCH] = vstate.epoch
     return n_e
 
 
@@ -417,9 +418,9 @@ def _finish(params, vstate, estate, wstate, ring, out_w, n_w):
     hop_s = params.hop_s
     n_hops = params.window_hops
     last_hop = wstate[_W_HOP]
-    period = vstate[_V_PERIOD]
+    period = vstate.period
     _events._abandon(estate, ring, last_hop)
-    limit = vstate[_V_LAST_T] + _FLUSH_PERIODS * period
+    limit = vstate.last_t + _FLUSH_PERIODS * period
     while wstate[_W_NEXT_END] * hop_s <= limit and wstate[_W_NEXT_END] - n_hops <= last_hop:
         if _emit(ring, wstate, params, period, out_w[n_w]):
             n_w += 1
@@ -430,8 +431,8 @@ def _finish(params, vstate, estate, wstate, ring, out_w, n_w):
 @njit(cache=True)
 def _restart(vstate, estate, wstate, ring, mstate, mring):
     """A new clock: events, windows and derived measures start afresh (counts and rate are kept)."""
-    vstate[_validate._V_STARTED] = 0.0
-    vstate[_V_EPOCH] += 1.0
+    vstate.started = 0.0
+    vstate.epoch += 1.0
     _events._clear(estate)
     wstate[:] = 0.0
     _windows._clear_ring(ring)

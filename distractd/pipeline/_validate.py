@@ -26,6 +26,7 @@ buffer per stream, as their uses never overlap.
 import numpy as np
 from numba import njit
 
+from ._config import _record
 from .formats import N_FIELDS
 
 __all__ = ["REJECT_REASONS"]
@@ -61,22 +62,23 @@ ORDER_HOLD = 2      # held back (suspect or backwards run)
 ORDER_QUEUED = 3    # a suspect confirmed: it and this sample wait in the queue
 ORDER_RESET = 4     # a clock reset: restart the stream, then process the queued run
 
-# Validation state vector layout.
-_V_LAST_T = 0
-_V_PERIOD = 1          # running estimate of the sample period, s (0 = unknown)
-_V_N_OUTLIERS = 2      # consecutive periods far from the estimate
-_V_STARTED = 3
-_V_DT = 4              # time since the previous accepted sample (0 for the first), s
-_V_GAP = 5             # 1 when the last accepted sample followed a gap
-_V_EPOCH = 6           # clock resets so far
-_V_SUSPECT = 7         # 1 while a suspect sample is held in row 0 of the buffer
-_V_RUN_N = 8           # samples in the backwards run (evicted ones included)
-_V_RUN_T0 = 9
-_V_RUN_LAST = 10
-_V_Q_HEAD = 11         # first queued buffer row
-_V_Q_N = 12            # queued rows
-_V_COUNTS = 13         # len(REJECT_REASONS) counters
-_V_SIZE = _V_COUNTS + len(REJECT_REASONS)
+# Validation state.
+STATE = _record(
+    "last_t",
+    "period",       # running estimate of the sample period, s (0 = unknown)
+    "n_outliers",   # consecutive periods far from the estimate
+    "started",
+    "dt",           # time since the previous accepted sample (0 for the first), s
+    "gap",          # 1 when the last accepted sample followed a gap
+    "epoch",        # clock resets so far
+    "suspect",      # 1 while a suspect sample is held in row 0 of the buffer
+    "run_n",        # samples in the backwards run (evicted ones included)
+    "run_t0",
+    "run_last",
+    "q_head",       # first queued buffer row
+    "q_n",          # queued rows
+    ("counts", (len(REJECT_REASONS),)),   # per reason of REJECT_REASONS
+)
 
 # Held-sample buffer columns: the raw fields, the label, the sample's index in the stream.
 _B_LABEL = N_FIELDS
@@ -93,7 +95,7 @@ _CONFIDENCE = 15
 
 
 def _new_state():
-    return np.zeros(_V_SIZE)
+    return np.zeros(1, STATE)
 
 
 def _new_buffer():
@@ -109,7 +111,7 @@ def _mark(rows, k, status):
 
 @njit(cache=True, inline="always")
 def _drop(state, reason, rows, k):
-    state[_V_COUNTS + reason] += 1.0
+    state.counts[reason] += 1.0
     _mark(rows, k, REJECTED + reason)
     return ORDER_DROP
 
@@ -125,11 +127,11 @@ def _store(buffer, slot, x, label, index):
 @njit(cache=True)
 def _break_run(state, buffer, rows, base):
     """Drop the held backwards run (its evicted samples were counted when they left)."""
-    n = int(state[_V_RUN_N])
+    n = int(state.run_n)
     cap = buffer.shape[0]
     for k in range(max(0, n - cap), n):
         _drop(state, _BACKWARDS, rows, int(buffer[k % cap, _B_INDEX]) - base)
-    state[_V_RUN_N] = 0.0
+    state.run_n = 0.0
 
 
 @njit(cache=True)
@@ -137,28 +139,28 @@ def _backwards(x, label, index, params, state, buffer, rows, base):
     """A sample before the stream's latest time: extend or start the backwards run."""
     t = x[0]
     cap = buffer.shape[0]
-    n = int(state[_V_RUN_N])
+    n = int(state.run_n)
     if n > 0:
-        step = t - state[_V_RUN_LAST]
+        step = t - state.run_last
         if step == 0.0:
             return _drop(state, _DUPLICATE, rows, index - base)
-        if not 0.0 < step <= max(params.max_gap_s, _GAP_PERIODS * state[_V_PERIOD]):
+        if not 0.0 < step <= max(params.max_gap_s, _GAP_PERIODS * state.period):
             _break_run(state, buffer, rows, base)
             n = 0
     if n == 0:
-        state[_V_RUN_T0] = t
+        state.run_t0 = t
     elif n >= cap:   # the oldest held sample leaves the buffer
         _drop(state, _BACKWARDS, rows, int(buffer[n % cap, _B_INDEX]) - base)
     _store(buffer, n % cap, x, label, index)
     n += 1
-    state[_V_RUN_N] = n
-    state[_V_RUN_LAST] = t
-    if n >= _RESET_MIN_SAMPLES and t - state[_V_RUN_T0] >= params.clock_reset_s:
+    state.run_n = n
+    state.run_last = t
+    if n >= _RESET_MIN_SAMPLES and t - state.run_t0 >= params.clock_reset_s:
         kept = min(n, cap)
-        state[_V_Q_HEAD] = (n - kept) % cap
-        state[_V_Q_N] = kept
-        state[_V_RUN_N] = 0.0
-        state[_V_COUNTS + _CLOCK_RESET] += 1.0
+        state.q_head = (n - kept) % cap
+        state.q_n = kept
+        state.run_n = 0.0
+        state.counts[_CLOCK_RESET] += 1.0
         return ORDER_RESET
     return ORDER_HOLD
 
@@ -171,29 +173,29 @@ def _order(x, label, index, params, state, buffer, rows, base):
         return _drop(state, _NONFINITE_T, rows, index - base)
     if abs(t) > T_MAX_S:
         return _drop(state, _T_RANGE, rows, index - base)
-    if state[_V_STARTED] == 0.0:
+    if state.started == 0.0:
         return ORDER_ACCEPT
-    if state[_V_SUSPECT] == 1.0:
+    if state.suspect == 1.0:
         suspect = buffer[0, 0]
         if t == suspect:
             return _drop(state, _DUPLICATE, rows, index - base)
-        state[_V_SUSPECT] = 0.0
+        state.suspect = 0.0
         if suspect < t <= suspect + params.max_jump_s:
             _store(buffer, 1, x, label, index)
-            state[_V_Q_HEAD] = 0.0
-            state[_V_Q_N] = 2.0
+            state.q_head = 0.0
+            state.q_n = 2.0
             return ORDER_QUEUED
         _drop(state, _T_JUMP, rows, int(buffer[0, _B_INDEX]) - base)
-    last = state[_V_LAST_T]
+    last = state.last_t
     if t == last:
         return _drop(state, _DUPLICATE, rows, index - base)
     if t < last:
         return _backwards(x, label, index, params, state, buffer, rows, base)
-    if state[_V_RUN_N] > 0.0:
+    if state.run_n > 0.0:
         _break_run(state, buffer, rows, base)
     if t - last > params.max_jump_s:
         _store(buffer, 0, x, label, index)
-        state[_V_SUSPECT] = 1.0
+        state.suspect = 1.0
         return ORDER_HOLD
     return ORDER_ACCEPT
 
@@ -201,10 +203,10 @@ def _order(x, label, index, params, state, buffer, rows, base):
 @njit(cache=True)
 def _release(state, buffer, rows, base):
     """End of stream: drop what is still held (an unconfirmed suspect, a short backwards run)."""
-    if state[_V_SUSPECT] == 1.0:
-        state[_V_SUSPECT] = 0.0
+    if state.suspect == 1.0:
+        state.suspect = 0.0
         _drop(state, _T_JUMP, rows, int(buffer[0, _B_INDEX]) - base)
-    if state[_V_RUN_N] > 0.0:
+    if state.run_n > 0.0:
         _break_run(state, buffer, rows, base)
 
 
@@ -224,25 +226,25 @@ def _validate_row(x, params, state):
             out_of_range = True
             x[j] = np.nan
     if nonfinite:
-        state[_V_COUNTS + _NONFINITE_VALUE] += 1
+        state.counts[_NONFINITE_VALUE] += 1
     if out_of_range:
-        state[_V_COUNTS + _OUT_OF_RANGE] += 1
-    if state[_V_STARTED] == 1.0:
-        dt = t - state[_V_LAST_T]
+        state.counts[_OUT_OF_RANGE] += 1
+    if state.started == 1.0:
+        dt = t - state.last_t
         _update_period(dt, state)
-        gap = dt > params.max_gap_s and dt > _GAP_PERIODS * state[_V_PERIOD]
+        gap = dt > params.max_gap_s and dt > _GAP_PERIODS * state.period
         if gap:
-            state[_V_COUNTS + _GAP] += 1
+            state.counts[_GAP] += 1
     else:
         dt = 0.0
         gap = False
-        state[_V_STARTED] = 1.0
-    state[_V_LAST_T] = t
-    state[_V_DT] = dt
-    state[_V_GAP] = 1.0 if gap else 0.0
+        state.started = 1.0
+    state.last_t = t
+    state.dt = dt
+    state.gap = 1.0 if gap else 0.0
     lost = False
     if x[_CONFIDENCE] < params.confidence_min:   # False for NaN: no confidence field
-        state[_V_COUNTS + _LOW_CONFIDENCE] += 1
+        state.counts[_LOW_CONFIDENCE] += 1
         lost = True
     elif np.isnan(x[7]) and np.isnan(x[8]) and np.isnan(x[9]) and np.isnan(x[10]):
         lost = True
@@ -258,14 +260,14 @@ def _validate_row(x, params, state):
 
 @njit(cache=True, inline="always")
 def _update_period(dt, state):
-    period = state[_V_PERIOD]
+    period = state.period
     if period == 0.0:
-        state[_V_PERIOD] = dt
+        state.period = dt
     elif period / _RATE_BAND <= dt <= period * _RATE_BAND:
-        state[_V_PERIOD] = period + _RATE_ALPHA * (dt - period)
-        state[_V_N_OUTLIERS] = 0.0
+        state.period = period + _RATE_ALPHA * (dt - period)
+        state.n_outliers = 0.0
     else:
-        state[_V_N_OUTLIERS] += 1.0
-        if state[_V_N_OUTLIERS] >= _RATE_RELOCK:
-            state[_V_PERIOD] = dt
-            state[_V_N_OUTLIERS] = 0.0
+        state.n_outliers += 1.0
+        if state.n_outliers >= _RATE_RELOCK:
+            state.period = dt
+            state.n_outliers = 0.0
