@@ -5,13 +5,19 @@ so a scrape shows every series from the start and the hot path does no label loo
 values are not labelled series by default (streams come and go; their ids are unbounded); they are
 summed at scrape time by a custom collector, and exported per stream only when
 ``metrics.per_stream`` is enabled. prometheus-client's process (``process_*``: RSS, CPU, open
-descriptors) and platform (``python_info``) collectors join the daemon's own families.
+descriptors) and platform (``python_info``) collectors join the daemon's own families. The
+automatic ``*_created`` series of counters and histograms are turned off (prometheus-client's
+``disable_created_metrics()``, process-wide): they are one series per counter that no dashboard or
+rule reads.
 
 :class:`MetricsServer` serves the registry over HTTP from a small pool of threads of its own with
-an exposition built at most once per ``metrics.cache_s``, so neither a storm of scrapes nor slow
-clients can stall the loop thread or ``/metrics``.
+an exposition built at most once per ``metrics.cache_s`` and format, so neither a storm of scrapes
+nor slow clients can stall the loop thread or ``/metrics``. The format (Prometheus text or
+OpenMetrics, by ``Accept``) and gzip (by ``Accept-Encoding``) are negotiated by prometheus-client's
+own exposition code.
 """
 
+import gzip
 import io
 import logging
 import math
@@ -23,10 +29,10 @@ import time
 from http.server import BaseHTTPRequestHandler, HTTPServer
 
 from prometheus_client import (
-    CONTENT_TYPE_LATEST, Counter, Gauge, Histogram, Info, PlatformCollector, ProcessCollector,
-    generate_latest,
+    Counter, Gauge, Histogram, Info, PlatformCollector, ProcessCollector, disable_created_metrics,
 )
 from prometheus_client.core import GaugeMetricFamily
+from prometheus_client.exposition import choose_encoder, gzip_accepted
 
 from .. import __version__
 from ..models.detectors import SUBMODELS, UNDECIDED_REASONS
@@ -68,6 +74,7 @@ class Metrics:
     """
 
     def __init__(self, registry, per_stream=False):
+        disable_created_metrics()
         self.registry = registry
         self.per_stream = per_stream
         self.streams = ()
@@ -125,6 +132,16 @@ class Metrics:
                                  "Time from the arrival of the message completing a window to the "
                                  "publication of its state.", buckets=LATENCY_BUCKETS_S,
                                  registry=registry)
+        self.input_wall_rate = Gauge("distractd_input_wall_rate_hertz",
+                                     "Samples received per second of wall time over the last "
+                                     "service.status_interval_s, summed over streams (a replay at "
+                                     "10x real time reads 10x its recorded rate).",
+                                     registry=registry)
+        self.loop_status = Gauge("distractd_loop_status_timestamp_seconds",
+                                 "Unix time of the loop's last status update (every "
+                                 "service.status_interval_s): one that stops advancing means a "
+                                 "stalled loop, while /metrics, served by threads of its own, "
+                                 "still answers.", registry=registry)
         self.active_streams = Gauge("distractd_active_streams", "Streams with a live session.",
                                     registry=registry)
         self.streams_expired = Counter("distractd_streams_expired_total",
@@ -203,12 +220,14 @@ class _StreamCollector:
     def collect(self):
         streams = self.metrics.streams
         total = GaugeMetricFamily("distractd_input_rate_hertz",
-                                  "Measured input sample rate summed over active streams.")
+                                  "Input sample rate summed over active streams, measured in the "
+                                  "streams' own time (samples per second of sample timestamps; "
+                                  "distractd_input_wall_rate_hertz is per second of wall time).")
         total.add_metric([], sum(rate for _, rate in streams if math.isfinite(rate)))
         yield total
         if self.metrics.per_stream:
             each = GaugeMetricFamily("distractd_stream_input_rate_hertz",
-                                     "Measured input sample rate of each active stream.",
+                                     "Input sample rate of each active stream, in its own time.",
                                      labels=["stream"])
             for stream, rate in streams:
                 each.add_metric([stream], rate)
@@ -227,7 +246,11 @@ class MetricsServer:
     workers go on answering. Answers take turns: each rests :data:`PAUSE_S` in its turn (a
     thread always ready to run would make the loop wait for the GIL at every turn), and the
     exposition is rebuilt only when the last one is ``cache_s`` old, so the loop loses at most one
-    build per ``cache_s`` and a bounded share of the GIL to scrapes, however many arrive. A
+    build per ``cache_s`` and format and a bounded share of the GIL to scrapes, however many
+    arrive. The format follows the request's ``Accept`` (OpenMetrics for
+    ``application/openmetrics-text``, else Prometheus text) and the body is gzip-compressed when
+    ``Accept-Encoding`` names gzip, both decided by prometheus-client's ``choose_encoder`` and
+    ``gzip_accepted``; each variant is cached on its own. A
     scraper that goes away or times out is no error; anything else a scrape raises is logged as one
     line.
 
@@ -257,8 +280,7 @@ class MetricsServer:
     def __init__(self, registry, address, port, cache_s):
         self.registry = registry
         self.cache_s = cache_s
-        self._body = b""
-        self._built_s = -math.inf
+        self._cache = {}  # (content type, gzip) -> (monotonic s built, body)
         self._turn = threading.Lock()
         server_class = _HTTPServer6 if ":" in address else _HTTPServer
         self._http = server_class((address, port), _handler(self))
@@ -281,15 +303,22 @@ class MetricsServer:
                 self._http.pending.put(None)
         self._http.server_close()
 
-    def exposition(self):
-        """The registry's text exposition, at most ``cache_s`` old, in this worker's turn."""
+    def exposition(self, accept, accept_encoding):
+        """The registry's exposition negotiated by the request's ``Accept`` and
+        ``Accept-Encoding`` headers (None when absent), at most ``cache_s`` old, in this worker's
+        turn: ``(body, content_type, gzipped)``."""
+        encoder, content_type = choose_encoder(accept)
+        compress = gzip_accepted(accept_encoding)
         with self._turn:
             now = time.monotonic()
-            if now - self._built_s >= self.cache_s:
-                self._body = generate_latest(self.registry)
-                self._built_s = now
+            built_s, body = self._cache.get((content_type, compress), (-math.inf, b""))
+            if now - built_s >= self.cache_s:
+                body = encoder(self.registry)
+                if compress:
+                    body = gzip.compress(body)
+                self._cache[content_type, compress] = now, body
             time.sleep(self.PAUSE_S)
-            return self._body
+            return body, content_type, compress
 
 
 class _HTTPServer(HTTPServer):
@@ -367,9 +396,13 @@ def _handler(server):
             if self.path.split("?", 1)[0] not in ("/metrics", "/"):
                 self.send_error(404, "only /metrics is served")
                 return
-            body = server.exposition()
+            body, content_type, gzipped = server.exposition(self.headers.get("Accept"),
+                                                            self.headers.get("Accept-Encoding"))
             self.send_response(200)
-            self.send_header("Content-Type", CONTENT_TYPE_LATEST)
+            self.send_header("Content-Type", content_type)
+            if gzipped:
+                self.send_header("Content-Encoding", "gzip")
+            self.send_header("Vary", "Accept, Accept-Encoding")
             self.send_header("Content-Length", str(len(body)))
             self.end_headers()
             self.wfile.write(body)

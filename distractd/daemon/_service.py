@@ -319,6 +319,8 @@ class Service:
                 self.metrics.streams = tuple((stream, inbox.session.processor.rate_hz)
                                              for stream, inbox in self.inboxes.items())
                 self.metrics.active_streams.set(len(self.inboxes))
+                self.metrics.input_wall_rate.set(counts.samples / max(now - counts.since_s, 1e-9))
+                self.metrics.loop_status.set_to_current_time()
                 self.metrics.adapted_streams.set(sum(
                     inbox.session.adaptation is not None
                     and inbox.session.adaptation.detector is not None

@@ -1,5 +1,7 @@
-"""Metric families: names, base units, buckets, pre-bound children, scrape-time stream values."""
+"""Metric families: names, base units, buckets, pre-bound children, scrape-time stream values;
+the real daemon's /metrics negotiated as Prometheus text or OpenMetrics, plain or gzip."""
 
+import gzip
 import os
 import re
 import select
@@ -12,11 +14,15 @@ import urllib.request
 
 import pytest
 from prometheus_client import CollectorRegistry, generate_latest
+from prometheus_client.openmetrics.parser import (
+    text_string_to_metric_families as openmetrics_families,
+)
 from prometheus_client.parser import text_string_to_metric_families
 
 from distractd import __version__
 from distractd.daemon import DEFAULTS, LATENCY_BUCKETS_S, Metrics
 from distractd.pipeline.formats import REJECTION_REASONS
+from distractd.simulators import replay, simulate_drive
 
 
 def _families(registry):
@@ -163,3 +169,72 @@ def test_slowloris_clients_do_not_block_scrapes_and_are_closed(start_daemon):
         for sock in slow:
             sock.close()
     assert closed_by_server == set(range(len(slow)))
+
+
+def test_no_created_series():
+    """Issue 24: 22 of 66 stored series were prometheus-client's automatic ``*_created``."""
+    metrics = Metrics(CollectorRegistry())
+    metrics.messages_received.inc()
+    metrics.latency.observe(1e-3)
+    names = [s.name for f in _families(metrics.registry).values() for s in f.samples]
+    assert "distractd_messages_received_total" in names
+    assert not [name for name in names if name.endswith("_created")]
+
+
+def _get(port, headers):
+    request = urllib.request.Request(f"http://127.0.0.1:{port}/metrics", headers=headers)
+    with urllib.request.urlopen(request, timeout=10) as response:
+        return response.headers, response.read()
+
+
+def test_scrape_negotiates_openmetrics_and_gzip(start_daemon):
+    """Issue 24: the real daemon answers Prometheus text by default, OpenMetrics when asked, each
+    gzip-compressed when ``Accept-Encoding`` allows, and both parse to the same families."""
+    daemon = start_daemon()
+    openmetrics = "application/openmetrics-text; version=1.0.0,text/plain;version=0.0.4;q=0.5"
+    parsed = {}
+    for accept in (None, openmetrics):
+        for encoding in (None, "gzip, deflate"):
+            headers = {k: v for k, v in (("Accept", accept), ("Accept-Encoding", encoding)) if v}
+            answer, body = _get(daemon.metrics_port, headers)
+            assert answer["Content-Encoding"] == ("gzip" if encoding else None)
+            text = (gzip.decompress(body) if encoding else body).decode("utf-8")
+            if accept:
+                assert answer["Content-Type"].startswith("application/openmetrics-text;")
+                assert text.endswith("# EOF\n")
+                families = {f.name: f for f in openmetrics_families(text)}
+            else:
+                assert answer["Content-Type"].startswith("text/plain; version=0.0.4")
+                assert "# EOF" not in text
+                families = {f.name: f for f in text_string_to_metric_families(text)}
+            assert not [s.name for f in families.values() for s in f.samples
+                        if s.name.endswith("_created")]
+            parsed[accept, encoding] = families
+    for families in parsed.values():
+        assert families["distractd_build"].samples[0].labels == {"version": __version__}
+        assert families["distractd_windows_classified"].type == "counter"
+        assert families["distractd_processing_latency_seconds"].type == "histogram"
+    # the same families whatever the format (OpenMetrics names counters without _total)
+    assert set(parsed[None, None]) == set(parsed[openmetrics, "gzip, deflate"])
+    assert daemon.stop() == 0
+
+
+def test_wall_rate_counts_arrivals_and_stream_rate_sample_time(start_daemon):
+    """Issue 24: a 60 Hz drive replayed at 20x real time reads about 60 Hz in stream time
+    (``distractd_input_rate_hertz``) and many times that in wall time
+    (``distractd_input_wall_rate_hertz``), which was missing."""
+    daemon = start_daemon()
+    drive = simulate_drive(3, duration_s=90.0)
+    sender = threading.Thread(target=replay, args=([drive], daemon.input),
+                              kwargs={"speed": 20.0, "block_samples": 30})
+    sender.start()
+    stream_rates, wall_rates = [], []
+    while sender.is_alive():
+        families = {f.name: f for f in text_string_to_metric_families(daemon.scrape())}
+        stream_rates.append(families["distractd_input_rate_hertz"].samples[0].value)
+        wall_rates.append(families["distractd_input_wall_rate_hertz"].samples[0].value)
+        time.sleep(0.3)
+    sender.join()
+    assert max(stream_rates) == pytest.approx(60.0, rel=0.05)
+    assert max(wall_rates) > 2 * max(stream_rates)
+    assert daemon.stop() == 0
