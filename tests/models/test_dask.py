@@ -7,9 +7,16 @@ reach it as a remote one, through its scheduler address (``batch_runner(schedule
 import json
 import logging
 import os
+import signal
+import socket
 import subprocess
 import sys
+import time
+import urllib.request
 import warnings
+from concurrent.futures import ThreadPoolExecutor
+from contextlib import contextmanager
+from pathlib import Path
 
 import numpy as np
 import dask
@@ -204,3 +211,93 @@ def test_cli_start_up_and_sequential_runs_import_neither_dask_nor_pyarrow(fleet,
                           timeout=300)
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == "[]"
+
+
+@contextmanager
+def _dask_processes(n_workers=1):
+    """A scheduler and a worker started with Dask's own commands, as on a multi-machine cluster
+    (docs/evaluation.md), each in its own process group so that a test can kill it; yields
+    ``(address, scheduler, worker)`` once the workers have joined."""
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    address = f"tcp://127.0.0.1:{port}"
+    dask_command = str(Path(sys.executable).parent / "dask")
+    quiet = {"stdout": subprocess.DEVNULL, "stderr": subprocess.DEVNULL,
+             "start_new_session": True}
+    scheduler = subprocess.Popen([dask_command, "scheduler", "--host", "127.0.0.1", "--port",
+                                  str(port), "--dashboard-address", "127.0.0.1:0"], **quiet)
+    worker = subprocess.Popen([dask_command, "worker", address, "--nworkers", str(n_workers),
+                               "--nthreads", "1", "--no-dashboard"], **quiet)
+    try:
+        with Client(address, timeout=120, set_as_default=False) as client:
+            client.wait_for_workers(n_workers, timeout=120)
+        yield address, scheduler, worker
+    finally:
+        for process in (worker, scheduler):
+            if process.poll() is None:
+                os.killpg(process.pid, signal.SIGKILL)
+            process.wait(timeout=60)
+
+
+def _wait_for(path):
+    """Wait until a task on a worker has made ``path`` (bounded by the test's timeout)."""
+    while not path.exists():
+        time.sleep(0.05)
+
+
+def test_a_cluster_whose_workers_all_died_ends_the_run_with_one_error(tmp_path):
+    """Every worker killed mid-run (the scheduler alive, waiting for workers): the run ends
+    after no_workers_s with one DistractdError instead of hanging silently."""
+    started = tmp_path / "started"
+    task = ["sh", "-c", f"touch {started}; sleep 300"]
+    with _dask_processes() as (address, _, worker):
+        with batch_runner(scheduler=address, no_workers_s=3.0) as runner:
+            assert runner.n_workers == 1
+            with ThreadPoolExecutor(1) as pool:
+                run = pool.submit(runner.map, subprocess.run, [task, task])
+                _wait_for(started)
+                os.killpg(worker.pid, signal.SIGKILL)  # the worker, its nanny and the task
+                with pytest.raises(DistractdError) as error:
+                    run.result(timeout=120)
+    assert str(error.value) == (
+        f"the Dask cluster {address} has had no workers for 3 s (0 of 2 tasks done; every "
+        f"worker died or none started: start some, e.g. dask worker {address}, and run again)")
+
+
+def test_a_lost_scheduler_is_one_line_and_status_1_from_the_command(tmp_path):
+    """The scheduler killed while a worker runs a task of ``distractd features --scheduler``:
+    the command prints one line naming the scheduler (Dask's 65 lines of logged tracebacks
+    stay out) and exits 1. The task reads a named pipe, so it is known to be running."""
+    pipe = tmp_path / "drive.csv"
+    os.mkfifo(pipe)
+    command = [sys.executable, "-m", "distractd.cli", "features", str(pipe), "--scheduler"]
+    with _dask_processes() as (address, scheduler, _):
+        done = subprocess.Popen([*command, address, "--out", str(tmp_path / "f.csv")],
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        writer = None
+        while writer is None:  # a writer can open the pipe once the worker's task opened it
+            try:
+                writer = os.open(pipe, os.O_WRONLY | os.O_NONBLOCK)
+            except OSError:
+                assert done.poll() is None, done.communicate()
+                time.sleep(0.05)
+        try:
+            os.killpg(scheduler.pid, signal.SIGKILL)
+            out, err = done.communicate(timeout=120)
+        finally:
+            os.close(writer)
+    assert done.returncode == 1 and out == ""
+    assert err.splitlines() == [
+        f"distractd features: error: lost the Dask scheduler {address} after 0 of 1 tasks: it "
+        f"stopped, or the network to it failed (the scheduler's log says why)"]
+
+
+def test_the_cluster_serves_its_dashboard(scheduler):
+    """bokeh comes with the dask extra: the cluster's dashboard page is served."""
+    with batch_runner(scheduler=scheduler) as runner:
+        link = runner.client.dashboard_link
+        assert link.startswith("http://127.0.0.1:")
+        with urllib.request.urlopen(link, timeout=60) as page:
+            assert page.status == 200
+            assert b"Dask" in page.read()
