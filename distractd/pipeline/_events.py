@@ -38,6 +38,7 @@ the maxima.
 import numpy as np
 from numba import njit
 
+from ._config import _record
 from ._glances import _cyclopean
 from ._windows import (
     _H_PENDING_BLINK, _H_PENDING_BLINK_COUNT, _H_PENDING_SACCADE, _H_T_COUNT, _H_T_SUM, BLINK,
@@ -61,40 +62,29 @@ _EV_SIZE = 7
 
 _IDLE, _OPEN, _DEAD = 0.0, 1.0, 2.0
 
-# Event state vector layout.
-_E_STARTED = 0
-_E_LAST_T = 1
-_E_PREV = 2             # previous sample's r_yaw, r_pitch, l_yaw, l_pitch (NaN when untracked)
-_E_PREV_YAW = 6         # previous cyclopean gaze
-_E_PREV_PITCH = 7
-_E_VELOCITY = 8         # current gaze speed, rad/s (NaN when undefined)
-_E_S_STATE = 9
-_E_S_T0 = 10
-_E_S_T_FIRST = 11
-_E_S_T_LAST = 12
-_E_S_HOP0 = 13
-_E_S_YAW0 = 14
-_E_S_PITCH0 = 15
-_E_S_YAW1 = 16
-_E_S_PITCH1 = 17
-_E_S_PEAK = 18
-_E_B_STATE = 19
-_E_B_T_BEFORE = 20
-_E_B_T_FIRST = 21
-_E_B_T_LAST = 22
-_E_B_HOP0 = 23
-_E_NOISE_W = 24         # exponentially weighted sums of the fixation speeds: weight,
-_E_NOISE_S1 = 25        # speed (rad/s)
-_E_NOISE_S2 = 26        # and squared speed
-_E_THRESHOLD = 27       # current saccade speed threshold, rad/s
-_E_S_BREAK = 28         # 1 when a fast run was just accepted as a saccade or killed as too long
-_E_F_STATE = 29
-_E_F_T_FIRST = 30
-_E_F_T_LAST = 31        # last sample of the open fixation
-_E_F_YAW = 32           # its cyclopean gaze
-_E_F_PITCH = 33
-_E_F_AWAY = 34          # 1 when samples outside the fixation followed its last one
-_E_SIZE = 35
+# Event state.
+STATE = _record(
+    "started",
+    "last_t",
+    ("prev", (4,)),   # previous sample's r_yaw, r_pitch, l_yaw, l_pitch (NaN when untracked)
+    "prev_yaw",       # previous cyclopean gaze
+    "prev_pitch",
+    "velocity",       # current gaze speed, rad/s (NaN when undefined)
+    "s_state", "s_t0", "s_t_first", "s_t_last", "s_hop0", "s_yaw0", "s_pitch0", "s_yaw1",
+    "s_pitch1", "s_peak",
+    "b_state", "b_t_before", "b_t_first", "b_t_last", "b_hop0",
+    "noise_w",        # exponentially weighted sums of the fixation speeds: weight,
+    "noise_s1",       # speed (rad/s)
+    "noise_s2",       # and squared speed
+    "threshold",      # current saccade speed threshold, rad/s
+    "s_break",        # 1 when a fast run was just accepted as a saccade or killed as too long
+    "f_state",
+    "f_t_first",
+    "f_t_last",       # last sample of the open fixation
+    "f_yaw",          # its cyclopean gaze
+    "f_pitch",
+    "f_away",         # 1 when samples outside the fixation followed its last one
+)
 
 _CONTINUITY_PERIODS = 2.5   # velocity only between samples at most this many periods apart
 
@@ -103,30 +93,32 @@ NOISE_TAU_S = 5.0
 
 
 def _new_state():
-    state = np.empty(_E_SIZE)
-    _clear(state)
-    return state
+    states = np.empty(1, STATE)
+    _clear(states)
+    return states
 
 
 @njit(cache=True)
-def _clear(state):
-    """Reset the detectors to their initial state (no previous sample, no open run)."""
-    state[:] = 0.0
-    state[_E_PREV:_E_PREV + 4] = np.nan
-    state[_E_PREV_YAW] = state[_E_PREV_PITCH] = np.nan
+def _clear(states):
+    """Reset the detectors of the one-record array ``states`` to their initial state (no
+    previous sample, no open run)."""
+    states[0] = np.zeros(1, STATE)[0]
+    state = states[0]
+    state.prev[:] = np.nan
+    state.prev_yaw = state.prev_pitch = np.nan
 
 
 @njit(cache=True)
 def _abandon(state, ring, last_hop):
     """End of data: open runs can no longer be settled; their samples become unresolved (taken
     out of the event counts), and the runs are closed for good."""
-    if state[_E_S_STATE] == _OPEN:
-        _unresolve(ring, state[_E_S_HOP0], last_hop, _H_PENDING_SACCADE, -1, _H_T_COUNT + SACCADE)
-        state[_E_S_STATE] = _DEAD
-    if state[_E_B_STATE] == _OPEN:
-        _unresolve(ring, state[_E_B_HOP0], last_hop, _H_PENDING_BLINK, _H_PENDING_BLINK_COUNT,
+    if state.s_state == _OPEN:
+        _unresolve(ring, state.s_hop0, last_hop, _H_PENDING_SACCADE, -1, _H_T_COUNT + SACCADE)
+        state.s_state = _DEAD
+    if state.b_state == _OPEN:
+        _unresolve(ring, state.b_hop0, last_hop, _H_PENDING_BLINK, _H_PENDING_BLINK_COUNT,
                    _H_T_COUNT + BLINK)
-        state[_E_B_STATE] = _DEAD
+        state.b_state = _DEAD
 
 
 @njit(cache=True)
@@ -159,13 +151,13 @@ def _saccade_step(x, t, dt, gap, period, hop, last_hop, params, state, ring, eve
     candidate, 1 joins one (the caller adds it to ``hop`` as pending).
     """
     velocity = np.nan
-    if state[_E_STARTED] == 1.0 and not gap and 0.0 < dt <= _CONTINUITY_PERIODS * period:
+    if state.started == 1.0 and not gap and 0.0 < dt <= _CONTINUITY_PERIODS * period:
         dyaw = 0.0
         dpitch = 0.0
         n_eyes = 0
         for eye in range(2):
-            yaw0 = state[_E_PREV + 2 * eye]
-            pitch0 = state[_E_PREV + 2 * eye + 1]
+            yaw0 = state.prev[2 * eye]
+            pitch0 = state.prev[2 * eye + 1]
             yaw1 = x[7 + 2 * eye]
             pitch1 = x[8 + 2 * eye]
             if not (np.isnan(yaw0) or np.isnan(pitch0) or np.isnan(yaw1) or np.isnan(pitch1)):
@@ -186,62 +178,62 @@ def _saccade_step(x, t, dt, gap, period, hop, last_hop, params, state, ring, eve
         fast = available and velocity > threshold
     flags = params.use_flags == 1.0
 
-    if state[_E_S_STATE] == _OPEN:
-        if fast and t - state[_E_S_T0] <= params.saccade_max_s:
-            state[_E_S_T_LAST] = t
-            state[_E_S_YAW1] = yaw
-            state[_E_S_PITCH1] = pitch
-            state[_E_S_PEAK] = max(state[_E_S_PEAK], velocity)
+    if state.s_state == _OPEN:
+        if fast and t - state.s_t0 <= params.saccade_max_s:
+            state.s_t_last = t
+            state.s_yaw1 = yaw
+            state.s_pitch1 = pitch
+            state.s_peak = max(state.s_peak, velocity)
         elif fast:
-            _settle(ring, state[_E_S_HOP0], last_hop, _H_PENDING_SACCADE, _H_T_SUM + SACCADE,
+            _settle(ring, state.s_hop0, last_hop, _H_PENDING_SACCADE, _H_T_SUM + SACCADE,
                     -1, -1, False)
-            state[_E_S_STATE] = _DEAD
-            state[_E_S_BREAK] = 1.0
+            state.s_state = _DEAD
+            state.s_break = 1.0
         else:
-            duration = state[_E_S_T_LAST] - state[_E_S_T0]
-            amplitude = _eye_angle(state[_E_S_YAW0], state[_E_S_PITCH0], state[_E_S_YAW1],
-                                   state[_E_S_PITCH1])
+            duration = state.s_t_last - state.s_t0
+            amplitude = _eye_angle(state.s_yaw0, state.s_pitch0, state.s_yaw1,
+                                   state.s_pitch1)
             accept = flags or (available and duration >= params.saccade_min_s
                                and amplitude >= _min_amplitude(period, params, state))
-            _settle(ring, state[_E_S_HOP0], last_hop, _H_PENDING_SACCADE, _H_T_SUM + SACCADE,
+            _settle(ring, state.s_hop0, last_hop, _H_PENDING_SACCADE, _H_T_SUM + SACCADE,
                     -1, -1, accept)
             if accept:
-                state[_E_S_BREAK] = 1.0
+                state.s_break = 1.0
             if accept and n_events < events.shape[0]:
                 row = events[n_events]
                 row[_EV_KIND] = 0.0
-                row[_EV_T_FIRST] = state[_E_S_T_FIRST]
-                row[_EV_T_LAST] = state[_E_S_T_LAST]
+                row[_EV_T_FIRST] = state.s_t_first
+                row[_EV_T_LAST] = state.s_t_last
                 row[_EV_DURATION] = duration
                 row[_EV_AMPLITUDE] = np.degrees(amplitude) if not flags else np.nan
-                row[_EV_PEAK] = np.degrees(state[_E_S_PEAK]) if not flags else np.nan
+                row[_EV_PEAK] = np.degrees(state.s_peak) if not flags else np.nan
                 n_events += 1
-            state[_E_S_STATE] = _IDLE
-    elif state[_E_S_STATE] == _DEAD and not fast:
-        state[_E_S_STATE] = _IDLE
-    joined = state[_E_S_STATE] == _OPEN
-    if state[_E_S_STATE] == _IDLE and fast:
-        state[_E_S_STATE] = _OPEN
-        state[_E_S_T0] = state[_E_LAST_T] if state[_E_STARTED] == 1.0 and not gap else t
-        state[_E_S_T_FIRST] = t
-        state[_E_S_T_LAST] = t
-        state[_E_S_HOP0] = hop
-        state[_E_S_YAW0] = state[_E_PREV_YAW] if not np.isnan(state[_E_PREV_YAW]) else yaw
-        state[_E_S_PITCH0] = state[_E_PREV_PITCH] if not np.isnan(state[_E_PREV_YAW]) else pitch
-        state[_E_S_YAW1] = yaw
-        state[_E_S_PITCH1] = pitch
-        state[_E_S_PEAK] = velocity
+            state.s_state = _IDLE
+    elif state.s_state == _DEAD and not fast:
+        state.s_state = _IDLE
+    joined = state.s_state == _OPEN
+    if state.s_state == _IDLE and fast:
+        state.s_state = _OPEN
+        state.s_t0 = state.last_t if state.started == 1.0 and not gap else t
+        state.s_t_first = t
+        state.s_t_last = t
+        state.s_hop0 = hop
+        state.s_yaw0 = state.prev_yaw if not np.isnan(state.prev_yaw) else yaw
+        state.s_pitch0 = state.prev_pitch if not np.isnan(state.prev_yaw) else pitch
+        state.s_yaw1 = yaw
+        state.s_pitch1 = pitch
+        state.s_peak = velocity
         joined = True
-        if t - state[_E_S_T0] > params.saccade_max_s:
-            state[_E_S_STATE] = _DEAD
-            state[_E_S_BREAK] = 1.0
+        if t - state.s_t0 > params.saccade_max_s:
+            state.s_state = _DEAD
+            state.s_break = 1.0
             joined = False
 
     for j in range(4):
-        state[_E_PREV + j] = x[7 + j]
-    state[_E_PREV_YAW] = yaw
-    state[_E_PREV_PITCH] = pitch
-    state[_E_VELOCITY] = velocity
+        state.prev[j] = x[7 + j]
+    state.prev_yaw = yaw
+    state.prev_pitch = pitch
+    state.velocity = velocity
     if not available:
         return (-1 if rate_ok else -2), n_events
     return (1 if joined else 0), n_events
@@ -252,9 +244,9 @@ def _min_amplitude(period, params, state):
     """The smallest saccade amplitude (rad): ``saccade_min_amplitude_deg`` or, when larger,
     ``saccade_noise_amplitude_factor`` times the mean gaze step of the recent fixation samples."""
     floor = params.saccade_min_amplitude
-    weight = state[_E_NOISE_W]
+    weight = state.noise_w
     if weight > 0.0:
-        return max(floor, params.saccade_noise_amplitude * state[_E_NOISE_S1] / weight * period)
+        return max(floor, params.saccade_noise_amplitude * state.noise_s1 / weight * period)
     return floor
 
 
@@ -269,18 +261,18 @@ def _threshold(velocity, dt, params, state):
     floor = params.saccade_velocity
     factor = params.saccade_noise_factor
     threshold = floor
-    weight = state[_E_NOISE_W]
+    weight = state.noise_w
     if factor > 0.0 and weight > 0.0:
-        mean = state[_E_NOISE_S1] / weight
-        sd = np.sqrt(max(state[_E_NOISE_S2] / weight - mean * mean, 0.0))
+        mean = state.noise_s1 / weight
+        sd = np.sqrt(max(state.noise_s2 / weight - mean * mean, 0.0))
         threshold = max(floor, mean + factor * sd)
     adaptive = factor > 0.0 or params.saccade_noise_amplitude > 0.0
     if adaptive and velocity <= threshold:   # False for NaN
         keep = np.exp(-dt / NOISE_TAU_S)
-        state[_E_NOISE_W] = keep * weight + 1.0
-        state[_E_NOISE_S1] = keep * state[_E_NOISE_S1] + velocity
-        state[_E_NOISE_S2] = keep * state[_E_NOISE_S2] + velocity * velocity
-    state[_E_THRESHOLD] = threshold
+        state.noise_w = keep * weight + 1.0
+        state.noise_s1 = keep * state.noise_s1 + velocity
+        state.noise_s2 = keep * state.noise_s2 + velocity * velocity
+    state.threshold = threshold
     return threshold
 
 
@@ -310,48 +302,48 @@ def _blink_step(x, t, gap, lost, period, hop, last_hop, params, state, ring, eve
         else:
             closed = available and lost
     duration = np.nan
-    if state[_E_B_STATE] == _OPEN:
-        if closed and not gap and t - state[_E_B_T_FIRST] <= params.blink_max_s:
-            state[_E_B_T_LAST] = t
+    if state.b_state == _OPEN:
+        if closed and not gap and t - state.b_t_first <= params.blink_max_s:
+            state.b_t_last = t
         elif closed or gap:
-            _settle(ring, state[_E_B_HOP0], last_hop, _H_PENDING_BLINK, _H_T_SUM + BLINK,
+            _settle(ring, state.b_hop0, last_hop, _H_PENDING_BLINK, _H_T_SUM + BLINK,
                     _H_PENDING_BLINK_COUNT, _H_T_COUNT + BLINK, False)
-            state[_E_B_STATE] = _DEAD
+            state.b_state = _DEAD
         else:
-            length = (0.5 * (t + state[_E_B_T_LAST])
-                      - 0.5 * (state[_E_B_T_FIRST] + state[_E_B_T_BEFORE]))
+            length = (0.5 * (t + state.b_t_last)
+                      - 0.5 * (state.b_t_first + state.b_t_before))
             accept = flags or params.blink_min_s <= length <= params.blink_max_s
             accept = accept and length <= params.blink_max_s
-            _settle(ring, state[_E_B_HOP0], last_hop, _H_PENDING_BLINK, _H_T_SUM + BLINK,
+            _settle(ring, state.b_hop0, last_hop, _H_PENDING_BLINK, _H_T_SUM + BLINK,
                     _H_PENDING_BLINK_COUNT, _H_T_COUNT + BLINK, accept)
             if accept:
                 duration = length
                 if n_events < events.shape[0]:
                     row = events[n_events]
                     row[_EV_KIND] = 1.0
-                    row[_EV_T_FIRST] = state[_E_B_T_FIRST]
-                    row[_EV_T_LAST] = state[_E_B_T_LAST]
+                    row[_EV_T_FIRST] = state.b_t_first
+                    row[_EV_T_LAST] = state.b_t_last
                     row[_EV_DURATION] = length
                     row[_EV_AMPLITUDE] = np.nan
                     row[_EV_PEAK] = np.nan
                     n_events += 1
-            state[_E_B_STATE] = _IDLE
-    if state[_E_B_STATE] == _DEAD and not closed:
-        state[_E_B_STATE] = _IDLE
-    if state[_E_B_STATE] == _IDLE and closed:
-        if state[_E_STARTED] == 1.0 and not gap:
-            state[_E_B_STATE] = _OPEN
-            state[_E_B_T_BEFORE] = state[_E_LAST_T]
-            state[_E_B_T_FIRST] = t
-            state[_E_B_T_LAST] = t
-            state[_E_B_HOP0] = hop
+            state.b_state = _IDLE
+    if state.b_state == _DEAD and not closed:
+        state.b_state = _IDLE
+    if state.b_state == _IDLE and closed:
+        if state.started == 1.0 and not gap:
+            state.b_state = _OPEN
+            state.b_t_before = state.last_t
+            state.b_t_first = t
+            state.b_t_last = t
+            state.b_hop0 = hop
         else:
-            state[_E_B_STATE] = _DEAD   # its start is unknown
-    state[_E_LAST_T] = t
-    state[_E_STARTED] = 1.0
+            state.b_state = _DEAD   # its start is unknown
+    state.last_t = t
+    state.started = 1.0
     if not available:
         return -2, duration, n_events
-    if state[_E_B_STATE] != _OPEN:
+    if state.b_state != _OPEN:
         return (-1 if lost else 0), duration, n_events
     return (2 if lost else 1), duration, n_events
 
@@ -360,27 +352,27 @@ def _blink_step(x, t, gap, lost, period, hop, last_hop, params, state, ring, eve
 def _fixation_step(t, gap, period, s_status, b_status, params, state, events, n_events):
     """Advance the fixation detector by one accepted sample, after the saccade and blink steps
     (``s_status`` and ``b_status`` are theirs). Returns ``n_events``."""
-    if state[_E_S_BREAK] == 1.0 or gap:   # a saccade (or a too long fast run) ends the fixation
-        state[_E_S_BREAK] = 0.0
+    if state.s_break == 1.0 or gap:   # a saccade (or a too long fast run) ends the fixation
+        state.s_break = 0.0
         n_events = _end_fixation(period, params, state, events, n_events)
-    yaw = state[_E_PREV_YAW]   # this sample's cyclopean gaze (the saccade step stored it)
-    pitch = state[_E_PREV_PITCH]
+    yaw = state.prev_yaw   # this sample's cyclopean gaze (the saccade step stored it)
+    pitch = state.prev_pitch
     if s_status == 0 and b_status == 0:   # still: tracked, in no saccade or blink candidate
-        if state[_E_F_STATE] == _OPEN and state[_E_F_AWAY] == 1.0:
-            shift = _eye_angle(state[_E_F_YAW], state[_E_F_PITCH], yaw, pitch)
+        if state.f_state == _OPEN and state.f_away == 1.0:
+            shift = _eye_angle(state.f_yaw, state.f_pitch, yaw, pitch)
             if shift > params.fixation_merge_angle:
                 n_events = _end_fixation(period, params, state, events, n_events)
-        if state[_E_F_STATE] != _OPEN:
-            state[_E_F_STATE] = _OPEN
-            state[_E_F_T_FIRST] = t
-        state[_E_F_T_LAST] = t
-        state[_E_F_YAW] = yaw
-        state[_E_F_PITCH] = pitch
-        state[_E_F_AWAY] = 0.0
-    elif state[_E_F_STATE] == _OPEN:
+        if state.f_state != _OPEN:
+            state.f_state = _OPEN
+            state.f_t_first = t
+        state.f_t_last = t
+        state.f_yaw = yaw
+        state.f_pitch = pitch
+        state.f_away = 0.0
+    elif state.f_state == _OPEN:
         if s_status != 1:   # lost, closing or unresolvable (a candidate may still be fixation)
-            state[_E_F_AWAY] = 1.0
-            if s_status == -2 or t - state[_E_F_T_LAST] > params.fixation_merge_s:
+            state.f_away = 1.0
+            if s_status == -2 or t - state.f_t_last > params.fixation_merge_s:
                 n_events = _end_fixation(period, params, state, events, n_events)
     return n_events
 
@@ -388,15 +380,15 @@ def _fixation_step(t, gap, period, s_status, b_status, params, state, events, n_
 @njit(cache=True)
 def _end_fixation(period, params, state, events, n_events):
     """Close the open fixation at its last sample; write it when it lasts ``fixation_min_s``."""
-    if state[_E_F_STATE] != _OPEN:
+    if state.f_state != _OPEN:
         return n_events
-    state[_E_F_STATE] = _IDLE
-    duration = state[_E_F_T_LAST] - state[_E_F_T_FIRST] + period
+    state.f_state = _IDLE
+    duration = state.f_t_last - state.f_t_first + period
     if duration >= params.fixation_min_s and n_events < events.shape[0]:
         row = events[n_events]
         row[_EV_KIND] = 2.0
-        row[_EV_T_FIRST] = state[_E_F_T_FIRST]
-        row[_EV_T_LAST] = state[_E_F_T_LAST]
+        row[_EV_T_FIRST] = state.f_t_first
+        row[_EV_T_LAST] = state.f_t_last
         row[_EV_DURATION] = duration
         row[_EV_AMPLITUDE] = np.nan
         row[_EV_PEAK] = np.nan

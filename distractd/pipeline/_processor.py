@@ -254,7 +254,7 @@ def _as_labels(labels, n):
 
 
 @njit(cache=True)
-def _run(block, labels, start, base, final, param_array, v_array, held, estate, wstate, ring, mstate,
+def _run(block, labels, start, base, final, param_array, v_array, held, e_array, wstate, ring, mstate,
          mring, gstate, ghist, gring, out_w, out_e, out_a, rows, out_f):
     """Process the queued held samples and the block's rows from ``start`` until all are done or
     an output buffer is nearly full; at the end, with ``final``, flush the stream.
@@ -269,6 +269,7 @@ def _run(block, labels, start, base, final, param_array, v_array, held, estate, 
     """
     params = param_array[0]
     vstate = v_array[0]
+    estate = e_array[0]
     hop_s = params.hop_s
     lag_s = params.lag_s
     n_hops = params.window_hops
@@ -314,7 +315,7 @@ def _run(block, labels, start, base, final, param_array, v_array, held, estate, 
             if order == ORDER_RESET:
                 n_e = _close_fixation(vstate, params, estate, out_e, n_e)
                 n_w = _finish(params, vstate, estate, wstate, ring, out_w, n_w)
-                _restart(vstate, estate, wstate, ring, mstate, mring)
+                _restart(vstate, e_array, wstate, ring, mstate, mring)
                 _glances._restart(gstate, ghist, gring)
             if order != ORDER_ACCEPT:
                 continue
@@ -383,7 +384,7 @@ def _run(block, labels, start, base, final, param_array, v_array, held, estate, 
                 out_a[a, _A_WINDOW] = n_w
             _add_glance(ring, hop, gout)
         if keep_row:
-            rows[k, 1] = estate[_events._E_VELOCITY]
+            rows[k, 1] = estate.velocity
             rows[k, 2] = s_status
             rows[k, 3] = b_status
             if glances:
@@ -429,11 +430,11 @@ def _finish(params, vstate, estate, wstate, ring, out_w, n_w):
 
 
 @njit(cache=True)
-def _restart(vstate, estate, wstate, ring, mstate, mring):
+def _restart(vstate, e_array, wstate, ring, mstate, mring):
     """A new clock: events, windows and derived measures start afresh (counts and rate are kept)."""
     vstate.started = 0.0
     vstate.epoch += 1.0
-    _events._clear(estate)
+    _events._clear(e_array)
     wstate[:] = 0.0
     _windows._clear_ring(ring)
     mstate[:] = 0.0
