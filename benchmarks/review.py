@@ -29,7 +29,7 @@ import time
 import urllib.request
 from pathlib import Path
 
-from distractd.models.evaluation.review import load_drive
+from distractd.review import load_drive
 from distractd.pipeline import extract_features, read_recording, write_recording
 from distractd.simulators import simulate_drive
 

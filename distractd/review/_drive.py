@@ -29,14 +29,14 @@ from pathlib import Path
 
 import numpy as np
 
-from ...._errors import ConfigError, DistractdError
-from ....pipeline import (
+from .._errors import ConfigError, DistractdError
+from ..pipeline import (
     FEATURE_NAMES, GLANCE_CLASSES, PipelineConfig, detect_events, detect_glances, extract_features,
     read_recording,
 )
-from ....pipeline.formats import recording_identity
-from ...detectors import DecisionRule, load_model, predict_windows
-from ...segmentation import SegmentPrototypes
+from ..pipeline.formats import recording_identity
+from ..models.detectors import DecisionRule, load_model, predict_windows
+from ..models.segmentation import SegmentPrototypes
 from ._downsample import envelope, runs, runs_in_view
 from ._labels import check_intervals, file_digest, read_label_file, save_intervals, save_path
 

@@ -31,11 +31,11 @@ from pathlib import Path
 
 import numpy as np
 
-from ...._errors import ConfigError, SchemaError
-from ...clustering import WindowLabels
-from ...detectors import read_labels
-from ....pipeline import write_intervals
-from ....pipeline.formats import check_label_file, label_extent, write_label_identity
+from .._errors import ConfigError, SchemaError
+from ..models.clustering import WindowLabels
+from ..models.detectors import read_labels
+from ..pipeline import write_intervals
+from ..pipeline.formats import check_label_file, label_extent, write_label_identity
 
 __all__ = ["LabelFile", "read_label_file", "save_path", "check_intervals", "save_intervals",
            "file_digest", "StaleLabels", "GENERATIONS"]

@@ -40,7 +40,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from importlib import resources
 from urllib.parse import parse_qs, urlsplit
 
-from ...._errors import ConfigError, DistractdError
+from .._errors import ConfigError, DistractdError
 from ._drive import load_drive
 from ._labels import StaleLabels
 

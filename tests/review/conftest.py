@@ -11,7 +11,7 @@ import urllib.request
 
 import pytest
 
-_START_TIMEOUT_S = 120.0   # a cold numba cache compiles the pipeline first
+_START_TIMEOUT_S = 600.0   # a hang guard: a cold numba cache compiles the pipeline first, slowly on a busy machine
 
 
 def distractd(*args):
@@ -42,8 +42,7 @@ class ReviewProcess:
                     return line.split(" at ", 1)[1].split()[0]
                 if not line:
                     break
-        self.stop()
-        raise AssertionError(f"distractd review did not start: {self.process.stderr.read()}")
+        raise AssertionError(f"distractd review did not start: {self.stop()}")
 
     def get(self, path):
         """``(status, JSON body)`` of a GET."""

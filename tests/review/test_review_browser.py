@@ -19,7 +19,7 @@ CHROMIUM = "/usr/bin/chromium"
 CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
                  "--disable-background-networking", "--disable-component-update",
                  "--disable-sync"]
-DEFAULT_MODEL = Path(__file__).resolve().parents[3] / "distractd" / "data" / "default_model.npz"
+DEFAULT_MODEL = Path(__file__).resolve().parents[2] / "distractd" / "data" / "default_model.npz"
 
 
 @pytest.fixture(scope="module")

@@ -8,7 +8,7 @@ import shutil
 
 import pytest
 
-from distractd.models.evaluation.review import GENERATIONS
+from distractd.review import GENERATIONS
 from distractd.models.detectors import read_labels
 from distractd.pipeline import read_intervals, read_recording
 from distractd.pipeline.formats import label_sidecar

@@ -14,7 +14,7 @@ import threading
 
 import pytest
 
-from distractd.models.evaluation.review import (
+from distractd.review import (
     BACKLOG, MAX_CONNECTIONS, TOKEN_HEADER, ReviewServer, load_drive,
 )
 from distractd.pipeline import write_intervals
