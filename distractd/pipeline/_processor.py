@@ -33,9 +33,8 @@ from ._validate import (
     _release, _validate_row,
 )
 from ._windows import (
-    _H_PENDING_BLINK, _H_PENDING_BLINK_COUNT, _H_PENDING_SACCADE, _H_T_COUNT, _O_SIZE, _W_HOP,
-    _W_NEXT_END, _W_STARTED, BLINK, FEATURE_NAMES, N_TEMPORAL, SACCADE, Windows, _add_glance,
-    _add_sample, _emit, _slot,
+    _H_PENDING_BLINK, _H_PENDING_BLINK_COUNT, _H_PENDING_SACCADE, _H_T_COUNT, _O_SIZE, BLINK,
+    FEATURE_NAMES, N_TEMPORAL, SACCADE, Windows, _add_glance, _add_sample, _emit, _slot,
 )
 
 __all__ = ["StreamProcessor", "extract_features", "detect_events", "Events", "detect_glances"]
@@ -127,7 +126,7 @@ class StreamProcessor:
         self._vstate = _validate._new_state()
         self._held = _validate._new_buffer()
         self._estate = _events._new_state()
-        self._wstate = np.zeros(_windows._W_SIZE)
+        self._wstate = np.zeros(1, _windows.STATE)
         self._ring = _windows._new_ring(self._margin)
         self._mstate = _measures._new_state()
         self._mring = _measures._new_ring(int(self._params["measure_hops"][0]))
@@ -254,7 +253,7 @@ def _as_labels(labels, n):
 
 
 @njit(cache=True)
-def _run(block, labels, start, base, final, param_array, v_array, held, e_array, wstate, ring, mstate,
+def _run(block, labels, start, base, final, param_array, v_array, held, e_array, w_array, ring, mstate,
          mring, gstate, ghist, gring, out_w, out_e, out_a, rows, out_f):
     """Process the queued held samples and the block's rows from ``start`` until all are done or
     an output buffer is nearly full; at the end, with ``final``, flush the stream.
@@ -270,6 +269,7 @@ def _run(block, labels, start, base, final, param_array, v_array, held, e_array,
     params = param_array[0]
     vstate = v_array[0]
     estate = e_array[0]
+    wstate = w_array[0]
     hop_s = params.hop_s
     lag_s = params.lag_s
     n_hops = params.window_hops
@@ -315,7 +315,7 @@ def _run(block, labels, start, base, final, param_array, v_array, held, e_array,
             if order == ORDER_RESET:
                 n_e = _close_fixation(vstate, params, estate, out_e, n_e)
                 n_w = _finish(params, vstate, estate, wstate, ring, out_w, n_w)
-                _restart(vstate, e_array, wstate, ring, mstate, mring)
+                _restart(vstate, e_array, w_array, ring, mstate, mring)
                 _glances._restart(gstate, ghist, gring)
             if order != ORDER_ACCEPT:
                 continue
@@ -329,11 +329,11 @@ def _run(block, labels, start, base, final, param_array, v_array, held, e_array,
             rows[k, 4] = vstate.epoch
         t = x[0]
         hop = np.floor(t / hop_s)
-        if wstate[_W_STARTED] == 0.0:
-            wstate[_W_STARTED] = 1.0
-            wstate[_W_HOP] = hop - 1.0
-            wstate[_W_NEXT_END] = hop + n_hops
-        last_hop = wstate[_W_HOP]
+        if wstate.started == 0.0:
+            wstate.started = 1.0
+            wstate.hop = hop - 1.0
+            wstate.next_end = hop + n_hops
+        last_hop = wstate.hop
         lost = status == TRACK_LOSS
         dt = vstate.dt
         gap = vstate.gap == 1.0
@@ -351,17 +351,17 @@ def _run(block, labels, start, base, final, param_array, v_array, held, e_array,
         for e in range(first_event, n_e):
             out_e[e, _EV_EPOCH] = vstate.epoch
         # then the windows this sample completes, before its hop reuses ring rows
-        while t >= wstate[_W_NEXT_END] * hop_s + lag_s:
-            if wstate[_W_NEXT_END] - n_hops > last_hop:   # the rest lie in a gap: empty
-                wstate[_W_NEXT_END] = max(wstate[_W_NEXT_END], hop + 1.0)
+        while t >= wstate.next_end * hop_s + lag_s:
+            if wstate.next_end - n_hops > last_hop:   # the rest lie in a gap: empty
+                wstate.next_end = max(wstate.next_end, hop + 1.0)
                 break
             if _emit(ring, wstate, params, period, out_w[n_w]):
                 n_w += 1
-            wstate[_W_NEXT_END] += 1.0
+            wstate.next_end += 1.0
         if hop > last_hop:
             _windows._advance(ring, last_hop, hop)
             _measures._advance(mring, mstate, last_hop, hop, params)
-            wstate[_W_HOP] = hop
+            wstate.hop = hop
         row = _slot(ring, hop)
         if s_status >= 0:
             ring[row, _H_T_COUNT + SACCADE] += 1.0
@@ -414,28 +414,28 @@ def _close_fixation(vstate, params, estate, out_e, n_e):
 def _finish(params, vstate, estate, wstate, ring, out_w, n_w):
     """End of the current clock: leave open event runs unresolved and write the windows whose
     last hop is complete into ``out_w`` from row ``n_w``; return the new row count."""
-    if wstate[_W_STARTED] == 0.0:
+    if wstate.started == 0.0:
         return n_w
     hop_s = params.hop_s
     n_hops = params.window_hops
-    last_hop = wstate[_W_HOP]
+    last_hop = wstate.hop
     period = vstate.period
     _events._abandon(estate, ring, last_hop)
     limit = vstate.last_t + _FLUSH_PERIODS * period
-    while wstate[_W_NEXT_END] * hop_s <= limit and wstate[_W_NEXT_END] - n_hops <= last_hop:
+    while wstate.next_end * hop_s <= limit and wstate.next_end - n_hops <= last_hop:
         if _emit(ring, wstate, params, period, out_w[n_w]):
             n_w += 1
-        wstate[_W_NEXT_END] += 1.0
+        wstate.next_end += 1.0
     return n_w
 
 
 @njit(cache=True)
-def _restart(vstate, e_array, wstate, ring, mstate, mring):
+def _restart(vstate, e_array, w_array, ring, mstate, mring):
     """A new clock: events, windows and derived measures start afresh (counts and rate are kept)."""
     vstate.started = 0.0
     vstate.epoch += 1.0
     _events._clear(e_array)
-    wstate[:] = 0.0
+    w_array[0] = np.zeros(1, _windows.STATE)[0]
     _windows._clear_ring(ring)
     mstate[:] = 0.0
     _measures._clear_ring(mring)

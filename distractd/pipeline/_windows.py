@@ -16,6 +16,7 @@ from dataclasses import dataclass
 import numpy as np
 from numba import njit
 
+from ._config import _record
 from ._glances import (
     _GO_BUFFER, _GO_COUNT, _GO_DT, _GO_DURATION, _GO_HAS_GAZE, _GO_INTERNAL, _GO_OFF_S,
     _GO_ON_ROAD, _GO_READY, GLANCE_FEATURES, INSTRUMENT, LOST, MIRROR, OFF_ROAD, ON_ROAD,
@@ -149,13 +150,14 @@ _H_G_BUFFER = _H_G_N + 11
 _H_G_READY = _H_G_N + 12
 _H_SIZE = _H_G_READY + 1
 
-# Window state vector layout.
-_W_STARTED = 0
-_W_HOP = 1          # hop of the latest sample
-_W_NEXT_END = 2     # end hop of the next window to emit
-_W_REF_SET = 3      # N_SPATIAL flags
-_W_REF = _W_REF_SET + N_SPATIAL
-_W_SIZE = _W_REF + N_SPATIAL
+# Window state.
+STATE = _record(
+    "started",
+    "hop",                      # hop of the latest sample
+    "next_end",                 # end hop of the next window to emit
+    ("ref_set", (N_SPATIAL,)),  # 1 once a spatial field's reference is set
+    ("ref", (N_SPATIAL,)),      # the reference: the field's first value
+)
 
 # Output row layout: t_start, t_end, quality, label, the features, then the glance state at the end.
 _O_FEATURES = 4
@@ -322,10 +324,10 @@ def _add_sample(ring, state, hop, x, valid, measures, label):
     for j in range(N_SPATIAL):
         v = x[1 + j]
         if not np.isnan(v):
-            if state[_W_REF_SET + j] == 0.0:
-                state[_W_REF_SET + j] = 1.0
-                state[_W_REF + j] = v
-            d = v - state[_W_REF + j]
+            if state.ref_set[j] == 0.0:
+                state.ref_set[j] = 1.0
+                state.ref[j] = v
+            d = v - state.ref[j]
             ring[row, _H_COUNT + j] += 1.0
             ring[row, _H_SUM + j] += d
             ring[row, _H_SQUARES + j] += d * d
@@ -338,9 +340,9 @@ def _add_sample(ring, state, hop, x, valid, measures, label):
 
 @njit(cache=True)
 def _emit(ring, state, params, period, out):
-    """Write the window ending at hop ``state[_W_NEXT_END]`` into ``out``; False if it is empty."""
+    """Write the window ending at hop ``state.next_end`` into ``out``; False if it is empty."""
     n_hops = int(params.window_hops)
-    end = state[_W_NEXT_END]
+    end = state.next_end
     sums = np.zeros(_H_SIZE)
     for i in range(n_hops):
         row = _slot(ring, end - n_hops + i)
@@ -365,7 +367,7 @@ def _emit(ring, state, params, period, out):
     for j in range(N_SPATIAL):
         n = sums[_H_COUNT + j]
         s = sums[_H_SUM + j]
-        out[_O_FEATURES + j] = state[_W_REF + j] + s / n if n > 0.0 else np.nan
+        out[_O_FEATURES + j] = state.ref[j] + s / n if n > 0.0 else np.nan
         if n > 1.0:
             var = (sums[_H_SQUARES + j] - s * s / n) / (n - 1.0)
             out[_O_FEATURES + N_SPATIAL + N_TEMPORAL + j] = np.sqrt(max(var, 0.0))
