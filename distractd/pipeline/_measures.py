@@ -17,6 +17,7 @@ the part of its window seen so far.
 import numpy as np
 from numba import njit
 
+from ._config import _record
 
 # Measure ring columns.
 _M_ID = 0
@@ -28,12 +29,7 @@ _M_CLOSED_S = 5
 _M_SIZE = 6
 
 # Measure state: totals over the complete hops of each span.
-_S_BLINKS = 0
-_S_BLINK_S = 1
-_S_OBSERVED_S = 2
-_S_EYELID_S = 3
-_S_CLOSED_S = 4
-_S_SIZE = 5
+STATE = _record("blinks", "blink_s", "observed_s", "eyelid_s", "closed_s")
 
 
 def _new_ring(n_hops):
@@ -50,7 +46,16 @@ def _clear_ring(ring):
 
 
 def _new_state():
-    return np.zeros(_S_SIZE)
+    return np.zeros(1, STATE)
+
+
+@njit(cache=True, inline="always")
+def _clear_totals(state):
+    state.blinks = 0.0
+    state.blink_s = 0.0
+    state.observed_s = 0.0
+    state.eyelid_s = 0.0
+    state.closed_s = 0.0
 
 
 @njit(cache=True)
@@ -63,18 +68,18 @@ def _advance(ring, state, last_hop, hop, params):
         ring[row, :] = 0.0
         ring[row, _M_ID] = h
         h += 1.0
-    state[:] = 0.0
+    _clear_totals(state)
     for i in range(1, int(params.blink_hops)):
         row = int(hop - i) % n
         if ring[row, _M_ID] == hop - i:
-            state[_S_BLINKS] += ring[row, _M_BLINKS]
-            state[_S_BLINK_S] += ring[row, _M_BLINK_S]
-            state[_S_OBSERVED_S] += ring[row, _M_OBSERVED_S]
+            state.blinks += ring[row, _M_BLINKS]
+            state.blink_s += ring[row, _M_BLINK_S]
+            state.observed_s += ring[row, _M_OBSERVED_S]
     for i in range(1, int(params.perclos_hops)):
         row = int(hop - i) % n
         if ring[row, _M_ID] == hop - i:
-            state[_S_EYELID_S] += ring[row, _M_EYELID_S]
-            state[_S_CLOSED_S] += ring[row, _M_CLOSED_S]
+            state.eyelid_s += ring[row, _M_EYELID_S]
+            state.closed_s += ring[row, _M_CLOSED_S]
 
 
 @njit(cache=True, inline="always")
@@ -100,12 +105,12 @@ def _measure_sample(ring, state, hop, params, x, dt, blink_status, blink_duratio
     warmup = params.warmup_s
     out[2] = out[3] = out[4] = np.nan
     if blink_status >= -1:
-        observed = state[_S_OBSERVED_S] + ring[row, _M_OBSERVED_S]
+        observed = state.observed_s + ring[row, _M_OBSERVED_S]
         if observed >= warmup and observed > 0.0:
-            blinks = state[_S_BLINKS] + ring[row, _M_BLINKS]
+            blinks = state.blinks + ring[row, _M_BLINKS]
             out[2] = blinks / observed
             if blinks > 0.0:
-                out[3] = (state[_S_BLINK_S] + ring[row, _M_BLINK_S]) / blinks
-    eyelid = state[_S_EYELID_S] + ring[row, _M_EYELID_S]
+                out[3] = (state.blink_s + ring[row, _M_BLINK_S]) / blinks
+    eyelid = state.eyelid_s + ring[row, _M_EYELID_S]
     if eyelid >= warmup and eyelid > 0.0:
-        out[4] = (state[_S_CLOSED_S] + ring[row, _M_CLOSED_S]) / eyelid
+        out[4] = (state.closed_s + ring[row, _M_CLOSED_S]) / eyelid

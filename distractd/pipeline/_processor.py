@@ -253,7 +253,7 @@ def _as_labels(labels, n):
 
 
 @njit(cache=True)
-def _run(block, labels, start, base, final, param_array, v_array, held, e_array, w_array, ring, mstate,
+def _run(block, labels, start, base, final, param_array, v_array, held, e_array, w_array, ring, m_array,
          mring, gstate, ghist, gring, out_w, out_e, out_a, rows, out_f):
     """Process the queued held samples and the block's rows from ``start`` until all are done or
     an output buffer is nearly full; at the end, with ``final``, flush the stream.
@@ -270,6 +270,7 @@ def _run(block, labels, start, base, final, param_array, v_array, held, e_array,
     vstate = v_array[0]
     estate = e_array[0]
     wstate = w_array[0]
+    mstate = m_array[0]
     hop_s = params.hop_s
     lag_s = params.lag_s
     n_hops = params.window_hops
@@ -437,7 +438,7 @@ def _restart(vstate, e_array, w_array, ring, mstate, mring):
     _events._clear(e_array)
     w_array[0] = np.zeros(1, _windows.STATE)[0]
     _windows._clear_ring(ring)
-    mstate[:] = 0.0
+    _measures._clear_totals(mstate)
     _measures._clear_ring(mring)
 
 
