@@ -1,5 +1,6 @@
-"""Start-up times: the command line (``--version``, ``--help``) and the daemon up to READY with an
-empty and with a filled numba cache.
+"""Start-up times: the command line (``--version``, ``--help``, every command's ``--help``), the
+imports of the daemon and the simulators, and the daemon up to READY with an empty and with a
+filled numba cache.
 
 Prints one JSON line per measurement: ``{"bench": "startup", "case": ..., "median_s": ...,
 "runs_s": [...]}``. The baseline measured in the same run is the bare interpreter
@@ -8,9 +9,10 @@ Prints one JSON line per measurement: ``{"bench": "startup", "case": ..., "media
 ``daemon_ready_cold`` starts ``distractd run`` with ``NUMBA_CACHE_DIR`` pointing at a fresh empty
 folder (a fresh install, or the systemd unit's fresh state directory) and times it to READY=1
 over ``NOTIFY_SOCKET``; ``daemon_ready_warm`` starts it again on the folder the cold start
-filled. Targets (issue 16): ``--version``/``--help`` <= 0.3 s, cold READY <= 10 s.
+filled. Targets (issues 16, 24): ``--version`` and every ``--help`` <= 0.3 s, cold READY <= 10 s.
 
-Usage: ``python benchmarks/startup.py [--runs 5] [--daemon-runs 1]``
+Usage: ``python benchmarks/startup.py [--runs 5] [--daemon-runs 1]`` (``--daemon-runs 0``: the
+command line and the imports only)
 """
 
 import argparse
@@ -24,6 +26,7 @@ import tempfile
 import time
 from pathlib import Path
 
+from distractd.cli import _COMMANDS
 from distractd.simulators import NotifyReceiver, free_port
 
 SCRIPT = Path(sys.executable).with_name("distractd")
@@ -69,13 +72,20 @@ def main():
     report("python_baseline", [timed([sys.executable, "-c", "pass"]) for _ in range(args.runs)])
     for flag in ("--version", "--help"):
         report(flag, [timed([str(SCRIPT), flag]) for _ in range(args.runs)], target_s=0.3)
+    for command in _COMMANDS:
+        report(f"{command} --help", [timed([str(SCRIPT), command, "--help"])
+                                     for _ in range(args.runs)], target_s=0.3)
+    for module in ("distractd.daemon", "distractd.simulators"):
+        report(f"import {module}", [timed([sys.executable, "-c", f"import {module}"])
+                                    for _ in range(args.runs)])
     cold, warm = [], []
     for _ in range(args.daemon_runs):
         with tempfile.TemporaryDirectory(prefix="numba-cache-") as cache_dir:
             cold.append(daemon_ready_s(cache_dir))
             warm.append(daemon_ready_s(cache_dir))
-    report("daemon_ready_cold", cold, target_s=10.0)
-    report("daemon_ready_warm", warm)
+    if args.daemon_runs:
+        report("daemon_ready_cold", cold, target_s=10.0)
+        report("daemon_ready_warm", warm)
 
 
 if __name__ == "__main__":

@@ -124,6 +124,16 @@ def _drive_duration(text):
     return _number(Interval(window_s, None))(text)
 
 
+def _stream_id(text):
+    """A stream id (DESIGN §3): what the wire carries in the topic, checked by the wire's rule."""
+    from .pipeline.formats import valid_stream_id
+
+    if not valid_stream_id(text):
+        raise argparse.ArgumentTypeError(f"must be a stream id of 1-128 characters of "
+                                         f"[A-Za-z0-9_.:-], got {text!r}")
+    return text
+
+
 def _output_file_or_folder(text):
     """An existing writable folder, or an output file whose folder exists."""
     if Path(text).is_dir():
@@ -197,7 +207,7 @@ def _declare_info(parser):
 def _info(args):
     from .pipeline import describe, read_recording
 
-    summary = describe(read_recording(args.path))
+    summary = describe(read_recording(args.path, backwards_ok=True))  # counted, not refused
     imperfections = summary["imperfections"]
     rate = summary["rate_hz"]
     labels = summary["labels"]
@@ -281,20 +291,28 @@ def _declare_replay(parser):
                         help="wire form (default: %(default)s)")
     parser.add_argument("--block-samples", type=_COUNT, default=6,
                         help="samples per block message (default: %(default)s)")
-    parser.add_argument("--stream-id", help="stream id (default: the recording's driver id)")
+    parser.add_argument("--stream-id", type=_stream_id,
+                        help="stream id, 1-128 characters of [A-Za-z0-9_.:-] (default: the "
+                             "recording's driver id)")
     parser.add_argument("--wait", type=_NON_NEGATIVE, default=5.0, metavar="SECONDS",
                         help="how long to wait for the daemon (default: %(default)s)")
     _add_output_options(parser)
 
 
 def _replay(args):
+    from tqdm import tqdm
+
     from .pipeline import read_recording
     from .simulators import replay
 
     recordings = [read_recording(path) for path in args.inputs]
-    summary = replay(recordings, args.endpoint, speed=args.speed, copies=args.streams,
-                     form=args.form, block_samples=args.block_samples, wait_s=args.wait,
-                     prefix=args.stream_id)
+    per_message = 1 if args.form == "map" else args.block_samples
+    messages = args.streams * sum(-(-r.n_samples // per_message) for r in recordings)
+    with tqdm(total=messages, desc="replay", unit="msg", file=sys.stderr, leave=False,
+              disable=True if args.quiet else None) as bar:
+        summary = replay(recordings, args.endpoint, speed=args.speed, copies=args.streams,
+                         form=args.form, block_samples=args.block_samples, wait_s=args.wait,
+                         prefix=args.stream_id, on_send=lambda *_: bar.update())
     _report(args, summary, f"replayed {summary['samples']} samples in {summary['messages']} "
                            f"messages on {summary['streams']} streams in "
                            f"{summary['elapsed_s']:.1f} s ({summary['behind_s']:.3f} s behind)")
@@ -409,6 +427,10 @@ def _events(args):
 
 
 def _declare_features(parser):
+    from .pipeline import FEATURE_NAMES
+
+    parser.description = (f"Compute the {len(FEATURE_NAMES)} window features; write one row per "
+                          f"window: {', '.join(FEATURE_NAMES)}.")
     parser.add_argument("inputs", nargs="+", metavar="IN",
                         help="recordings (.csv, .parquet or binary), Taamneh et al. subject "
                              "files or folders of them")
@@ -512,9 +534,9 @@ def _declare_label(parser):
 
 
 def _label(args):
-    from .daemon import default_model_path
     from .models import load_model
     from .models.clustering import label_windows, model_prior
+    from .models.detectors import DEFAULT_MODEL_PATH
     from .pipeline import (
         FEATURE_NAMES, PipelineConfig, extract_features, read_recording, write_intervals,
     )
@@ -530,7 +552,7 @@ def _label(args):
                               f"got {item!r}") from None
     detector = None
     if args.prior != "none":
-        detector = load_model(default_model_path() if args.prior == "default" else args.prior)
+        detector = load_model(DEFAULT_MODEL_PATH if args.prior == "default" else args.prior)
     config = _pipeline_config(args) or (PipelineConfig.from_dict(detector.pipeline_config)
                                         if detector is not None else PipelineConfig())
     config = PipelineConfig.from_dict({**config.to_dict(), "baseline": False})  # raw windows
@@ -604,9 +626,9 @@ def _segment(args):
 
     from ._errors import ModelError
     from .models import load_model
-    from .models.evaluation import clustering_accuracy_many_to_one
-    from .daemon import default_model_path
     from .models.clustering import model_prior
+    from .models.detectors import DEFAULT_MODEL_PATH
+    from .models.evaluation import clustering_accuracy_many_to_one
     from .models.segmentation import SegmentPrototypes, segment_drive
     from .pipeline import FEATURE_NAMES, PipelineConfig, extract_features, read_recording
 
@@ -615,7 +637,7 @@ def _segment(args):
         raise ModelError(f"model {args.model} holds no segmenter prototypes (extras['segmenter'])")
     prior_model = None
     if detector is None and args.prior != "none":
-        prior_model = load_model(default_model_path() if args.prior == "default" else args.prior)
+        prior_model = load_model(DEFAULT_MODEL_PATH if args.prior == "default" else args.prior)
     config = _pipeline_config(args) or (PipelineConfig.from_dict(detector.pipeline_config)
                                         if detector is not None else PipelineConfig())
     if detector is None:  # raw windows: the drift-free representation is made from them
@@ -748,8 +770,9 @@ def _declare_train(parser):
     parser.add_argument("--cohort", action="store_true",
                         help="train one model over every driver: per-stream baselines on, all "
                              "labelled windows (thinned), selection grouped by driver")
-    parser.add_argument("--model", choices=MODELS, default=None,
-                        help="detector (default: sselm, with --cohort svm)")
+    parser.add_argument("--model", choices=MODELS, default="sselm",
+                        help="detector (default: %(default)s, semi-supervised: a cohort model "
+                             "of it adapts to a new driver, 'distractd adapt')")
     parser.add_argument("--features", nargs="+", metavar="NAME",
                         help="feature names (default: those with data in half the windows)")
     parser.add_argument("--labelled", type=_LABELLED, default=60, metavar="N",
@@ -796,7 +819,7 @@ def _train(args):
 
     config = _pipeline_config(args) or PipelineConfig()
     if args.cohort:
-        model = args.model or "svm"
+        model = args.model
         sparse = None if args.sparse_model is None else load_model(args.sparse_model)
         sources, relabelled = _cohort_labelled(args.inputs, args.labels)
         with batch_runner(args.jobs, args.scheduler) as runner:
@@ -804,7 +827,8 @@ def _train(args):
                                             grid=args.grid or "small", n_train=args.train,
                                             config=config, seed=args.seed, runner=runner,
                                             sparse_model=sparse, protocols=args.only,
-                                            operating_point=args.operating_point)
+                                            operating_point=args.operating_point,
+                                            progress=sys.stderr.isatty() and not args.quiet)
         model_id = save_model(args.out, estimator, **parts)
         drives, drivers = parts["summary"]["n_recordings"], len(parts["summary"]["drivers"])
         summary = {"output": args.out, "model": model, "model_id": model_id, "cohort": True,
@@ -820,7 +844,7 @@ def _train(args):
             or args.operating_point is not None:
         raise ConfigError("train: --jobs, --scheduler, --only, --operating-point and "
                           "--sparse-model apply to train --cohort")
-    model = args.model or "sselm"
+    model = args.model
     recordings = [read_recording(path) for path in args.inputs]
     for path, recording, labels in zip(args.inputs, recordings, args.labels or ()):
         check_label_file(labels, recording_identity(recording, path),
@@ -889,8 +913,10 @@ def _declare_predict(parser):
     parser.add_argument("--out", required=True, type=_output_file_or_folder, metavar="CSV",
                         help="CSV to write; a folder (made when the input holds several "
                              "recordings) receives <recording_id>.csv per recording")
-    parser.add_argument("--plot", type=_output_file, metavar="PNG",
-                        help="also draw the drive's timeline: score, state, truth, glance alerts")
+    parser.add_argument("--plot", type=_output_file, metavar="FIGURE",
+                        help="also draw the drive's timeline (score and the rule's threshold, "
+                             "state, truth, glance alerts, glances) to a .png, .pdf or .svg; "
+                             "needs pip install 'distractd[plots]'")
     _add_decision(parser)
     _add_output_options(parser)
 
@@ -899,7 +925,7 @@ def _predict(args):
     import csv
 
     from .models import load_model
-    from .models.detectors import DecisionRule, predict_recording
+    from .models.detectors import DecisionRule, agreement_summary, predict_recording
     from .pipeline import PipelineConfig, read_recordings
 
     detector = load_model(args.model)
@@ -933,20 +959,41 @@ def _predict(args):
             "rate_hz": prediction.rate_hz, "windows": len(windows),
             "distracted": int((states == 1).sum()), "attentive": int((states == 0).sum()),
             "unknown": int((states < 0).sum()), "undecided": prediction.undecided(),
-            "undecided_reason": why})
+            "undecided_reason": why, "truth": None})
         lines.append(f"{path}: {len(windows)} windows, {summaries[-1]['distracted']} distracted, "
                      f"{summaries[-1]['attentive']} attentive, {summaries[-1]['unknown']} unknown "
                      f"(model {prediction.model_id or detector.model_id})")
+        if (windows.label >= 0).any():  # the recording carries truth: judge the states by it
+            truth = agreement_summary(windows.t_end, windows.label, states, grace_s=window_s / 2)
+            summaries[-1]["truth"] = truth
+            lines.append(_truth_line(truth))
     if args.plot:
         from .models.evaluation import plot_timeline
+        from .pipeline import detect_glances
 
-        (prediction,) = predictions
+        (prediction,), (recording,) = predictions, recordings
         plot_timeline(args.plot, prediction.windows.t_end, prediction.scores, prediction.states,
-                      prediction.windows.label, alerts=prediction.windows.alert_list(),
-                      title=f"{args.input}: model {prediction.model_id or detector.model_id}")
+                      prediction.windows.label,
+                      DecisionRule(**_decision(args, detector.feature_names)),
+                      alerts=prediction.windows.alert_list(),
+                      glances=detect_glances(recording,
+                                             PipelineConfig.from_dict(detector.pipeline_config)),
+                      title=f"{Path(args.input).name}: model {detector.kind} "
+                            f"{prediction.model_id or detector.model_id}")
     _report(args, summaries[0] if len(summaries) == 1 else {"outputs": summaries},
             "\n".join(lines))
     return 0
+
+
+def _truth_line(truth):
+    """:func:`~distractd.models.detectors.agreement_summary` as one line of text."""
+    delays = ", ".join("missed" if d != d else f"{d:.1f} s" for d in truth["delays_s"]) or "none"
+    alarms = truth["false_alarms_per_hour"]
+    return (f"  against the truth: {truth['accuracy']:.1%} agreement on {truth['decided']} of "
+            f"{truth['windows']} labelled windows decided (sensitivity {truth['sensitivity']:.2f}, "
+            f"specificity {truth['specificity']:.2f}); detection delay per distraction episode: "
+            f"{delays}; " + ("no attentive time for false alarms" if alarms != alarms else
+                             f"{alarms:.1f} false alarms per attentive hour"))
 
 
 def _add_decision(parser):
@@ -967,11 +1014,11 @@ def _add_decision(parser):
 
 
 def _decision(args, feature_names=()):
-    """The daemon's decision rule (its configuration defaults) for a model with
-    ``feature_names``, with the options given."""
-    from .daemon import DEFAULTS, decision_options
+    """The daemon's decision rule (its defaults) for a model with ``feature_names``, with the
+    options given."""
+    from .models.detectors import decision_options
 
-    options = decision_options(DEFAULTS, feature_names)
+    options = decision_options(None, feature_names)
     given = {"min_quality": args.min_quality, "mode": args.smoothing, "on": args.on,
              "off": args.on if args.off is None and args.on is not None else args.off,
              "min_dwell_s": args.min_dwell}
@@ -1043,7 +1090,8 @@ def _declare_evaluate(parser):
     parser.add_argument("--sweep-unlabelled", type=_COUNT_OR_ZERO, default=45, metavar="U",
                         help="unlabelled windows of the labelled sweep (default: %(default)s)")
     parser.add_argument("--plots", action="store_true",
-                        help="a timeline PNG per test drive of the first scheme")
+                        help="a timeline PNG per test drive of the first scheme and the first "
+                             "model; needs pip install 'distractd[plots]'")
     parser.add_argument("--seed", type=_SEED, default=0, help="random seed (default: %(default)s)")
     parser.add_argument("--out", required=True, type=_output_folder, metavar="DIR",
                         help="directory for the results")
@@ -1125,7 +1173,7 @@ _COMMANDS = {
              _declare_demo, _demo),
     "events": ("Detect saccades, blinks and fixations online; write one row per sample.",
                _declare_events, _events),
-    "features": ("Compute the 25 window features; write one row per window.",
+    "features": ("Compute the window features; write one row per window.",
                  _declare_features, _features),
     "label": ("Cluster a drive's windows into preliminary distracted/attentive labels for an "
               "expert to correct.", _declare_label, _label),

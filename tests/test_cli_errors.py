@@ -3,6 +3,7 @@
 
 import json
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -15,7 +16,8 @@ from distractd.cli import _COMMANDS, main
 from distractd.daemon import default_model_path
 from distractd.models.detectors import train_detector
 from distractd.pipeline import FEATURE_NAMES, extract_features, read_recording, write_recording
-from distractd.simulators import simulate_drive
+from distractd.pipeline.formats import RECORDING_SUFFIXES, valid_stream_id
+from distractd.simulators import simulate_drive, stream_ids
 
 pytestmark = pytest.mark.filterwarnings("error::ResourceWarning")
 
@@ -193,6 +195,8 @@ def test_bad_arguments_are_one_line(capsys):
     (["evaluate", "--cohort", "0"], "--cohort", "an integer in [1, inf)"),
     (["replay", "x.npz", "--speed", "0"], "--speed", "in (0, inf)"),
     (["replay", "x.npz", "--streams", "0"], "--streams", "an integer in [1, inf)"),
+    (["replay", "x.npz", "--stream-id", "fahrer-ü"], "--stream-id",
+     "a stream id of 1-128 characters of [A-Za-z0-9_.:-]"),
     (["review", "x.npz", "--port", "70000"], "--port", "an integer in [0, 65535]"),
     (["predict", "m.npz", "x.npz", "--min-quality", "1.5"], "--min-quality", "in [0, 1]"),
     (["train", "x.npz", "--labelled", "3"], "--labelled", "an integer in [8, inf)"),
@@ -203,9 +207,49 @@ def test_a_bad_argument_value_exits_2_naming_the_option_and_the_rule(argv, optio
     with pytest.raises(SystemExit) as exit:
         main(argv + ["--out", str(tmp_path / "out.npz")])
     assert exit.value.code == 2
-    line = _one_line_error(capsys, argv[0], f"argument {option}: must be {rule}, got {argv[-1]}")
-    assert "simulate_drive" not in line and "_" not in line.split(": ")[-1]  # no internal names
+    line = _one_line_error(capsys, argv[0], f"argument {option}: must be {rule}, got")
+    assert line.split(", got ")[-1].strip("'").startswith(argv[-1])
+    assert not re.search(r"\w\.\w+ must be", line)  # not the library's owner.parameter
     assert not any(tmp_path.iterdir())
+
+
+def test_info_counts_backwards_timestamps_that_the_other_commands_refuse(files, tmp_path,
+                                                                         capsys):
+    _, _, good, _ = files
+    recording = read_recording(good)
+    recording.samples[100, 0] = recording.samples[99, 0] - 0.05  # one step back in time
+    path = tmp_path / "backwards.csv"
+    write_recording(recording, path)
+    assert main(["info", path, "--json"]) == 0
+    summary = json.loads(capsys.readouterr().out)
+    assert summary["imperfections"]["backwards"] == 1 and summary["samples"] == len(recording.t)
+    assert main(["features", path, "--out", tmp_path / "f.csv"]) == 1
+    assert "t must not decrease" in _one_line_error(capsys, "features", f"{path}:102")
+
+
+def test_replay_stream_ids_of_a_non_ascii_driver_are_wire_stream_ids():
+    recording = simulate_drive(1, 12.0)
+    recording.meta["driver_id"] = "fahrer-ü"
+    assert stream_ids([recording]) == [["fahrer-_"]]
+    assert valid_stream_id("fahrer-_")
+
+
+def test_recordings_simulate_writes_are_read_by_the_folder_commands(tmp_path, capsys):
+    """Every suffix simulate accepts is one the folder commands read (RECORDING_SUFFIXES)."""
+    for seed, suffix in enumerate(RECORDING_SUFFIXES):  # one driver each: one recording id each
+        assert main(["simulate", "--seed", str(seed), "--duration", "12", "--out",
+                     tmp_path / "drives" / f"d{suffix}", "-q"]) == 0
+    assert main(["features", tmp_path / "drives", "--out", tmp_path / "f", "--json"]) == 0
+    outputs = json.loads(capsys.readouterr().out)["outputs"]
+    assert len(outputs) == len(RECORDING_SUFFIXES)
+    assert all(output["windows"] > 0 for output in outputs)
+
+
+def test_help_names_the_number_of_window_features(capsys):
+    with pytest.raises(SystemExit) as exit:
+        main(["features", "--help"])
+    assert exit.value.code == 0
+    assert f"Compute the {len(FEATURE_NAMES)} window features" in capsys.readouterr().out
 
 
 def test_zero_windows_is_an_error_naming_the_recording(files, tmp_path, capsys):

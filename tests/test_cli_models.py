@@ -127,7 +127,7 @@ def test_cohort_train_adapt_predict_on_a_new_driver(tmp_path, capsys):
     assert main(["simulate", "--cohort", "3", "--drives", "1", "--protocol", "visual-manual",
                  "--duration", "420", "--seed", "31", "--out", str(fleet / "d.npz")]) == 0
     model = tmp_path / "cohort.npz"
-    assert main(["train", "--cohort", str(fleet), "--model", "sselm", "--train", "400",
+    assert main(["train", "--cohort", str(fleet), "--train", "400",  # sselm: the default
                  "--drive-side", "right", "--segment-windows", "0", "--out", str(model)]) == 0
     assert "from 3 drives of 3 drivers" in capsys.readouterr().out
     detector = load_model(model)
@@ -180,3 +180,14 @@ def test_cohort_train_adapt_predict_on_a_new_driver(tmp_path, capsys):
                  "--segment-windows", "0", "--out", str(svm)]) == 0
     assert main(["adapt", str(svm), str(new), "--out", str(tmp_path / "x.npz")]) == 1
     assert "needs a semi-supervised cohort model" in capsys.readouterr().err
+
+
+def test_the_offline_decision_defaults_are_the_daemons():
+    """predict, label, segment, evaluate and review take the rule's own defaults without
+    importing the daemon; they are the daemon's configuration defaults."""
+    from distractd.daemon import DEFAULTS
+    from distractd.models.detectors import LOSS_FEATURE, decision_options
+
+    for names in ((), ("mean_gaze_r_yaw", LOSS_FEATURE)):
+        assert decision_options(None, names) == decision_options(DEFAULTS, names)
+    assert decision_options(None, (LOSS_FEATURE,))["loss_evidence"] is True

@@ -1,7 +1,8 @@
 """The long-running service: sockets, sessions, publishing, metrics, configuration, lifecycle."""
 
 from ._adaptation import Adapter, Fit, StreamAdaptation
-from ._config import DEFAULTS, decision_options, load_config, parse_override
+from ..models.detectors import decision_options
+from ._config import DEFAULTS, load_config, parse_override
 from ._metrics import LATENCY_BUCKETS_S, Metrics
 from ._service import Model, Service, default_model_path, run
 from ._session import Session, StreamSegmenter

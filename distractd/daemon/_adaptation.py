@@ -21,7 +21,9 @@ import time
 
 import numpy as np
 
-from ..models.detectors import adapt_rows
+# adapt_rows is read from the (lazy) wing at the first fit: it loads scikit-learn and scipy,
+# which a daemon without [adaptation] never needs (DESIGN §1)
+from ..models import detectors
 
 __all__ = ["StreamAdaptation", "Adapter", "Fit"]
 
@@ -166,7 +168,7 @@ class Fit:
         """Fit (:func:`~distractd.models.detectors.adapt_rows` on every row); never raises."""
         wall, cpu = time.perf_counter(), time.thread_time()
         try:
-            self.result = adapt_rows(self.base, self.rows, n_unlabelled=len(self.rows), seed=0)
+            self.result = detectors.adapt_rows(self.base, self.rows, n_unlabelled=len(self.rows), seed=0)
         except Exception as exc:  # a fit that fails must never end the daemon: counted, logged
             self.error = f"{type(exc).__name__}: {exc}"
         self.wall_s = time.perf_counter() - wall

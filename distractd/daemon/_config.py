@@ -15,11 +15,10 @@ from pathlib import Path
 
 from .._errors import ConfigError
 from .._validation import Interval, Options, check_params
-from ..models.detectors import loss_evidence
 from ..pipeline.formats import valid_stream_id
 from ._files import read_regular
 
-__all__ = ["DEFAULTS", "MAX_CONFIG_BYTES", "load_config", "parse_override", "decision_options"]
+__all__ = ["DEFAULTS", "MAX_CONFIG_BYTES", "load_config", "parse_override"]
 
 MAX_CONFIG_BYTES = 1 << 20
 """Largest configuration file read, in bytes."""
@@ -218,15 +217,6 @@ def _check_rules(config):
     if smoothing["mode"] == "hysteresis" and smoothing["off"] > smoothing["on"]:
         raise ConfigError(f"smoothing.off must be <= smoothing.on ({smoothing['on']}) in "
                           f"hysteresis mode, got {smoothing['off']}")
-
-
-def decision_options(config, feature_names=()):
-    """Keyword arguments of :class:`~distractd.models.detectors.DecisionRule` in ``config``:
-    ``sessions.min_quality`` and the ``smoothing`` section, and ``loss_evidence`` for a model
-    with ``feature_names`` (:func:`~distractd.models.detectors.loss_evidence`) — the one place
-    the daemon, ``predict``, the benchmarks and the tests take the rule from."""
-    return {"min_quality": config["sessions"]["min_quality"], **config["smoothing"],
-            "loss_evidence": loss_evidence(feature_names)}
 
 
 def parse_override(text):

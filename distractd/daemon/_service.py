@@ -25,8 +25,8 @@ from prometheus_client import CollectorRegistry
 from threadpoolctl import threadpool_limits
 
 from .._errors import ConfigError, DistractdError, ModelError
-from ..models import load_model
-from ..models.detectors import DEFAULT_MODEL_PATH, adapt_rows, adaptation_obstacle
+from ..models import detectors, load_model
+from ..models.detectors import DEFAULT_MODEL_PATH, adaptation_obstacle, decision_options
 from ..models.segmentation import SegmentPrototypes
 from ..pipeline import (
     FEATURE_NAMES, FIELD_INDEX, T_MAX_S, PipelineConfig, StreamProcessor, Windows, empty_block,
@@ -36,7 +36,7 @@ from ..pipeline.formats import (
     Limits, PupilAdapter, Rejected, decode_samples, encode_event, encode_state,
 )
 from ._adaptation import Adapter, StreamAdaptation
-from ._config import DEFAULTS, decision_options, load_config
+from ._config import DEFAULTS, load_config
 from ._files import check_archive
 from ._lsl import LslBridge, LslStates
 from ._metrics import Metrics, MetricsServer
@@ -125,7 +125,8 @@ class Model:
             if segmenter is not None:
                 segmenter.update(windows.X, windows.t_end)
             if adapt:
-                adapt_rows(self.detector, np.zeros((10, len(self.columns))), n_unlabelled=10)
+                detectors.adapt_rows(self.detector, np.zeros((10, len(self.columns))),
+                                     n_unlabelled=10)
         except (ValueError, TypeError, IndexError, DistractdError) as exc:
             raise ModelError(f"model file {self.path} fails on synthetic windows: "
                              f"{type(exc).__name__}: {exc}") from None

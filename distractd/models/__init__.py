@@ -2,17 +2,17 @@
 
 This package re-exports the estimators and the artifact functions; everything else is reached
 through its wing (``distractd.models.segmentation.dtak``, ``distractd.models.evaluation.g_mean``).
-"""
 
-from .clustering import ELMCLR, ELMJEC, USELM
-from .detectors import (
-    Detector, DecisionSmoother, ELMClassifier, LapSVMClassifier, SSELMClassifier, SVMClassifier,
-    TSVMClassifier, load_model, save_model,
-)
-from .segmentation import ACA, HACA, OnlineSegmenter
+Names are imported from their module when first used (:mod:`distractd._lazy`), so that a light
+name does not load the heavy modules beside it."""
 
-__all__ = [
-    "ELMClassifier", "SSELMClassifier", "LapSVMClassifier", "SVMClassifier", "TSVMClassifier",
-    "USELM", "ELMJEC", "ELMCLR", "ACA", "HACA", "OnlineSegmenter", "Detector", "load_model",
-    "save_model", "DecisionSmoother",
-]
+from .._lazy import lazy_exports
+
+__getattr__, __dir__, __all__ = lazy_exports(__name__, {
+    ".clustering": ("ELMCLR", "ELMJEC", "USELM"),
+    ".detectors": (
+        "Detector", "DecisionSmoother", "ELMClassifier", "LapSVMClassifier", "SSELMClassifier",
+        "SVMClassifier", "TSVMClassifier", "load_model", "save_model",
+    ),
+    ".segmentation": ("ACA", "HACA", "OnlineSegmenter"),
+})

@@ -1,25 +1,23 @@
-"""Synthetic drives, replay, the Pupil Core-compatible emulator and the demo."""
+"""Synthetic drives, replay, the Pupil Core-compatible emulator and the demo.
 
-from ._calibration import CONDITIONS, summarise_tracking, tracking_statistics
-from ._demo import NotifyReceiver, demo, free_port
-from ._driver import DriverTraits, draw_driver
-from ._protocol import (
-    Section, cognitive_load, drive_schedule, schedule_labels, texting_schedule,
-)
-from ._pupil_emulator import CaptureMatcher, PupilEmulator
-from ._replay import replay, stream_ids
-from ._simulate import (
-    PROTOCOLS, DriveTruth, GlanceTruth, cohort_seeds, simulate_cohort, simulate_drive,
-    simulate_drive_truth, simulate_texting_study,
-)
-from ._tracker import TRACKERS
+Names are imported from their module when first used (:mod:`distractd._lazy`), so that a light
+name does not load the heavy modules beside it."""
 
-__all__ = [
-    "simulate_drive", "simulate_drive_truth", "DriveTruth", "GlanceTruth", "simulate_cohort",
-    "cohort_seeds", "PROTOCOLS", "simulate_texting_study", "TRACKERS",
-    "tracking_statistics", "summarise_tracking", "CONDITIONS",
-    "DriverTraits", "draw_driver", "Section", "drive_schedule", "texting_schedule",
-    "schedule_labels", "cognitive_load",
-    "replay", "stream_ids", "PupilEmulator", "CaptureMatcher", "demo", "NotifyReceiver",
-    "free_port",
-]
+from .._lazy import lazy_exports
+
+__getattr__, __dir__, __all__ = lazy_exports(__name__, {
+    "._calibration": ("CONDITIONS", "summarise_tracking", "tracking_statistics"),
+    "._demo": ("NotifyReceiver", "demo", "free_port"),
+    "._driver": ("DriverTraits", "draw_driver"),
+    "._protocol": (
+        "PROTOCOLS", "Section", "cognitive_load", "drive_schedule", "schedule_labels",
+        "texting_schedule",
+    ),
+    "._pupil_emulator": ("CaptureMatcher", "PupilEmulator"),
+    "._replay": ("replay", "stream_ids"),
+    "._simulate": (
+        "DriveTruth", "GlanceTruth", "cohort_seeds", "simulate_cohort", "simulate_drive",
+        "simulate_drive_truth", "simulate_texting_study",
+    ),
+    "._tracker": ("TRACKERS",),
+})

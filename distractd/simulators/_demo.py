@@ -21,7 +21,7 @@ import numpy as np
 import zmq
 
 from .._errors import DistractdError
-from ..models.evaluation import detection_delays, false_alarms_per_hour
+from ..models.detectors import detection_delays, false_alarms_per_hour
 from ..pipeline.formats import STATES, Recording, decode_output
 from ._replay import replay
 from ._simulate import simulate_drive

@@ -10,7 +10,6 @@ import math
 
 import numpy as np
 from numba import njit
-from scipy.signal import lfilter
 
 __all__ = ["main_sequence_peak", "saccade_duration", "ou_noise", "smooth_drift", "render_gaze",
            "render_eyelid", "render_head", "MIN_INTERNAL_HZ"]
@@ -39,7 +38,20 @@ def ou_noise(rng, n, dt_s, tau_s, sd):
     a = math.exp(-dt_s / tau_s)
     innovations = rng.standard_normal(n) * sd * math.sqrt(1 - a * a)
     innovations[0] = rng.standard_normal() * sd
-    return lfilter([1.0], [1.0, -a], innovations)
+    return _first_order(innovations, 1.0, a, 0.0)
+
+
+@njit(cache=True)
+def _first_order(x, gain, a, state):
+    """``y[n] = gain x[n] + a y[n-1]`` with ``a y[-1] = state``: the first-order recursive filter
+    ``scipy.signal.lfilter([gain], [1, -a], x, zi=[state])`` computes, in its order of operations
+    (the same floats), without loading scipy for the simulator."""
+    y = np.empty_like(x)
+    for n in range(x.shape[0]):
+        state = gain * x[n] + state
+        y[n] = state
+        state = a * state
+    return y
 
 
 def smooth_drift(rng, n, dt_s, tau_s, sd):
@@ -50,7 +62,7 @@ def smooth_drift(rng, n, dt_s, tau_s, sd):
     a = math.exp(-dt_s / tau_s)
     scale = math.sqrt((1 + a * a) / (1 + a) ** 2)   # stationary SD of the twice-filtered series
     x = ou_noise(rng, n, dt_s, tau_s, 1.0)
-    y, _ = lfilter([1.0 - a], [1.0, -a], x, zi=[(scale - 1.0 + a) * x[0]])
+    y = _first_order(x, 1.0 - a, a, (scale - 1.0 + a) * x[0])
     return y * sd / scale
 
 

@@ -16,7 +16,13 @@ from dataclasses import dataclass
 
 import numpy as np
 
-__all__ = ["Section", "drive_schedule", "texting_schedule", "schedule_labels", "cognitive_load"]
+__all__ = ["PROTOCOLS", "Section", "drive_schedule", "texting_schedule", "schedule_labels",
+           "cognitive_load"]
+
+PROTOCOLS = ("cognitive", "visual-manual", "none", "texting-blocks", "normal-blocks")
+"""The task protocols: the source's sound counting, a texting-like visual-manual task, no task;
+Taamneh et al.'s texting drive (long blocks of texting on a hand-held phone) and its matching
+drive without a task."""
 
 N_TASKS = 9
 RECOVERY_S = 15.0

@@ -41,7 +41,7 @@ def stream_ids(recordings, copies=1, prefix=None):
     names = []
     for i, recording in enumerate(recordings):
         name = prefix or str(recording.meta.get("driver_id", f"rec{i}"))
-        name = "".join(c if c.isalnum() or c in "_.:-" else "_" for c in name)
+        name = "".join(c if c.isascii() and c.isalnum() or c in "_.:-" else "_" for c in name)
         names.append(f"{name}{i}" if name in names or (prefix and len(recordings) > 1) else name)
     if copies == 1:
         return [[name] for name in names]

@@ -19,11 +19,13 @@ from ..pipeline import FIELD_INDEX, Recording, empty_block
 from ._behaviour import DASHBOARD_DISPLAY, GLANCE_TARGETS, HAND_HELD_PHONE, plan_blinks, plan_gaze
 from ._driver import draw_driver
 from ._oculomotor import ou_noise, render_eyelid, render_gaze, render_head, smooth_drift
-from ._protocol import Section, cognitive_load, drive_schedule, schedule_labels, texting_schedule
+from ._protocol import (
+    PROTOCOLS, Section, cognitive_load, drive_schedule, schedule_labels, texting_schedule,
+)
 from ._tracker import TRACKERS, apply_tracker, sample_sparse_gaze
 
 __all__ = ["simulate_drive", "simulate_drive_truth", "DriveTruth", "GlanceTruth",
-           "simulate_cohort", "simulate_texting_study", "cohort_seeds", "PROTOCOLS"]
+           "simulate_cohort", "simulate_texting_study", "cohort_seeds"]
 
 SIMULATOR_VERSION = 2
 _GRID_DT_S = 0.1
@@ -37,10 +39,6 @@ _LIGHT_TAU_S = 90.0         # ambient-light pupil drift: clouds, road direction 
 _DEMAND_SD, _DEMAND_TAU_S = 0.8, 60.0         # log driving demand: traffic, junctions (A)
 _ROAD_SD_DEG, _ROAD_TAU_S = (2.5, 1.0), 40.0  # road direction ahead: bends, hills (A)
 _BLOCK_ROAD_SD_DEG = (0.0, 0.0)  # block protocols: no slow bends/hills (real lag-1 gaze, L)
-PROTOCOLS = ("cognitive", "visual-manual", "none", "texting-blocks", "normal-blocks")
-"""The task protocols: the source's sound counting, a texting-like visual-manual task, no task;
-Taamneh et al.'s texting drive (long blocks of texting on a hand-held phone) and its matching
-drive without a task."""
 _TASK_FREE = ("none", "normal-blocks")
 _BLOCK_PROTOCOLS = ("texting-blocks", "normal-blocks")   # Taamneh's block timing
 _PHONE = {"visual-manual": DASHBOARD_DISPLAY, "texting-blocks": HAND_HELD_PHONE}

@@ -37,6 +37,7 @@ from ...pipeline import (
     FEATURE_NAMES, PipelineConfig, extract_features, feature_min_rate_hz, gaze_only_features,
 )
 from ..segmentation import fit_segment_prototypes
+from ._adaptable import adaptation_obstacle
 from ._artifact import fallback_extra
 from ._scores import binary_scores
 from ._selection import UNLABELLED, select_params
@@ -45,10 +46,7 @@ from ._sselm import SSELMClassifier
 from ._training import chosen_features
 
 __all__ = ["fit_cohort", "thin_windows", "stratified_subset", "CohortFit", "train_cohort",
-           "adapt_detector", "adapt_rows", "adaptation_obstacle"]
-
-_ADAPTABLE_KINDS = ("SSELMClassifier", "LapSVMClassifier")
-"""Model kinds :func:`adapt_rows` refits: the semi-supervised ones."""
+           "adapt_detector", "adapt_rows"]
 
 _CONSTRAINTS = {
     "n_train": Interval(10, None, integer=True),
@@ -200,7 +198,7 @@ def fit_cohort(spec, X, y, groups, *, X_unlabelled=None, n_train=2000, n_folds=3
 
 def train_cohort(recordings, model="svm", *, features=None, grid="small", n_train=2000,
                  stride_s=5.0, config=None, seed=0, segment_frames=400, runner=None,
-                 sparse_model=None, protocols=None, operating_point=None):
+                 sparse_model=None, protocols=None, operating_point=None, progress=False):
     """Train one driver-independent detector on many drivers' labelled recordings.
 
     Parameters
@@ -241,6 +239,8 @@ def train_cohort(recordings, model="svm", *, features=None, grid="small", n_trai
         (``summary["score_offset"]``, :attr:`Detector.score_offset`); None publishes decision
         values over the spread alone. For a model whose classes overlap much more than the
         simulated ones the default rule was chosen on (a 1 Hz gaze-only tracker).
+    progress : bool, default=False
+        Show a progress bar of the recordings' features on standard error (tqdm).
 
     Returns
     -------
@@ -261,7 +261,7 @@ def train_cohort(recordings, model="svm", *, features=None, grid="small", n_trai
     config = PipelineConfig.from_dict({**(config or PipelineConfig()).to_dict(),
                                        "baseline": True})
     imported = None if sparse_model is None else _imported_submodel(sparse_model, config)
-    featured = recording_windows(recordings, config, runner)
+    featured = recording_windows(recordings, config, runner, progress=progress)
     if protocols is not None:
         featured = [item for item in featured if item.meta.get("protocol") in protocols]
         if not featured:
@@ -391,18 +391,6 @@ def adapt_detector(detector, recordings, *, n_unlabelled=1000, seed=0):
                                "feature_names": detector.feature_names,
                                "pipeline_config": detector.pipeline_config,
                                "extras": detector.extras, "summary": summary, "seed": seed}
-
-
-def adaptation_obstacle(detector):
-    """Why ``detector`` cannot be adapted to a new driver (one sentence), or None when it can:
-    adaptation needs a semi-supervised cohort model with its labelled anchors."""
-    if "anchors" not in detector.extras:
-        return (f"model {detector.model_id} holds no cohort anchors (train it with distractd "
-                f"train --cohort)")
-    if detector.kind not in _ADAPTABLE_KINDS:
-        return (f"model {detector.model_id} is a {detector.kind}; adaptation needs a "
-                f"semi-supervised cohort model (--model sselm or lapsvm)")
-    return None
 
 
 def adapt_rows(detector, X, *, n_unlabelled=1000, seed=0):

@@ -21,13 +21,15 @@ Per window, in time order:
    several times an hour (docs/evaluation.md), beyond the false-alarm budget of a state.
 """
 
+import inspect
+
 import numpy as np
 
 from ..._validation import Interval, check_params
 from ._smoothing import DecisionSmoother
 
 __all__ = ["DecisionRule", "decide", "UNKNOWN", "LOSS_FEATURE", "loss_evidence",
-           "UNDECIDED_REASONS", "undecided_reasons", "undecided_summary"]
+           "decision_options", "UNDECIDED_REASONS", "undecided_reasons", "undecided_summary"]
 
 UNKNOWN = -1
 """The state of a window without a decision."""
@@ -96,6 +98,24 @@ def undecided_summary(codes, stream_reason=None):
             stream_own = stream_reason is not None and code in ("no_gaze", "fields", "rate")
             phrases.append(f"{known.count(code)} {stream_reason if stream_own else phrase}")
     return f"{len(known)} of {len(codes)} windows undecided: {'; '.join(phrases)}"
+
+
+def decision_options(config=None, feature_names=()):
+    """Keyword arguments of :class:`DecisionRule` — the one place the daemon, ``predict``, the
+    benchmarks and the tests take the rule from: ``min_quality`` and the smoothing (``mode``,
+    ``on``, ``off``, ``min_dwell_s``) of the daemon's ``config`` (``sessions.min_quality`` and
+    the ``smoothing`` section), or without one the rule's own defaults (which the daemon's
+    defaults equal, a test checks), and ``loss_evidence`` for a model with ``feature_names``."""
+    if config is None:
+        defaults = inspect.signature(DecisionRule).parameters
+        options = {key: defaults[key].default for key in _CONFIGURED}
+    else:
+        options = {"min_quality": config["sessions"]["min_quality"], **config["smoothing"]}
+    return {**options, "loss_evidence": loss_evidence(feature_names)}
+
+
+_CONFIGURED = ("min_quality", "mode", "on", "off", "min_dwell_s")
+"""The rule's options the daemon's configuration sets."""
 
 
 def loss_evidence(feature_names):

@@ -27,10 +27,7 @@ from ...pipeline import FEATURE_NAMES, Windows
 from ...pipeline.formats import SPATIAL_FIELDS
 from ._decision import LOSS_FEATURE
 
-__all__ = ["NAIVE_MODELS", "NaiveRepresentation", "naive_feature_names", "scale_width"]
-
-NAIVE_MODELS = {"naive": "running", "naive-offline": "driver"}
-"""The naive variants and the standardisation of each (see the module docstring)."""
+__all__ = ["NaiveRepresentation", "naive_feature_names", "scale_width"]
 
 _CANDIDATES = (LOSS_FEATURE,) + tuple(f"{stat}_{field}" for field in SPATIAL_FIELDS
                                       for stat in ("mean", "sd"))

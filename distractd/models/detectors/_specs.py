@@ -14,19 +14,14 @@ from sklearn.base import clone
 from ..._errors import ConfigError
 from ._elm import ELMClassifier
 from ._lapsvm import LapSVMClassifier
-from ._naive import NAIVE_MODELS, NaiveRepresentation, scale_width
+from ._kinds import MODEL_KINDS, MODELS, NAIVE_MODELS
+from ._naive import NaiveRepresentation, scale_width
 from ._selection import lapsvm_grid_search, sselm_grid_search, svm_grid_search
 from ._sselm import SSELMClassifier
 from ._svm import SVMClassifier
 from ._tsvm import TSVMClassifier
 
-__all__ = ["MODELS", "MODEL_KINDS", "NAIVE_MODELS", "ModelSpec", "model_specs"]
-
-MODELS = ("sselm", "lapsvm", "tsvm", "elm", "svm")
-"""Model ids: the semi-supervised detectors and their supervised counterparts."""
-
-MODEL_KINDS = MODELS + tuple(NAIVE_MODELS)
-"""Every model id :func:`model_specs` knows: :data:`MODELS` and the naive floor's variants."""
+__all__ = ["ModelSpec", "model_specs"]
 
 
 @dataclass(frozen=True)

@@ -1,10 +1,10 @@
 """Evaluation: metrics, splits and protocol runs over drivers and cohorts, statistics, reports."""
 
-from ..detectors import accuracy, binary_scores, g_mean, sensitivity, specificity
-from ._metrics import (
-    clustering_accuracy, clustering_accuracy_many_to_one, clustering_g_mean, detection_delays,
-    false_alarms_per_hour,
+from ..detectors import (
+    accuracy, binary_scores, detection_delays, false_alarms_per_hour, g_mean, sensitivity,
+    specificity,
 )
+from ._metrics import clustering_accuracy, clustering_accuracy_many_to_one, clustering_g_mean
 from ._halves import driver_halves, half_figures, per_driver_means, versus_floor
 from ._models import NAIVE_FLOOR, evaluate_models, model_drives, naive_pairs
 from ._protocol import evaluate_cohort, evaluate_driver, sweep

@@ -31,8 +31,10 @@ from tqdm import tqdm
 from ..._errors import ConfigError, SchemaError
 from ..._parallel import Runner
 from ..._validation import Interval, check_params
-from ..detectors import UNKNOWN, UNLABELLED, binary_scores, decide, select_params
-from ._metrics import detection_delays, false_alarms_per_hour
+from ..detectors import (
+    UNKNOWN, UNLABELLED, binary_scores, decide, detection_delays, false_alarms_per_hour,
+    select_params,
+)
 from ._splits import make_splits
 from ._stats import WINDOW_METRICS, summarise
 

@@ -51,10 +51,9 @@ from ..._parallel import Runner, recording_windows
 from ..._validation import Interval, Options, check_params
 from ...pipeline import FEATURE_NAMES, PipelineConfig
 from ..detectors import (
-    UNLABELLED, DecisionRule, binary_scores, chosen_features, decide, fit_cohort,
-    stratified_subset, thin_windows,
+    UNLABELLED, DecisionRule, binary_scores, chosen_features, decide, detection_delays,
+    false_alarms_per_hour, fit_cohort, stratified_subset, thin_windows,
 )
-from ._metrics import detection_delays, false_alarms_per_hour
 from ._protocol import evaluate_driver
 
 __all__ = ["SCHEMES", "RECIPES", "NORMALISATIONS", "Drive", "scheme_drives", "featured_drives",

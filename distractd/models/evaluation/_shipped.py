@@ -14,8 +14,9 @@ Taamneh et al. 2017, doi:10.1038/sdata.2017.110).
 import numpy as np
 
 from ...pipeline import PipelineConfig, read_recordings
-from ..detectors import DecisionRule, g_mean, load_model, loss_evidence, predict_recording
-from ._metrics import false_alarms_per_hour
+from ..detectors import (
+    DecisionRule, false_alarms_per_hour, g_mean, load_model, loss_evidence, predict_recording,
+)
 
 __all__ = ["score_shipped"]
 

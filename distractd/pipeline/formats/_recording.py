@@ -103,15 +103,19 @@ class Recording:
         return label_intervals(self.t, self.labels)
 
 
-def read_recording(path):
-    """Read a recording: ``.csv`` as CSV, ``.parquet`` as Parquet, anything else as binary."""
+def read_recording(path, backwards_ok=False):
+    """Read a recording: ``.csv`` as CSV, ``.parquet`` as Parquet, anything else as binary.
+
+    A file without a distractd header (CSV, Parquet of another tool) whose timestamp decreases is
+    refused, naming the row, unless ``backwards_ok``: ``distractd info`` reads it so, to count
+    backwards steps among the tracker's imperfections (:func:`describe`)."""
     path = Path(path)
     suffix = path.suffix.lower()
     try:
         if suffix == ".csv":
-            return read_csv(path)
+            return read_csv(path, backwards_ok)
         if suffix == ".parquet":
-            return _read_parquet(path)
+            return _read_parquet(path, backwards_ok)
         return _read_binary(path)
     except (OSError, UnicodeDecodeError, csv.Error) as exc:
         raise unreadable(path, exc, RecordingError) from None
@@ -138,7 +142,7 @@ def _read_binary(path):
     return _with_header(path, header, [str(f) for f in fields], samples, labels)
 
 
-def _read_parquet(path):
+def _read_parquet(path, backwards_ok=False):
     fields, data, labels, header = read_columns(path)
     if header is not None:
         return _with_header(path, header, fields, data, labels)
@@ -146,7 +150,7 @@ def _read_parquet(path):
         block = block_from_columns(fields, data)
     except SchemaError as exc:
         raise SchemaError(f"{path}: {exc}") from None
-    problem = _time_problem(block[:, 0])
+    problem = _time_problem(block[:, 0], backwards_ok)
     if problem:
         raise SchemaError(f"{path}: row {problem[0]}: {problem[1]}")
     return Recording(block, labels, {"source": str(path)})
@@ -186,8 +190,9 @@ def write_recording(recording, path):
                             fields=np.array(FIELDS), header=np.frombuffer(header, dtype=np.uint8))
 
 
-def read_csv(path):
-    """Read a CSV recording, naming the line, column and cell of the first malformed value."""
+def read_csv(path, backwards_ok=False):
+    """Read a CSV recording, naming the line, column and cell of the first malformed value (a
+    decreasing timestamp too, unless ``backwards_ok``: see :func:`read_recording`)."""
     path = Path(path)
     with open(path, newline="", encoding="utf-8") as file:
         reader = csv.reader(file)
@@ -213,17 +218,19 @@ def read_csv(path):
         block = block_from_columns(fields, data)
     except SchemaError as exc:
         raise SchemaError(f"{path}: {exc}") from None
-    problem = _time_problem(block[:, 0])
+    problem = _time_problem(block[:, 0], backwards_ok)
     if problem:
         raise SchemaError(f"{path}:{problem[0] + 2}: {problem[1]}")
     return Recording(block, np.array(labels, dtype=np.int8), {"source": str(path)})
 
 
-def _time_problem(t):
-    """``(row, complaint)`` of the first empty or decreasing timestamp of a file without a
-    distractd header (CSV, Parquet from another tool), or None."""
+def _time_problem(t, backwards_ok=False):
+    """``(row, complaint)`` of the first empty or (unless ``backwards_ok``) decreasing timestamp
+    of a file without a distractd header (CSV, Parquet from another tool), or None."""
     if np.isnan(t).any():
         return int(np.argmax(np.isnan(t))), "t must not be empty"
+    if backwards_ok:
+        return None
     backwards = np.flatnonzero(np.diff(t) < 0)
     if backwards.size:
         row = int(backwards[0]) + 1
