@@ -17,6 +17,7 @@ from distractd.cli import main
 from distractd.pipeline import (
     FIELD_INDEX, FIELDS, Recording, read_recording, read_recordings, write_recording,
 )
+from distractd.pipeline.formats import write_table
 from distractd.simulators import simulate_drive
 
 
@@ -238,3 +239,16 @@ def test_extra_columns_are_ignored_with_one_note(tmp_path, caplog):
     assert done.returncode == 0, done.stderr
     assert done.stderr.splitlines() == [
         f"{path}: ignored columns that are not canonical fields: vehicle, gaze_yaw"]
+
+
+def test_feature_tables_write_missing_values_as_nulls(tmp_path):
+    """``features --out x.parquet`` (write_table): a float column's NaN is a null, so a mean in
+    Polars or DuckDB is over the windows that have the feature; integer columns are kept."""
+    path = tmp_path / "windows.parquet"
+    write_table(path, {"t_end": np.array([10.0, 10.5, 11.0]),
+                       "label": np.array([1, -1, 0], dtype=np.int8),
+                       "perclos": np.array([0.2, np.nan, 0.4])})
+    table = pq.read_table(path)
+    assert table.schema.field("label").type == pa.int8() and table.column("label").null_count == 0
+    assert table.column("perclos").null_count == 1
+    assert pc.mean(table.column("perclos")).as_py() == pytest.approx(0.3)
