@@ -33,7 +33,7 @@ def model_without_extras(path):
         contents = {name: archive[name] for name in archive.files}
     header = json.loads(contents.pop("header").tobytes())
     del header["extras"]
-    header["checksum"] = _artifact._checksum(header, contents)
+    _artifact._seal(header, contents)
     with open(path, "wb") as file:
         np.savez(file, header=np.frombuffer(json.dumps(header).encode(), np.uint8), **contents)
     return path

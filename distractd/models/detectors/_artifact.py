@@ -19,10 +19,19 @@ judged by the fields it carries (:func:`~distractd.pipeline.feature_fields`) and
 rate (:func:`~distractd.pipeline.feature_min_rate_hz`); the choice is published as the state's
 model id (``<model_id>/<sub-model>``).
 
-``model_id`` names the model: 16 hex digits of a SHA-256 over the header with its floats rounded
-to 4 significant digits, so the same training gives the same id on any CPU (BLAS kernels change
-fitted arrays in their last bits). ``checksum`` is a SHA-256 over the header and every array's
-bytes: a corrupted or edited file fails it at load. It is
+``checksum`` is a SHA-256 over the header (all but ``checksum`` and ``model_id``) and every
+array's name and bytes; ``model_id``, the model's name, is its first 16 hex digits, so the id
+identifies the content: any change of a weight, a setting or the summary gives another id (and the
+same training on another CPU may too: BLAS kernels change fitted arrays in their last bits). Load
+recomputes both and refuses a file whose content does not match them (corrupt, edited, or saved
+before the id hashed the weights). Neither is an authenticity check: anyone can recompute them, so
+a model file is trusted like code (its permissions decide who may write it; docs/detectors.md).
+
+Load validates as strictly as save: every array finite, every normaliser scale positive, the
+shapes of each part consistent (the estimator's arrays, ``_ARRAY_SHAPES`` of its class, with the
+feature names, the normaliser and the hyper-parameters), the hyper-parameters within the
+estimator's constraints, the score scale and offset finite (scale positive), and the pipeline
+settings a valid :class:`~distractd.pipeline.PipelineConfig`; the same for each sub-model. It is
 loaded with ``allow_pickle=False``; nothing is ever unpickled.
 """
 
@@ -36,6 +45,7 @@ from pathlib import Path
 import numpy as np
 
 from ..._errors import ConfigError, ModelError, unreadable
+from ..._validation import check_params
 from ...pipeline import PipelineConfig, feature_fields, feature_min_rate_hz
 from ...pipeline.formats import FIELDS
 from ._elm import ELMClassifier
@@ -91,7 +101,7 @@ class Detector:
     kind : str
         Estimator class name.
     model_id : str
-        Content hash of the artifact (16 hex digits).
+        Content hash of the artifact: the first 16 hex digits of its checksum.
     feature_names : list of str
     pipeline_config : dict
         Window and feature settings the model was trained with.
@@ -270,34 +280,22 @@ def _fallback_detector(header, key, json_part, arrays):
                          f"rebuilt: {type(error).__name__}: {error}") from error
 
 
-def _model_id(header):
-    """16 hex digits naming what the model is: a hash of the header (kind, hyper-parameters,
-    features, pipeline settings, training summary, seed, array names and shapes) with every float
-    rounded to 4 significant digits — the same on any CPU, whose BLAS kernels change the fitted
-    arrays in their last bits."""
-    stable = {key: value for key, value in header.items() if key not in ("model_id", "checksum")}
-    return hashlib.sha256(json.dumps(_rounded(stable), sort_keys=True).encode()).hexdigest()[:16]
-
-
-def _rounded(value):
-    if isinstance(value, float):
-        return float(f"{value:.4g}")
-    if isinstance(value, dict):
-        return {key: _rounded(item) for key, item in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [_rounded(item) for item in value]
-    return value
-
-
 def _checksum(header, arrays):
-    """SHA-256 over the header (without id and checksum) and every array's bytes: any change of
-    content, or corruption, changes it."""
+    """SHA-256 (hex) over the header (without ``model_id`` and ``checksum``) and every array's name
+    and bytes: any change of content, or corruption, changes it. Its first 16 hex digits are the
+    model id (:func:`_seal`)."""
     stable = {key: value for key, value in header.items() if key not in ("model_id", "checksum")}
     digest = hashlib.sha256(json.dumps(stable, sort_keys=True).encode())
     for name in sorted(arrays):
         digest.update(name.encode())
         digest.update(np.ascontiguousarray(arrays[name]).tobytes())
     return digest.hexdigest()
+
+
+def _seal(header, arrays):
+    """Set the header's ``checksum`` and ``model_id`` (its first 16 hex digits) for ``arrays``."""
+    header["checksum"] = _checksum(header, arrays)
+    header["model_id"] = header["checksum"][:16]
 
 
 def _plain_array(name, value):
@@ -368,8 +366,7 @@ def save_model(path, estimator, *, normalizer_mean, normalizer_scale, feature_na
         "arrays": {name: [a.dtype.str, list(a.shape)] for name, a in arrays.items()},
     }
     try:
-        header["model_id"] = _model_id(header)
-        header["checksum"] = _checksum(header, arrays)
+        _seal(header, arrays)
         header_bytes = json.dumps(header, sort_keys=True).encode()
     except TypeError as error:
         raise ModelError(f"save_model: header must be JSON-serialisable: {error}") from error
@@ -394,6 +391,62 @@ def _check_values(path, contents):
                              f"{float(value.min())!r}")
 
 
+def _check_part(path, part, arrays, prefix, normalizer):
+    """Refuse a model part whose pieces disagree: the model itself (``prefix`` "") or a sub-model
+    of :data:`SUBMODELS` (``prefix`` ``extras/<key>/``). ``part`` holds its ``kind``, ``params``,
+    ``feature_names`` and ``summary``; ``arrays`` the artifact's arrays; ``normalizer`` the names
+    of its mean and scale. Checked: the kind, the feature names, the hyper-parameters against the
+    estimator's constraints, the published score's scale (finite, positive) and offset (finite),
+    the shape of every array (the estimator's ``_ARRAY_SHAPES``: a size named there is the same
+    wherever it appears, ``n_features`` the number of feature names, and a hyper-parameter of the
+    same name, like the ELM's ``n_hidden``, fixes it too) and the classes, 0 and 1."""
+    where = f"model file {path}: {prefix}"
+    kind = part.get("kind")
+    if kind not in _KINDS:
+        raise ModelError(f"{where}kind must be one of {sorted(_KINDS)}, got {kind!r}")
+    names, params, summary = part.get("feature_names"), part.get("params"), part.get("summary")
+    if not isinstance(names, list) or not names or not all(isinstance(n, str) for n in names):
+        raise ModelError(f"{where}feature_names must be a non-empty list of names, got "
+                         f"{str(names)[:80]}")
+    if not isinstance(params, dict):
+        raise ModelError(f"{where}params must be a map, got {type(params).__name__}")
+    if not isinstance(summary, dict):
+        raise ModelError(f"{where}summary must be a map, got {type(summary).__name__}")
+    check_params(params, _KINDS[kind]._constraints, owner=f"{where}{kind}", error=ModelError)
+    for key, default, low in (("score_scale", 1.0, 0.0), ("score_offset", 0.0, -np.inf)):
+        value = summary.get(key, default)
+        if isinstance(value, bool) or not isinstance(value, (int, float)) \
+                or not low < value < np.inf:
+            wanted = "a finite number above 0" if low == 0.0 else "a finite number"
+            raise ModelError(f"{where}summary.{key} must be {wanted}, got {value!r}")
+    sizes = {"n_features": len(names)}
+    sizes.update((key, value) for key, value in params.items()
+                 if type(value) is int and key.startswith("n_"))
+    shapes = {f"{prefix}model/{name}": dims for name, dims in _KINDS[kind]._ARRAY_SHAPES.items()}
+    shapes.update(dict.fromkeys(normalizer, ("n_features",)))
+    for name, dims in shapes.items():
+        if name not in arrays:
+            raise ModelError(f"model file {path}: array {name} is missing")
+        value = arrays[name]
+        if value.dtype.kind not in "iuf":
+            raise ModelError(f"model file {path}: array {name} must hold real numbers, got "
+                             f"dtype {value.dtype}")
+        if value.ndim == len(dims):
+            for dim, size in zip(dims, value.shape):
+                if isinstance(dim, str):
+                    sizes.setdefault(dim, size)
+        expected = tuple(sizes.get(dim) if isinstance(dim, str) else dim for dim in dims)
+        if value.shape != expected:
+            shown = ", ".join(f"{dim}={sizes[dim]}" if isinstance(dim, str) and dim in sizes
+                              else str(dim) for dim in dims)
+            raise ModelError(f"model file {path}: array {name} must have shape ({shown}), got "
+                             f"{value.shape}")
+    classes = arrays[f"{prefix}model/classes"]
+    if classes.tolist() != [0, 1]:
+        raise ModelError(f"model file {path}: array {prefix}model/classes must be [0, 1], got "
+                         f"{classes.tolist()}")
+
+
 def load_model(path):
     """Read an artifact written by :func:`save_model`.
 
@@ -409,7 +462,9 @@ def load_model(path):
     ------
     ModelError
         If the file is missing, truncated or corrupt, of another format or version, its
-        content does not match its ``checksum``, or its pipeline settings are not a valid
+        content does not match its ``checksum`` and ``model_id``, it holds a value save would
+        refuse (non-finite, a scale not positive, shapes that disagree, a hyper-parameter out of
+        its bounds: :func:`_check_part`), or its pipeline settings are not a valid
         :class:`~distractd.pipeline.PipelineConfig` (out of bounds: a span that would stall a
         reload and fill the memory).
     """
@@ -435,19 +490,30 @@ def load_model(path):
     if header.get("version") != VERSION:
         raise ModelError(f"model file {path}: version must be {VERSION}, got "
                          f"{header.get('version')!r}")
-    if header.get("kind") not in _KINDS:
-        raise ModelError(f"model file {path}: kind must be one of {sorted(_KINDS)}, got "
-                         f"{header.get('kind')!r}")
     listed = header.get("arrays", {})
-    if sorted(listed) != sorted(contents):
+    if not isinstance(listed, dict) or sorted(listed) != sorted(contents):
         raise ModelError(f"model file {path}: arrays {sorted(contents)} do not match the "
                          f"header's {sorted(listed)}")
-    if _checksum(header, contents) != header.get("checksum"):
+    for name, array in contents.items():  # the header, and so the id, covers dtypes and shapes
+        if listed[name] != [array.dtype.str, list(array.shape)]:
+            raise ModelError(f"model file {path}: array {name} is {array.dtype.str} "
+                             f"{list(array.shape)}, the header says {listed[name]}")
+    checksum = _checksum(header, contents)
+    if checksum != header.get("checksum"):
         raise ModelError(f"model file {path}: content does not match its checksum (corrupt or "
                          f"edited)")
-    if not isinstance(header.get("model_id"), str):
-        raise ModelError(f"model file {path}: model_id is missing")
+    if header.get("model_id") != checksum[:16]:
+        raise ModelError(f"model file {path}: model_id {header.get('model_id')!r} is not its "
+                         f"content's {checksum[:16]} (saved before model ids hashed the weights, "
+                         f"or edited): train the model again")
     _check_values(path, contents)
+    _check_part(path, header, contents, "", ("normalizer/mean", "normalizer/scale"))
+    extras = header.get("extras")
+    for key in SUBMODELS:
+        part = extras.get(key) if isinstance(extras, dict) else None
+        if isinstance(part, dict) and isinstance(part.get("json"), dict):
+            prefix = f"extras/{key}/"
+            _check_part(path, part["json"], contents, prefix, (f"{prefix}mean", f"{prefix}scale"))
     try:
         PipelineConfig.from_dict(header.get("pipeline_config"))
     except (ConfigError, TypeError) as error:

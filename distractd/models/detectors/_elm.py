@@ -289,6 +289,10 @@ class _ELMBase(_DetectorBase):
         out = _sigmoid_layer(X, self._negated_layer) @ self.beta_
         return out[:, 0] if out.shape[1] == 1 else out
 
+    _ARRAY_SHAPES = {"hidden_weights": ("n_features", "n_hidden"), "hidden_bias": ("n_hidden",),
+                     "beta": ("n_hidden", 1), "classes": (2,)}
+    """The shape of each array of :meth:`_to_arrays` (two classes), checked at load."""
+
     def _to_arrays(self):
         """The fitted model as (JSON-able hyper-parameters, arrays) for the artifact."""
         check_is_fitted(self)

@@ -61,6 +61,10 @@ class _KernelExpansionBase(_DetectorBase):
         K = rbf_kernel(X, self.X_fit_, self.kernel_width, self._X_fit_sq)
         return K @ self.dual_coef_ + self.intercept_
 
+    _ARRAY_SHAPES = {"X_fit": ("n_points", "n_features"), "dual_coef": ("n_points",),
+                     "intercept": (1,), "classes": (2,)}
+    """The shape of each array of :meth:`_to_arrays`, checked at load."""
+
     def _to_arrays(self):
         """The fitted model as (JSON-able hyper-parameters, arrays) for the artifact."""
         check_is_fitted(self)

@@ -77,18 +77,32 @@ def test_model_id_changes_with_content(tmp_path):
     assert first != second and first == again
 
 
-def test_model_id_does_not_depend_on_the_last_bits_of_the_fit(tmp_path):
-    # another CPU's BLAS kernels change fitted arrays in their last bits: same id, new checksum
+def test_model_id_identifies_the_weights(tmp_path):
+    """Issue 23, item 5: the id is the content's hash (the checksum's first 16 hex digits), so
+    the last bit of one weight changes it; it used to hash the header alone."""
     estimator = ELMClassifier(n_hidden=10, random_state=0)
     path, first, _, mean, scale = _save(tmp_path, estimator)
-    checksum = json.loads(np.load(path)["header"].tobytes())["checksum"]
-    estimator.beta_ = estimator.beta_ * (1 + 1e-13)
+    header = json.loads(np.load(path)["header"].tobytes())
+    assert first == header["model_id"] == header["checksum"][:16]
+    estimator.beta_[3, 0] = np.nextafter(estimator.beta_[3, 0], np.inf)
     again = save_model(path, estimator, normalizer_mean=mean, normalizer_scale=scale,
                        feature_names=NAMES, pipeline_config={"window_s": 10.0, "hop_s": 0.5},
                        extras={"segmenter": ({"k": 2}, {"prototypes": np.eye(2)})},
-                       summary={"g_mean": 0.9 * (1 + 1e-13)}, seed=7)
-    assert again == first
-    assert json.loads(np.load(path)["header"].tobytes())["checksum"] != checksum
+                       summary={"g_mean": 0.9}, seed=7)
+    assert again != first and load_model(path).model_id == again
+
+
+def test_a_model_whose_id_is_not_its_content_is_refused(tmp_path):
+    """A file whose checksum matches but whose model_id does not (saved before ids hashed the
+    weights, or edited) is refused in one line: the id a daemon reports is always the content's."""
+    path = _forged(tmp_path / "stale.npz", edit=lambda header, _: None, model_id="0123456789abcdef")
+    actual = _artifact._checksum(json.loads(np.load(path)["header"].tobytes()),
+                                 {n: a for n, a in np.load(path).items() if n != "header"})[:16]
+    message = (f"model_id '0123456789abcdef' is not its content's {actual} (saved before model "
+               f"ids hashed the weights, or edited): train the model again")
+    with pytest.raises(ModelError, match=re.escape(f"model file {path}: {message}")):
+        load_model(path)
+    _assert_check_refuses(path, message)
 
 
 def test_truncated_file(tmp_path):
@@ -186,7 +200,7 @@ def test_gaze_only_fallback_scores_the_rows_the_model_cannot(tmp_path):
     broken = ({**json_part, "kind": "NoSuchClassifier"}, arrays)
     path, *_ = _save(tmp_path, ELMClassifier(n_hidden=10, random_state=0),
                      extras={"gaze_only": broken})
-    with pytest.raises(ModelError, match="gaze_only sub-model cannot be rebuilt"):
+    with pytest.raises(ModelError, match="extras/gaze_only/kind must be one of"):
         load_model(path)
 
 
@@ -307,17 +321,24 @@ def test_score_offset_moves_the_published_scores(tmp_path):
     assert offset.window_scores(X, FEATURE_NAMES, sparse)[0] == pytest.approx((raw - 0.25) / 2.0)
 
 
-def _forged(path, array=None, value=None, pipeline=None):
-    """The shipped model with one array set to ``value`` and/or the ``pipeline`` settings
-    changed, and its checksum recomputed: a file that passes every integrity check (issue 23,
-    items 3 and 4)."""
+def _forged(path, array=None, value=None, pipeline=None, edit=None, model_id=None, relist=True):
+    """The shipped model with one array set to ``value``, the ``pipeline`` settings changed
+    and/or ``edit(header, arrays)`` applied (the header's list of array dtypes and shapes
+    updated unless not ``relist``), its checksum and id recomputed (or the id set to
+    ``model_id``): a file that passes every integrity check (issue 23, items 3 to 5)."""
     with np.load(DEFAULT_MODEL_PATH, allow_pickle=False) as archive:
         contents = {name: archive[name] for name in archive.files}
     header = json.loads(contents.pop("header").tobytes())
     if array is not None:
         contents[array] = np.full_like(contents[array], value)
     header["pipeline_config"].update(pipeline or {})
-    header["checksum"] = _artifact._checksum(header, contents)
+    if edit is not None:
+        edit(header, contents)
+    if relist:
+        header["arrays"] = {name: [a.dtype.str, list(a.shape)] for name, a in contents.items()}
+    _artifact._seal(header, contents)
+    if model_id is not None:
+        header["model_id"] = model_id
     with open(path, "wb") as file:
         np.savez(file, header=np.frombuffer(json.dumps(header).encode(), np.uint8), **contents)
     return path
@@ -334,10 +355,90 @@ def test_a_forged_model_with_a_valid_checksum_is_refused_at_load(tmp_path, array
     path = _forged(tmp_path / "forged.npz", array, value)
     with pytest.raises(ModelError, match=re.escape(message)):
         load_model(path)
+    _assert_check_refuses(path, message)
+
+
+def _assert_check_refuses(path, message):
+    """``distractd run --check`` with the model ``path`` exits 1 with the one line ``message``."""
     check = subprocess.run([sys.executable, "-m", "distractd.cli", "run", "--check", "--set",
                             f"model.path={path}"], capture_output=True, text=True, timeout=300)
     assert check.returncode == 1
     assert message in check.stderr and "Traceback" not in check.stderr
+    assert len(check.stderr.strip().splitlines()) == 1
+
+
+def _resized(name, shape):
+    """An edit of :func:`_forged`: the array ``name`` of another ``shape`` (its leading part)."""
+    def edit(_, arrays):
+        arrays[name] = np.resize(arrays[name], shape)
+    return edit
+
+
+def _set(*keys, value):
+    """An edit of :func:`_forged`: the header entry at ``keys`` set to ``value``."""
+    def edit(header, _):
+        entry = header
+        for key in keys[:-1]:
+            entry = entry[key]
+        entry[keys[-1]] = value
+    return edit
+
+
+def test_an_array_reshaped_behind_its_header_is_refused(tmp_path):
+    """The same bytes in another shape hash alike: the header lists each array's dtype and shape,
+    and load checks them, so the checksum and the id cover the shapes too."""
+    path = _forged(tmp_path / "reshaped.npz", relist=False, edit=lambda _, arrays: arrays.update(
+        {"model/beta": arrays["model/beta"].reshape(1, 1000)}))
+    with pytest.raises(ModelError, match=re.escape(
+            f"model file {path}: array model/beta is <f8 [1, 1000], the header says "
+            f"['<f8', [1000, 1]]")):
+        load_model(path)
+
+
+@pytest.mark.parametrize("edit, message", [
+    (_resized("normalizer/mean", (29,)),
+     "array normalizer/mean must have shape (n_features=30), got (29,)"),
+    (_set("params", "C", value=-1.0), "SSELMClassifier.C must be in (0, inf), got -1.0"),
+    (_set("summary", "score_scale", value=0.0),
+     "summary.score_scale must be a finite number above 0, got 0.0"),
+])
+def test_run_check_refuses_a_model_whose_parts_disagree(tmp_path, edit, message):
+    _assert_check_refuses(_forged(tmp_path / "forged.npz", edit=edit), message)
+
+
+@pytest.mark.parametrize("edit, message", [
+    (_resized("normalizer/mean", (29,)),
+     "array normalizer/mean must have shape (n_features=30), got (29,)"),
+    (_resized("model/hidden_weights", (29, 1000)),
+     "array model/hidden_weights must have shape (n_features=30, n_hidden=1000), got (29, 1000)"),
+    (_resized("model/beta", (999, 1)),
+     "array model/beta must have shape (n_hidden=1000, 1), got (999, 1)"),
+    (_resized("model/beta", (1000, 2)),
+     "array model/beta must have shape (n_hidden=1000, 1), got (1000, 2)"),
+    (_resized("extras/sparse_gaze/model/hidden_weights", (3, 1000)),
+     "array extras/sparse_gaze/model/hidden_weights must have shape (n_features=4, "
+     "n_hidden=1000), got (3, 1000)"),
+    (_set("params", "n_hidden", value=999),
+     "array model/hidden_weights must have shape (n_features=30, n_hidden=999), got (30, 1000)"),
+    (_set("feature_names", value=["mean_gaze_r_yaw"] * 29),
+     "array model/hidden_weights must have shape (n_features=29, n_hidden=1000), got (30, 1000)"),
+    (_set("params", "C", value=-1.0), "SSELMClassifier.C must be in (0, inf), got -1.0"),
+    (_set("summary", "score_scale", value=0.0),
+     "summary.score_scale must be a finite number above 0, got 0.0"),
+    (_set("extras", "sparse_gaze", "json", "summary", "score_offset", value=float("nan")),
+     "extras/sparse_gaze/summary.score_offset must be a finite number, got nan"),
+    (lambda _, arrays: arrays.update({"model/classes": np.array([1, 2])}),
+     "array model/classes must be [0, 1], got [1, 2]"),
+    (lambda _, arrays: arrays.update({"model/beta": arrays["model/beta"].astype(complex)}),
+     "array model/beta must hold real numbers, got dtype complex128"),
+])
+def test_a_forged_model_whose_parts_disagree_is_refused_at_load(tmp_path, edit, message):
+    """Issue 23, item 3: shapes, hyper-parameters and score scales are checked at load as save
+    checks them; each of these files used to load, then fail or mislead when scoring."""
+    path = _forged(tmp_path / "forged.npz", edit=edit)
+    with pytest.raises(ModelError, match=re.escape(f"model file {path}: ")) as refused:
+        load_model(path)
+    assert message in str(refused.value)
 
 
 def test_a_forged_model_with_an_unbounded_pipeline_setting_is_refused_at_load(tmp_path):
