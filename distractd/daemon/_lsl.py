@@ -8,7 +8,12 @@ PUSH/PULL pair, so they are decoded, validated and counted like any other input;
 calls (resolving, opening, ``time_correction``) never stall the loop; what becomes of every stream
 it resolves is counted by outcome (:data:`LSL_OUTCOMES`), refusals and losses included.
 :class:`LslStates` publishes every stream's states as an LSL outlet ``distractd.<stream>``
-(``lsl.outlets``).
+(``lsl.outlets``), each channel described by ``label``, ``type`` and ``unit`` (the XDF/LSL meta-data
+convention, :data:`~distractd.pipeline.formats.STATE_CHANNEL_META`). A state of a stream the
+bridge pulled from LSL is stamped with its window's end, which is already in this host's LSL clock
+(the inlet's samples plus their clock correction), so a recorder lines it up with the samples it
+describes; a state of any other stream (ZeroMQ, Pupil: clocks LSL does not know) is stamped at
+its publication.
 
 liblsl binds its data ports (TCP and UDP from 16572) on **all interfaces** and answers discovery
 on the local network, so inlets and outlets are reachable from every host there; its
@@ -24,7 +29,10 @@ import time
 import zmq
 
 from .._errors import ConfigError, SchemaError
-from ..pipeline.formats import STATE_CHANNELS, encode_block, lsl_mapping, lsl_stream_id
+from .. import __version__
+from ..pipeline.formats import (
+    STATE_CHANNEL_META, STATE_CHANNELS, encode_block, lsl_mapping, lsl_stream_id,
+)
 
 
 __all__ = ["LslBridge", "LslStates", "LSL_ENDPOINT", "LSL_OUTCOMES"]
@@ -100,6 +108,11 @@ class LslBridge(threading.Thread):
         Filled with ``stream id -> gaze frame`` of every stream opened, before its first message.
     outcomes : dict
         ``outcome -> counter`` for every one of :data:`LSL_OUTCOMES` (``Metrics.lsl_streams``).
+
+    Attributes
+    ----------
+    opened : set of str
+        Stream ids of every stream opened, whose sample times are in this host's LSL clock.
     """
 
     def __init__(self, context, lsl, max_chunk, gaze_frames, outcomes):
@@ -112,6 +125,7 @@ class LslBridge(threading.Thread):
         self.max_chunk = max_chunk
         self.gaze_frames = gaze_frames
         self.outcomes = outcomes
+        self.opened = set()
         self.stopping = threading.Event()
 
     def stop(self):
@@ -133,6 +147,7 @@ class LslBridge(threading.Thread):
                         try:
                             inlet = inlets[uid] = _Inlet(pylsl, info, self.timeout_s)
                             self.gaze_frames[inlet.stream] = inlet.mapping.gaze_frame
+                            self.opened.add(inlet.stream)
                             self.outcomes["opened"].inc()
                         except (SchemaError, pylsl.util.TimeoutError) as exc:
                             refused.add(uid)
@@ -176,13 +191,20 @@ class LslBridge(threading.Thread):
 
 class LslStates:
     """An LSL outlet per stream, ``distractd.<stream>`` of type ``DistractionState``, carrying
-    :data:`~distractd.pipeline.formats.STATE_CHANNELS` for every published state (stamped with
-    this host's ``local_clock()`` at publication)."""
+    :data:`~distractd.pipeline.formats.STATE_CHANNELS` for every published state.
+
+    Attributes
+    ----------
+    lsl_clock : set of str
+        Streams whose sample times are in this host's LSL clock (:attr:`LslBridge.opened`): their
+        states are stamped with the window's end; all others at publication (``local_clock()``).
+    """
 
     def __init__(self, hop_s):
         self.pylsl = _pylsl("lsl.outlets")
         self.rate_hz = 1.0 / hop_s
         self.outlets = {}
+        self.lsl_clock = set()
 
     def publish(self, message):
         stream = message["stream"]
@@ -192,8 +214,9 @@ class LslStates:
         state = {"distracted": 1.0, "attentive": 0.0}.get(message["state"], float("nan"))
         glance = message.get("glance") or {}
         off_road_s = glance.get("off_road_s")
+        stamp = message["t"] if stream in self.lsl_clock else self.pylsl.local_clock()
         outlet.push_sample([message["t"], state, message["score"], message["quality"],
-                            float("nan") if off_road_s is None else off_road_s])
+                            float("nan") if off_road_s is None else off_road_s], stamp)
 
     def drop(self, stream):
         """Close the outlet of an expired stream."""
@@ -203,8 +226,18 @@ class LslStates:
         pylsl = self.pylsl
         info = pylsl.StreamInfo(f"distractd.{stream}", "DistractionState", len(STATE_CHANNELS),
                                 self.rate_hz, "double64", f"distractd.{stream}")
-        channels = info.desc().append_child("channels")
+        desc = info.desc()
+        desc.append_child_value("source_stream", stream)
+        desc.append_child_value("timestamps", "window_end" if stream in self.lsl_clock
+                                else "publication")
+        acquisition = desc.append_child("acquisition")
+        acquisition.append_child_value("manufacturer", "distractd")
+        acquisition.append_child_value("version", __version__)
+        channels = desc.append_child("channels")
         for label in STATE_CHANNELS:
-            channels.append_child("channel").append_child_value("label", label)
+            channel = channels.append_child("channel")
+            channel.append_child_value("label", label)
+            for key, value in STATE_CHANNEL_META[label].items():
+                channel.append_child_value(key, value)
         log.info("lsl: outlet distractd.%s", stream)
         return pylsl.StreamOutlet(info)

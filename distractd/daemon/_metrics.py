@@ -37,7 +37,7 @@ from prometheus_client.exposition import choose_encoder, gzip_accepted
 from .. import __version__
 from ..models.detectors import SUBMODELS, UNDECIDED_REASONS
 from ..pipeline import ALERT_KINDS, REJECT_REASONS
-from ..pipeline.formats import REJECTION_REASONS, STATES
+from ..pipeline.formats import REFUSED_MAPPINGS, REJECTION_REASONS, STATES
 from ._gate import REFUSAL_REASONS
 from ._lsl import LSL_OUTCOMES
 
@@ -176,6 +176,12 @@ class Metrics:
                                         "Moves of the Pupil backbone subscription to the SUB_PORT "
                                         "Pupil Remote named after the backbone went silent (a "
                                         "Pupil Capture restart).", registry=registry)
+        pupil_refused = Counter("distractd_pupil_refused_total",
+                                "Pupil datums of a gaze mapping distractd cannot read, by mapping: "
+                                "gaze_2d (Capture's 2D gaze mapper), surface (surface-mapped gaze "
+                                "without 3-D gaze beside it); the first of each is one WARNING "
+                                "line.", ["mapping"], registry=registry)
+        self.pupil_refused = {m: pupil_refused.labels(mapping=m) for m in REFUSED_MAPPINGS}
         self.output_dropped = Counter("distractd_output_dropped_total",
                                       "Output messages that some subscriber did not get because "
                                       "its queue held output.sndhwm messages.", registry=registry)

@@ -33,7 +33,7 @@ from ..pipeline import (
     feature_fields,
 )
 from ..pipeline.formats import (
-    Limits, PupilAdapter, Rejected, decode_samples, encode_event, encode_state,
+    Limits, PupilAdapter, Rejected, UnsupportedGaze, decode_samples, encode_event, encode_state,
 )
 from ._adaptation import Adapter, StreamAdaptation
 from ._config import DEFAULTS, load_config
@@ -247,6 +247,8 @@ class Service:
                     bridge = LslBridge(context, self.config["lsl"],
                                        self.config["input"]["max_block_samples"],
                                        self.gaze_frames, self.metrics.lsl_streams)
+                    if self.lsl_states is not None:  # states of LSL streams: stamped in its clock
+                        self.lsl_states.lsl_clock = bridge.opened
                     bridge.start()
                 try:
                     self._loop(*sockets)
@@ -390,7 +392,13 @@ class Service:
         return decode_samples(frames, self.lsl_limits)
 
     def _decode_pupil(self, frames):
-        block = self.pupil.update(frames)
+        try:
+            block = self.pupil.update(frames)
+        except UnsupportedGaze as exc:  # counted; said once per mapping
+            self.metrics.pupil_refused[exc.mapping].inc()
+            if exc.first:
+                log.warning("%s (counted in distractd_pupil_refused_total)", exc)
+            return None
         return (self.config["pupil"]["stream"], block, None) if len(block) else None
 
     def _follow_pupil(self, link, poller, ready, stopping, touched, counts):

@@ -24,7 +24,9 @@ and the documented network API), so Pupil Labs' own clients work against it:
   free-running cameras are): ``pupil.<eye>.2d`` and ``pupil.<eye>.3d`` datums
   (:func:`~distractd.pipeline.formats.pupil_datums`), then the gaze datums Capture's real-time
   matcher (:class:`CaptureMatcher`) makes of the 3-D ones — binocular ``gaze.3d.01.`` and
-  monocular ``gaze.3d.0.``/``gaze.3d.1.``, whose timestamps are not monotonic — and ``blinks``
+  monocular ``gaze.3d.0.``/``gaze.3d.1.``, whose timestamps are not monotonic (with
+  ``gaze_mapping="2d"`` the 2D gaze mapper's ``gaze.2d.*`` datums instead; with ``surfaces``, a
+  ``surfaces.<name>`` datum per sample placing its gaze on each surface) — and ``blinks``
   onsets/offsets where the recorded blink flag changes. Where the recording has lost the eye
   (NaN gaze), the datums keep the eye's last normal and diameter with the recorded (low)
   confidence, as Capture keeps sending low-confidence datums through track loss.
@@ -41,9 +43,10 @@ import msgpack
 import numpy as np
 import zmq
 
-from .._validation import Interval, check_params
+from .._validation import Interval, Options, check_params
 from ..pipeline.formats import (
-    FIELD_INDEX, MIN_PUPIL_CONFIDENCE, blink_datum, gaze_datum, gaze_normal, pupil_datums,
+    FIELD_INDEX, MIN_PUPIL_CONFIDENCE, blink_datum, gaze_2d_datum, gaze_datum, gaze_normal,
+    pupil_datums, surface_datum,
 )
 
 __all__ = ["PupilEmulator", "CaptureMatcher"]
@@ -116,6 +119,10 @@ class PupilEmulator:
         Hold the recording's first sample until this many topic subscriptions reached the
         backbone (a subscriber to three topics makes three; the clock runs meanwhile); 0 streams
         at once, as Capture does.
+    gaze_mapping : {"3d", "2d"}, default="3d"
+        Capture's gaze mapper: ``gaze.3d.*`` datums, or the 2D mapper's ``gaze.2d.*``.
+    surfaces : tuple of str, default=()
+        Names of tracked surfaces: each sample's gaze also goes out as a ``surfaces.<name>`` datum.
 
     Attributes
     ----------
@@ -128,14 +135,17 @@ class PupilEmulator:
     """
 
     def __init__(self, recording, port=50020, host="127.0.0.1", speed=1.0, loop=False,
-                 eye_lag_s=0.004, wait_subscriptions=0):
+                 eye_lag_s=0.004, wait_subscriptions=0, gaze_mapping="3d", surfaces=()):
         check_params({"port": port, "speed": speed, "eye_lag_s": eye_lag_s,
-                      "wait_subscriptions": wait_subscriptions},
+                      "wait_subscriptions": wait_subscriptions, "gaze_mapping": gaze_mapping},
                      {"port": Interval(0, 65535, integer=True),
                       "speed": Interval(0, None, closed="neither"),
                       "eye_lag_s": Interval(0, None),
-                      "wait_subscriptions": Interval(0, None, integer=True)},
+                      "wait_subscriptions": Interval(0, None, integer=True),
+                      "gaze_mapping": Options(("3d", "2d"))},
                      owner="pupil-emulator")
+        self.gaze_mapping = gaze_mapping
+        self.surfaces = tuple(surfaces)
         self.recording = recording
         self.port = port
         self.host = host
@@ -269,6 +279,7 @@ class _Capture:
             self.blink = flag
         confidence = row[FIELD_INDEX["confidence"]]
         confidence = 0.0 if math.isnan(confidence) else float(confidence)
+        gazes = []
         for eye, side in _EYES:
             normal, diameter = self.last[eye]
             yaw, pitch = row[FIELD_INDEX[f"gaze_{side}_yaw"]], row[FIELD_INDEX[f"gaze_{side}_pitch"]]
@@ -284,7 +295,11 @@ class _Capture:
                 self._publish(datum)
             match = self.matcher.add(datums[1])
             if match is not None:
-                self._publish(gaze_datum(match))
+                gaze = gaze_datum(match)
+                gazes.append(gaze if self.emulator.gaze_mapping == "3d" else gaze_2d_datum(gaze))
+                self._publish(gazes[-1])
+        for name in self.emulator.surfaces:
+            self._publish(surface_datum(name, gazes, timestamp))
 
     def _publish(self, datum):
         self.backbone.send_multipart([datum["topic"].encode("utf-8"), msgpack.packb(datum)])

@@ -1,6 +1,8 @@
 """LSL on loopback: an outlet in this process -> the daemon (a real subprocess) -> states on its
 ZeroMQ output equal to the batch pipeline's on the same samples, and the same states on the
-daemon's LSL outlet; refused and lost streams counted in its metrics."""
+daemon's LSL outlet, described per the XDF/LSL meta-data convention and stamped at each window's
+end; refused and lost streams counted in its metrics; channel descriptions read from real
+outlets."""
 
 import re
 import time
@@ -11,24 +13,37 @@ import pylsl
 import pytest
 
 from distractd.daemon import DEFAULTS, decision_options, default_model_path
-from distractd.daemon._lsl import LSL_OUTCOMES
+from distractd.daemon._lsl import LSL_OUTCOMES, _Inlet
 from distractd.models import load_model
 from distractd.models.detectors import DecisionRule, predict_windows
 from distractd.pipeline.formats import (
-    FIELDS, STATE_CHANNELS, STATES, Recording, lsl_mapping, lsl_stream_id,
+    FIELD_INDEX, FIELDS, STATE_CHANNEL_META, STATE_CHANNELS, STATES, Recording, lsl_mapping,
+    lsl_stream_id,
 )
 from distractd.simulators import simulate_drive
 
 from ._published import states_of
 
 
-def _outlet(name, source_id, labels):
+def _outlet(name, source_id, labels, meta=()):
+    """A real outlet whose channels have these labels (and ``meta``: per channel, a dict of
+    further ``desc/channels/channel`` entries)."""
     info = pylsl.StreamInfo(name, "Gaze", len(labels), 60.0, "double64", source_id)
     channels = info.desc().append_child("channels")
-    for label in labels:
+    for label, entries in zip(labels, list(meta) or [{}] * len(labels)):
         channel = channels.append_child("channel")
         channel.append_child_value("label", label)
+        for key, value in entries.items():
+            channel.append_child_value(key, value)
     return pylsl.StreamOutlet(info)
+
+
+def _described_channels(info):
+    channels, channel = [], info.desc().child("channels").child("channel")
+    while not channel.empty():
+        channels.append({key: channel.child_value(key) for key in ("label", "type", "unit")})
+        channel = channel.next_sibling("channel")
+    return channels
 
 
 def test_lsl_outlet_to_daemon_states_and_back(start_daemon):
@@ -53,7 +68,7 @@ def test_lsl_outlet_to_daemon_states_and_back(start_daemon):
                 state_inlet = pylsl.StreamInlet(found[0])
                 state_inlet.open_stream(10)
         else:
-            from_lsl += state_inlet.pull_chunk(timeout=0.0)[0]
+            from_lsl += zip(*state_inlet.pull_chunk(timeout=0.0))
     offset = float(re.search(rf"lsl: stream {re.escape(stream)} .*clock offset (\S+) s",
                              daemon.stderr())[1])
     samples = lsl_mapping(name, "double64", [{"label": x} for x in labels]).decode(
@@ -71,12 +86,20 @@ def test_lsl_outlet_to_daemon_states_and_back(start_daemon):
     assert not any("gaze_frame" in m for m in published)  # a remote tracker: car-frame gaze
     # the daemon's LSL outlet carries the same states
     assert state_inlet is not None
-    while chunk := state_inlet.pull_chunk(timeout=1.0)[0]:  # until the outlet falls silent
+    while chunk := list(zip(*state_inlet.pull_chunk(timeout=1.0))):  # until the outlet is silent
         from_lsl += chunk
     by_t = {m["t"]: m for m in published}
     assert len(from_lsl) > 10
-    for row in from_lsl:
+    # issue 24: every channel has label, type and unit (XDF/LSL meta-data), and each state is
+    # stamped at its window's end, in the LSL clock of the inlet's samples (t = LSL time + offset)
+    description = state_inlet.info(timeout=10)
+    assert _described_channels(description) == [{"label": label, **STATE_CHANNEL_META[label]}
+                                                 for label in STATE_CHANNELS]
+    assert description.desc().child_value("timestamps") == "window_end"
+    assert description.desc().child_value("source_stream") == stream
+    for row, stamp in from_lsl:
         values = dict(zip(STATE_CHANNELS, row))
+        assert stamp == pytest.approx(values["t_end"], abs=1e-9)
         message = by_t[values["t_end"]]
         assert values["distracted"] == pytest.approx(
             {"distracted": 1.0, "attentive": 0.0}.get(message["state"], np.nan), nan_ok=True)
@@ -116,3 +139,32 @@ def test_lsl_refused_and_lost_streams_are_counted(start_daemon):
     assert f"lsl: stream lsl.{prefix}-gone lost" in log
     assert daemon.stop() == 0
     del text  # kept open until here, so the daemon resolves and refuses it
+
+
+def test_pupil_diameter_for_both_eyes_is_read_from_a_real_outlet():
+    """Issue 24: a ``Diameter`` channel marked ``eye`` ``both`` (one pupil value for both eyes) was
+    ignored; it now fills both pupil fields, read from a real outlet's description."""
+    name = f"distractd-test-{uuid.uuid4().hex[:8]}"
+    labels = ["gx", "gy", "gz", "pupil", "conf"]
+    meta = [{"type": "DirectionX", "eye": "both"}, {"type": "DirectionY", "eye": "both"},
+            {"type": "DirectionZ", "eye": "both"}, {"type": "Diameter", "eye": "both",
+                                                     "unit": "mm"},
+            {"type": "Confidence"}]
+    outlet = _outlet(name, "both-1", labels, meta)
+    found = pylsl.resolve_byprop("name", name, 1, 10.0)
+    assert found
+    inlet = _Inlet(pylsl, found[0], 10.0)
+    assert inlet.mapping.ignored == []
+    inlet.inlet.open_stream(10)
+    assert outlet.wait_for_consumers(10)
+    outlet.push_chunk([[0.0, 0.0, 1.0, 3.5, 0.9], [0.1, -0.1, 0.99, 4.0, 0.8]], [10.0, 10.1])
+    deadline = time.monotonic() + 10
+    while not (pulled := inlet.inlet.pull_chunk(timeout=0.5))[1] and time.monotonic() < deadline:
+        pass
+    block = inlet.mapping.decode(*pulled, 0.0)
+    assert block[:, FIELD_INDEX["pupil_r"]].tolist() == [3.5, 4.0]
+    assert block[:, FIELD_INDEX["pupil_l"]].tolist() == [3.5, 4.0]
+    assert block[:, FIELD_INDEX["confidence"]].tolist() == pytest.approx([0.9, 0.8])
+    np.testing.assert_allclose(block[:, FIELD_INDEX["gaze_r_yaw"]],
+                               block[:, FIELD_INDEX["gaze_l_yaw"]])
+    inlet.inlet.close_stream()

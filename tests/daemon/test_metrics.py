@@ -210,12 +210,15 @@ def test_scrape_negotiates_openmetrics_and_gzip(start_daemon):
             assert not [s.name for f in families.values() for s in f.samples
                         if s.name.endswith("_created")]
             parsed[accept, encoding] = families
-    for families in parsed.values():
-        assert families["distractd_build"].samples[0].labels == {"version": __version__}
+    samples = {key: {s.name: s for f in families.values() for s in f.samples}
+               for key, families in parsed.items()}
+    for key, families in parsed.items():
+        assert samples[key]["distractd_build_info"].labels == {"version": __version__}
         assert families["distractd_windows_classified"].type == "counter"
         assert families["distractd_processing_latency_seconds"].type == "histogram"
-    # the same families whatever the format (OpenMetrics names counters without _total)
-    assert set(parsed[None, None]) == set(parsed[openmetrics, "gzip, deflate"])
+        # the same series whatever the format and encoding
+        assert set(samples[key]) == set(samples[None, None])
+    assert parsed[openmetrics, None]["distractd_build"].type == "info"  # OpenMetrics' own type
     assert daemon.stop() == 0
 
 

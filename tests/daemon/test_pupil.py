@@ -1,6 +1,7 @@
 """The daemon following a Pupil Capture (the emulator) as a real subprocess: the published states
-equal the batch pipeline's on the same datums, nothing is lost to Capture's unordered gaze, and
-the daemon finds the backbone again after Capture restarts on a new port."""
+equal the batch pipeline's on the same datums, nothing is lost to Capture's unordered gaze, the
+daemon finds the backbone again after Capture restarts on a new port, and 2-D or surface-mapped
+gaze is refused with one warning line per mapping and counted."""
 
 import threading
 import time
@@ -14,7 +15,10 @@ from pupil_labs.pupil_core_network_client import Device
 from distractd.daemon import DEFAULTS, PupilLink, decision_options, default_model_path
 from distractd.models import load_model
 from distractd.models.detectors import DecisionRule, predict_windows
-from distractd.pipeline.formats import STATES, PupilAdapter, Recording
+from distractd.pipeline.formats import (
+    STATES, PupilAdapter, Recording, UnsupportedGaze, gaze_2d_datum, gaze_datum, gaze_normal,
+    pupil_datums, surface_datum,
+)
 from distractd.simulators import free_port, simulate_drive
 
 from ._published import states_of
@@ -33,7 +37,8 @@ def _adapted(messages):
 
 
 def test_pupil_capture_path_equals_batch(start_daemon, drive, run_emulator):
-    running = run_emulator(drive, speed=10.0, wait_subscriptions=6)  # the test's 3 + daemon's 3
+    n_topics = len(PupilAdapter.TOPICS)
+    running = run_emulator(drive, speed=10.0, wait_subscriptions=2 * n_topics)  # test + daemon
     try:
         device = Device("127.0.0.1", running.emulator.port)
         with device.subscribe(PupilAdapter.TOPICS) as subscription:
@@ -69,7 +74,8 @@ def test_daemon_follows_capture_to_a_new_backbone_port(start_daemon, drive, run_
     remote_port = free_port()
     first_half = Recording(drive.samples[:1200])
     second_half = Recording(drive.samples[1200:2400])
-    first = run_emulator(first_half, port=remote_port, speed=20.0, wait_subscriptions=3)
+    n_topics = len(PupilAdapter.TOPICS)
+    first = run_emulator(first_half, port=remote_port, speed=20.0, wait_subscriptions=n_topics)
     daemon = start_daemon([f"pupil.remote=tcp://127.0.0.1:{remote_port}", "pupil.stream=eyes",
                            "pupil.silence_s=0.5", "pupil.timeout_s=0.5"])
     try:
@@ -79,7 +85,7 @@ def test_daemon_follows_capture_to_a_new_backbone_port(start_daemon, drive, run_
         first.stop()  # Capture quits; a new one binds Pupil Remote again, the backbone elsewhere
     received_before = daemon.metric("distractd_samples_received_total")
     assert received_before > 0
-    second = run_emulator(second_half, port=remote_port, speed=20.0, wait_subscriptions=3)
+    second = run_emulator(second_half, port=remote_port, speed=20.0, wait_subscriptions=n_topics)
     try:
         assert second.emulator.sub_port != old_backbone
         messages = daemon.collect(lambda m: second.emulator.n_passes > 0 and any(
@@ -142,3 +148,72 @@ def test_pupil_link_keeps_its_backbone_on_bad_or_missing_answers():
         assert replaced is not None and link.endpoint == "tcp://127.0.0.1:6000"
         link.close()
         thread.join(5)
+
+
+def _frames(datum):
+    return [datum["topic"].encode(), msgpack.packb(datum)]
+
+
+def _match(t):
+    pupils = [pupil_datums(eye, t, gaze_normal(0.1, -0.05), 3.0, 0.9)[1] for eye in (0, 1)]
+    return gaze_datum(pupils)
+
+
+def test_adapter_refuses_2d_and_lone_surface_gaze_but_not_surfaces_beside_3d():
+    """Issue 24: Capture's 2D gaze mapper (``gaze.2d.*``) and surface-mapped gaze gave no sample
+    and no word. Each refused datum raises UnsupportedGaze (``first`` once per mapping); surface
+    datums beside 3-D gaze are redundant and dropped silently."""
+    adapter = PupilAdapter()
+    assert {"gaze.2d.", "surfaces."} <= set(adapter.TOPICS)
+    for t in (0.0, 1 / 60, 2 / 60):  # 3-D gaze with a surface datum after each: no refusal
+        assert len(adapter.update(_frames(_match(t)))) == 0  # held for reordering
+        assert len(adapter.update(_frames(surface_datum("screen", [_match(t)], t)))) == 0
+    assert adapter.refused == {"gaze_2d": 0, "surface": 0}
+    refusals = []
+    for t in (3 / 60, 4 / 60):
+        for datum in (gaze_2d_datum(_match(t)), surface_datum("screen", [], t)):
+            try:
+                adapter.update(_frames(datum))
+            except UnsupportedGaze as exc:
+                refusals.append((datum["topic"], exc.mapping, exc.first))
+    # no 3-D gaze since the surface datum at 2/60: every later surface datum is refused
+    assert refusals == [("gaze.2d.01.", "gaze_2d", True), ("surfaces.screen", "surface", True),
+                        ("gaze.2d.01.", "gaze_2d", False), ("surfaces.screen", "surface", False)]
+    assert adapter.refused == {"gaze_2d": 2, "surface": 2}
+    assert len(adapter.flush()) == 3  # the 3-D samples, none of the refused datums
+
+
+def test_daemon_refuses_2d_and_surface_gaze_with_one_line_each(start_daemon, drive, run_emulator):
+    """The daemon following a Capture with the 2D gaze mapper and a tracked surface: no sample, the
+    refused datums counted by mapping in ``distractd_pupil_refused_total``, one WARNING line per
+    mapping."""
+    n_topics = len(PupilAdapter.TOPICS)
+    recording = Recording(drive.samples[:600])
+    running = run_emulator(recording, speed=20.0, wait_subscriptions=n_topics + 2,
+                           gaze_mapping="2d", surfaces=("windscreen",))
+    try:
+        device = Device("127.0.0.1", running.emulator.port)
+        with device.subscribe(("gaze.2d.", "surfaces.")) as subscription:
+            daemon = start_daemon([f"pupil.remote=tcp://127.0.0.1:{running.emulator.port}",
+                                   "pupil.stream=eyes"])
+            counted = {"gaze": 0, "surfaces": 0}
+            while True:
+                message = subscription.recv_new_message(timeout_ms=500)
+                if message is not None:
+                    counted[message.topic.split(".")[0]] += 1
+                elif running.emulator.n_passes:
+                    break
+    finally:
+        running.stop()
+    assert counted["gaze"] > len(recording.t) and counted["surfaces"] == len(recording.t)
+    expected = {"gaze_2d": counted["gaze"], "surface": counted["surfaces"] - 1}
+    deadline = time.monotonic() + 30
+    while (refused := {m: daemon.metric("distractd_pupil_refused_total", mapping=m)
+                       for m in expected}) != expected and time.monotonic() < deadline:
+        time.sleep(0.2)
+    assert refused == expected
+    assert daemon.metric("distractd_samples_received_total") == 0
+    log = daemon.stderr()
+    assert log.count("pupil gaze.2d.") == 1 and log.count("pupil surfaces.windscreen") == 1
+    assert "select the 3D gaze mapper" in log
+    assert daemon.stop() == 0

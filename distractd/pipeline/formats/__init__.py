@@ -9,11 +9,11 @@ from ._label_files import (
     LABEL_SIDECAR_SUFFIX, check_label_file, check_overwrite, label_extent, label_sidecar,
     labels_by_recording, read_label_identity, recording_identity, write_label_identity,
 )
-from ._lsl import STATE_CHANNELS, LslMapping, lsl_mapping, lsl_stream_id
+from ._lsl import STATE_CHANNEL_META, STATE_CHANNELS, LslMapping, lsl_mapping, lsl_stream_id
 from ._parquet import write_table
 from ._pupil import (
-    GAZE_FRAME, MIN_PUPIL_CONFIDENCE, PupilAdapter, blink_datum, gaze_angles, gaze_datum,
-    gaze_normal, pupil_datums,
+    GAZE_FRAME, MIN_PUPIL_CONFIDENCE, REFUSED_MAPPINGS, PupilAdapter, UnsupportedGaze, blink_datum,
+    gaze_2d_datum, gaze_angles, gaze_datum, gaze_normal, pupil_datums, surface_datum,
 )
 from ._recording import (
     Recording, describe, label_intervals, labels_from_intervals, read_csv, read_intervals,
@@ -40,8 +40,9 @@ __all__ = [
     "encode_map", "encode_block", "state_message", "transition_event", "segment_event",
     "glance_state", "alert_event", "encode_state", "encode_event", "decode_output",
     "PupilAdapter", "gaze_angles", "gaze_normal", "pupil_datums", "gaze_datum", "blink_datum",
-    "GAZE_FRAME", "MIN_PUPIL_CONFIDENCE",
-    "LslMapping", "lsl_mapping", "lsl_stream_id", "STATE_CHANNELS",
+    "GAZE_FRAME", "MIN_PUPIL_CONFIDENCE", "UnsupportedGaze", "REFUSED_MAPPINGS", "gaze_2d_datum",
+    "surface_datum",
+    "LslMapping", "lsl_mapping", "lsl_stream_id", "STATE_CHANNELS", "STATE_CHANNEL_META",
     "read_taamneh", "is_taamneh", "DRIVES", "DEG_PER_PX", "CENTER_PX", "read_recordings",
     "recording_files", "RECORDING_SUFFIXES", "LABEL_SIDECAR_SUFFIX", "recording_identity", "label_sidecar",
     "read_label_identity", "write_label_identity", "label_extent", "check_label_file", "check_overwrite",

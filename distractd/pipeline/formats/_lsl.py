@@ -10,7 +10,7 @@ first rule that fits it:
    angles in ``deg``/``degrees`` become rad, head positions in ``mm``/``cm`` become m;
 2. the **XDF gaze meta-data**: ``type`` ``DirectionX``/``DirectionY``/``DirectionZ`` with ``eye``
    ``right``/``left`` (the eye's 3-D gaze vector; both eyes with ``eye`` ``both``), ``Diameter`` or
-   ``Radius`` (pupil, mm) and ``Confidence``;
+   ``Radius`` (pupil, mm; ``eye`` ``both``: one value for both pupils) and ``Confidence``;
 3. the **Pupil Capture LSL relay** layout (stream ``pupil_capture``): ``gaze_normal0_x/y/z``
    (eye 0, the right eye), ``gaze_normal1_x/y/z``, ``diameter0_3d``/``diameter1_3d`` (mm),
    ``confidence``.
@@ -39,12 +39,24 @@ import numpy as np
 from ..._errors import SchemaError
 from ._schema import FIELD_INDEX, FIELDS, N_FIELDS, empty_block
 
-__all__ = ["LslMapping", "lsl_mapping", "lsl_stream_id", "STATE_CHANNELS"]
+__all__ = ["LslMapping", "lsl_mapping", "lsl_stream_id", "STATE_CHANNELS", "STATE_CHANNEL_META"]
 
 STATE_CHANNELS = ("t_end", "distracted", "score", "quality", "off_road_s")
 """Channels of distractd's LSL state outlets: the window end (s, the stream's clock), 1 distracted
 / 0 attentive / NaN unknown, the detector score, the window quality, the current glance away (s,
 NaN without glance channel)."""
+
+STATE_CHANNEL_META = {
+    "t_end": {"type": "TimeStamp", "unit": "seconds"},
+    "distracted": {"type": "State", "unit": "boolean"},
+    "score": {"type": "Score", "unit": "none"},
+    "quality": {"type": "Quality", "unit": "normalized"},
+    "off_road_s": {"type": "GlanceDuration", "unit": "seconds"},
+}
+"""``type`` and ``unit`` of each of :data:`STATE_CHANNELS` in an outlet's ``desc/channels/channel``
+(beside its ``label``, the XDF/LSL meta-data convention): ``boolean`` is 1/0 with NaN for unknown,
+``none`` a dimensionless number (the score is compared with the decision threshold),
+``normalized`` a fraction in [0, 1]."""
 
 _ANGLE_FIELDS = {f for f in FIELDS if f.endswith(("_yaw", "_pitch", "_roll"))}
 _POSITION_FIELDS = {"head_x", "head_y", "head_z"}
@@ -159,9 +171,10 @@ def lsl_mapping(stream_name, channel_format, channels, gaze_frame=""):
         elif kind in ("directionx", "directiony", "directionz"):
             for side in (_EYES[eye],) if eye in _EYES else ("r", "l") if eye == "both" else ():
                 parts.setdefault(side, {})[kind[-1]] = index
-        elif kind in ("diameter", "radius") and eye in _EYES:
+        elif kind in ("diameter", "radius") and (eye in _EYES or eye == "both"):
             scale = 2.0 if kind == "radius" else 1.0
-            columns.append((index, FIELD_INDEX[f"pupil_{_EYES[eye]}"], scale))
+            for side in (_EYES[eye],) if eye in _EYES else ("r", "l"):
+                columns.append((index, FIELD_INDEX[f"pupil_{side}"], scale))
         elif kind == "confidence":
             columns.append((index, FIELD_INDEX["confidence"], 1.0))
         elif normal:

@@ -3,7 +3,7 @@
 Pupil Capture serves *Pupil Remote* (a REP socket, port 50020 by default) which answers
 ``SUB_PORT`` with the port of its IPC backbone; subscribers connect there and receive multipart
 ``[topic, msgpack payload, *raw frames]`` messages. The adapter subscribes to ``gaze.3d.``,
-``pupil.`` and ``blink`` and maps each gaze datum to one canonical sample:
+``pupil.`` and ``blink`` and maps each 3-D gaze datum to one canonical sample:
 
 ============================  =====================================================================
 canonical field               Pupil datum
@@ -24,6 +24,15 @@ canonical field               Pupil datum
 Eye 0 is the right eye. Pupil Core has no head pose and no eyelid signal: those fields stay NaN.
 Its gaze is **eye-in-head** (the world camera sits on the head), :data:`GAZE_FRAME`.
 
+**Gaze Capture maps otherwise is refused, not dropped in silence.** With Capture's 2D gaze mapper
+the gaze datums are ``gaze.2d.*``: a point in the world camera image (``norm_pos``) without gaze
+normals, so without the eye-in-head angles the model's features are computed from; the surface
+tracker's ``surfaces.<name>`` datums place gaze on a surface, not in angles either. The adapter
+subscribes to both too, only to refuse them: each such datum raises :class:`UnsupportedGaze`
+(``mapping`` one of :data:`REFUSED_MAPPINGS`, ``first`` for the first of its mapping, so a caller
+can say it once). Surface datums are refused only when they come alone: beside 3-D gaze (the
+surface tracker with the 3D mapper) they are redundant and dropped without a word.
+
 Capture's gaze stream is not monotonic: its real-time matcher pairs the eyes' pupil datums into
 binocular ``gaze.3d.01.`` datums stamped with the mean of the pair's timestamps and maps a datum
 alone (``gaze.3d.0.``/``gaze.3d.1.``) when its confidence is below 0.6 or no partner is near, so a
@@ -33,7 +42,8 @@ datum can be older than the one before it. :class:`PupilAdapter` holds gaze samp
 The other direction builds the datums Capture publishes: :func:`pupil_datums` (``pupil.<eye>.2d``
 and ``pupil.<eye>.3d`` from a gaze normal, a diameter and a confidence, with the eye camera
 geometry below), :func:`gaze_datum` (a gaze datum from one or two matched 3-D pupil datums, with
-Capture's topic, confidence and timestamp rules) and :func:`blink_datum`.
+Capture's topic, confidence and timestamp rules), :func:`gaze_2d_datum` (what the 2D gaze mapper
+publishes for the same match), :func:`surface_datum` and :func:`blink_datum`.
 
 Geometry (a pinhole approximation of a Pupil Core headset, not a calibration): eye centres in the
 world camera frame are Capture's initial ``Gazer3D`` eye translations, eye 0 at x = +20 mm (the
@@ -51,14 +61,18 @@ from ._schema import FIELD_INDEX, N_FIELDS, empty_block
 from ._wire import Rejected, unpack
 
 __all__ = [
-    "PupilAdapter", "gaze_angles", "gaze_normal", "pupil_datums", "gaze_datum", "blink_datum",
-    "GAZE_FRAME", "MIN_PUPIL_CONFIDENCE", "PYE3D_METHOD",
+    "PupilAdapter", "UnsupportedGaze", "gaze_angles", "gaze_normal", "pupil_datums", "gaze_datum",
+    "gaze_2d_datum", "surface_datum", "blink_datum", "GAZE_FRAME", "MIN_PUPIL_CONFIDENCE",
+    "PYE3D_METHOD", "REFUSED_MAPPINGS",
 ]
 
 GAZE_FRAME = "head"
 """Pupil Core's gaze rotations are eye-in-head (see docs/inputs.md, "Eye-in-head gaze")."""
 MIN_PUPIL_CONFIDENCE = 0.6
 """Capture maps pupil datums below this confidence alone (monocular), never in a pair."""
+REFUSED_MAPPINGS = ("gaze_2d", "surface")
+"""Capture's gaze mappings the adapter refuses: its 2D gaze mapper's ``gaze.2d.*`` datums, and
+surface-mapped gaze (``surfaces.<name>``) that comes without 3-D gaze."""
 PYE3D_METHOD = "pye3d 0.3.0 real-time"
 DETECTOR_2D_METHOD = "2d c++"
 
@@ -200,6 +214,53 @@ def gaze_datum(pupils):
             "base_data": pupils}
 
 
+def gaze_2d_datum(gaze):
+    """What Capture's 2D gaze mapper publishes for the match of a 3-D ``gaze`` datum
+    (:func:`gaze_datum`): ``gaze.2d.<eyes>.`` with the world image point, confidence, timestamp
+    and the matched 2-D pupil datums, and no gaze normals."""
+    eyes = gaze["topic"][len("gaze.3d."):]
+    base = [{**pupil, "topic": f"pupil.{pupil['id']}.2d", "method": DETECTOR_2D_METHOD}
+            for pupil in gaze["base_data"]]
+    return {"topic": f"gaze.2d.{eyes}", "norm_pos": gaze["norm_pos"],
+            "confidence": gaze["confidence"], "timestamp": gaze["timestamp"], "base_data": base}
+
+
+def surface_datum(name, gazes, timestamp):
+    """A ``surfaces.<name>`` datum (Capture's surface tracker) placing ``gazes`` on a surface that
+    fills the world image (surface position = image position)."""
+    on_surface = [{"topic": f"{gaze['topic']}_on_surface", "norm_pos": gaze["norm_pos"],
+                   "confidence": gaze["confidence"], "on_surf": True,
+                   "base_data": [gaze["topic"], gaze["timestamp"]],
+                   "timestamp": gaze["timestamp"]} for gaze in gazes]
+    return {"topic": f"surfaces.{name}", "name": name, "timestamp": timestamp,
+            "gaze_on_surfaces": on_surface, "fixations_on_surfaces": []}
+
+
+class UnsupportedGaze(Exception):
+    """A datum of a gaze mapping :class:`PupilAdapter` cannot read (:data:`REFUSED_MAPPINGS`).
+
+    Attributes
+    ----------
+    mapping : str
+        ``gaze_2d`` or ``surface``.
+    first : bool
+        Whether it is the adapter's first refused datum of this mapping.
+    """
+
+    def __init__(self, mapping, first, message):
+        super().__init__(message)
+        self.mapping = mapping
+        self.first = first
+
+
+_REFUSALS = {
+    "gaze.2d.": ("gaze_2d", "Capture's 2D gaze mapper gives a point in the world image, without "
+                            "the gaze angles the model's features need"),
+    "surfaces.": ("surface", "surface-mapped gaze gives positions on a surface, without the gaze "
+                             "angles the model's features need, and no 3-D gaze comes beside it"),
+}
+
+
 def blink_datum(timestamp, onset, base_data=()):
     """A ``blinks`` datum (Capture's blink detector) for a blink onset or offset at ``timestamp``."""
     return {"topic": "blinks", "type": "onset" if onset else "offset", "timestamp": timestamp,
@@ -225,13 +286,15 @@ class PupilAdapter:
         Gaze samples waiting for release.
     """
 
-    TOPICS = ("gaze.3d.", "pupil.", "blink")
+    TOPICS = ("gaze.3d.", "pupil.", "blink", *_REFUSALS)
     GAZE_FRAME = GAZE_FRAME
 
     def __init__(self, reorder_s=0.25):
         self.reorder_s = reorder_s
         self.diameter_mm = {"0": math.nan, "1": math.nan}
         self.blink = math.nan
+        self.refused = dict.fromkeys(REFUSED_MAPPINGS, 0)
+        self._surfaces_alone = 0  # surface datums in a row without a 3-D gaze datum between
         self._held = []
 
     @property
@@ -245,11 +308,16 @@ class PupilAdapter:
         ------
         Rejected
             Undecodable payloads, non-map datums, missing timestamps and wrongly typed values.
+        UnsupportedGaze
+            A datum of a gaze mapping the adapter cannot read (counted in :attr:`refused`).
         """
         if len(frames) < 2:
             raise Rejected("bad_topic", f"pupil: expected [topic, payload, ...], got "
                                         f"{len(frames)} frame(s)")
         topic = bytes(frames[0][:64]).decode("utf-8", "replace")
+        if topic.startswith(("gaze.2d.", "surfaces.")):
+            self._refuse(topic)
+            return empty_block(0)
         datum = unpack(frames[1], f"pupil {topic}", max_str_len=65536)
         timestamp = datum.get("timestamp")
         if isinstance(timestamp, bool) or not isinstance(timestamp, (int, float)):
@@ -257,6 +325,7 @@ class PupilAdapter:
                                         f"got {timestamp!r}")
         try:
             if topic.startswith("gaze.3d."):
+                self._surfaces_alone = 0
                 self._held.append(self._gaze(topic, datum, float(timestamp)))
                 return self._release(float(timestamp) - self.reorder_s)
             if topic.startswith("pupil.") and topic.endswith(".3d"):
@@ -268,6 +337,21 @@ class PupilAdapter:
         except (TypeError, ValueError, AttributeError, KeyError) as exc:
             raise Rejected("wrong_type", f"pupil {topic}: {type(exc).__name__}: {exc}") from None
         return empty_block(0)
+
+    def _refuse(self, topic):
+        """Raise :class:`UnsupportedGaze` for a 2-D gaze datum, and for a surface datum that
+        follows another without 3-D gaze between (beside 3-D gaze it is redundant: dropped)."""
+        prefix = "gaze.2d." if topic.startswith("gaze.2d.") else "surfaces."
+        if prefix == "surfaces.":
+            self._surfaces_alone += 1
+            if self._surfaces_alone < 2:
+                return
+        mapping, why = _REFUSALS[prefix]
+        self.refused[mapping] += 1
+        raise UnsupportedGaze(mapping, self.refused[mapping] == 1,
+                              f"pupil {topic}: {why}; distractd reads 3-D gaze (gaze.3d.*): "
+                              f"select the 3D gaze mapper in Capture's calibration settings and "
+                              f"calibrate again")
 
     def flush(self):
         """Release every held sample (the stream went quiet); a block, possibly of 0 rows."""
