@@ -5,7 +5,8 @@ drivers), the naive floor's two variants among them. Then, per scheme and with w
 means, the Table 5.2-style table: per model, mean ± sd over drivers of the per-driver means, the
 deployment figures of the decision rule, the right-tailed paired t-tests of the source's pairs,
 and each model against the offline naive floor (two-sided, with wins and losses over drivers).
-Plots use matplotlib's Agg backend (no display needed).
+The figures (timelines, sweeps) need the optional extra ``plots`` (:mod:`._figures`): a run that
+will draw checks for matplotlib before it starts.
 """
 
 import json
@@ -15,7 +16,8 @@ from pathlib import Path
 import numpy as np
 
 from ...pipeline import PipelineConfig
-from ..detectors import MODELS, NAIVE_MODELS, loss_evidence, model_specs
+from ..detectors import MODELS, NAIVE_MODELS, DecisionRule, loss_evidence, model_specs
+from ._figures import COLUMN_WIDTH_IN, paper_figure, require_plots, save_figure
 from ._models import evaluate_models, model_drives, naive_pairs
 from ._protocol import sweep
 from ._schemes import supported_schemes
@@ -35,6 +37,9 @@ SCHEME_NOTES = {
               "reproduce the published table, nothing more",
 }
 """What each scheme's figures mean, printed with every table."""
+DECISION_VALUE_LABEL = "decision value\n(> 0 leans distracted)"
+"""The score axis of the evaluation's timelines: a fold's freshly fitted model scores windows by
+its raw decision function, not in a saved model's training spreads."""
 
 _ROWS = (
     # (label, metric, scale, decimals)
@@ -118,6 +123,8 @@ def run_evaluation(recordings, out_dir, *, schemes=None, protocols=None, models=
     text : str
         The tables and the tests, as printed.
     """
+    if plots or len(unlabelled_sizes) or len(labelled_sizes):
+        require_plots()   # before hours of work, not after
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
     config = config or PipelineConfig()
@@ -144,7 +151,7 @@ def run_evaluation(recordings, out_dir, *, schemes=None, protocols=None, models=
                                   n_draws=n_draws, window_s=config.window_s, decision=decision,
                                   seed=seed, progress=progress, traces=plots, runner=runner)
         if plots and scheme == schemes[0]:
-            _plot_traces(out_dir, scheme, results[specs[0].name])
+            _plot_traces(out_dir, scheme, specs[0].name, results[specs[0].name], decision)
         summaries[scheme] = summarise_scheme(results)
         tests[scheme] = (paired_tests(summaries[scheme], PAIRS)
                          + paired_tests(summaries[scheme], naive_pairs(models),
@@ -166,8 +173,9 @@ def run_evaluation(recordings, out_dir, *, schemes=None, protocols=None, models=
     return document, text
 
 
-def _plot_traces(out_dir, scheme, drivers):
-    """One timeline PNG per test drive (the records' traces, removed from the results)."""
+def _plot_traces(out_dir, scheme, model, drivers, decision):
+    """One timeline PNG per test drive of ``model`` (the records' traces, removed from the
+    results), with the threshold of the rule that decided its states."""
     for records in drivers.values():
         for record in records:
             trace = record.pop("trace", None)
@@ -177,9 +185,10 @@ def _plot_traces(out_dir, scheme, drivers):
                            for c in record["recording_id"])
             plot_timeline(out_dir / f"timeline_{scheme}_{name}.png", trace["t_end"],
                           trace["scores"], trace["states"], trace["label"],
-                          alerts=trace["alerts"],
-                          title=f"{scheme}: {record['recording_id']}, window G-mean "
-                                f"{record['g_mean']:.3f}")
+                          DecisionRule(**decision), alerts=trace["alerts"],
+                          score_label=DECISION_VALUE_LABEL,
+                          title=f"{record['recording_id']}: model {model}, window G-mean "
+                                f"{record['g_mean']:.3f}\nscheme {scheme}: {SCHEME_NOTES[scheme]}")
 
 
 def _write(out_dir, summaries, tests, sweeps, protocol, models):
@@ -305,35 +314,30 @@ def write_results(path, document):
 
 
 def plot_sweep(curves, path, metric_label="G-mean"):
-    """Plot mean ± sd over drivers against the swept size and save a PNG.
+    """Plot mean ± sd over drivers against the swept size and save the figure.
 
     Parameters
     ----------
     curves : dict
         :func:`~._protocol.sweep` output.
     path : str or Path
-        PNG file written.
+        Figure file written; ``.png``, ``.pdf`` or ``.svg`` names the format.
     metric_label : str, default="G-mean"
         Y-axis label.
     """
-    import matplotlib
-    matplotlib.use("Agg")
-    from matplotlib.figure import Figure
-
-    figure = Figure(figsize=(5.5, 4.0), layout="constrained")
-    axes = figure.add_subplot()
-    sizes = np.asarray(curves["sizes"])
-    for name, curve in curves["models"].items():
-        mean = np.asarray(curve["mean"], dtype=float)
-        sd = np.nan_to_num(np.asarray(curve["sd"], dtype=float))
-        axes.errorbar(sizes, mean, yerr=sd, marker="o", capsize=3, label=name)
-    what = "unlabelled" if curves["parameter"] == "n_unlabelled" else "labelled"
-    axes.set_xlabel(f"{what} windows per training fold")
-    axes.set_ylabel(f"test {metric_label} (mean ± sd over drivers)")
-    axes.set_xticks(sizes)
-    axes.grid(alpha=0.3)
-    axes.legend()
-    figure.savefig(path, dpi=120)
+    with paper_figure(2.8, width_in=COLUMN_WIDTH_IN) as (figure, (axes,)):
+        sizes = np.asarray(curves["sizes"])
+        for name, curve in curves["models"].items():
+            mean = np.asarray(curve["mean"], dtype=float)
+            sd = np.nan_to_num(np.asarray(curve["sd"], dtype=float))
+            axes.errorbar(sizes, mean, yerr=sd, marker="o", capsize=3, label=name)
+        what = "unlabelled" if curves["parameter"] == "n_unlabelled" else "labelled"
+        axes.set_xlabel(f"{what} windows per training fold")
+        axes.set_ylabel(f"test {metric_label} (mean ± sd over drivers)")
+        axes.set_xticks(sizes)
+        axes.grid(alpha=0.3)
+        axes.legend(title="model")
+        save_figure(figure, path)
 
 
 def _mean_sd(mean, sd, decimals):
