@@ -53,6 +53,7 @@ from dataclasses import dataclass
 import numpy as np
 from numba import njit
 
+from ._config import _record
 from .formats import FIELD_INDEX
 
 __all__ = ["GLANCE_CLASSES", "GLANCE_FEATURES", "ALERT_KINDS", "Alert", "GlanceChannel",
@@ -96,38 +97,39 @@ _RESCALE = 1e100
 # Recent glances kept for the time-sharing rule.
 TS_GLANCES = 64
 
-# Glance state vector layout.
-_G_HAS_GAZE = 0     # the stream has had a gaze value
-_G_SEEN_S = 1       # tracked gaze time seen, s (warm-up)
-_G_W = 2            # weight of the next histogram sample (grows by exp(dt / tau))
-_G_MODE = 3         # flat index of the histogram mode (-1 none)
-_G_YAW = 4          # road centre, rad
-_G_PITCH = 5
-_G_READY = 6
-_G_PREV_CLS = 7     # internal class of the previous sample (-1: none on this clock or after a gap)
-_G_LAST_ROAD_T = 8  # time of the last on-road sample (NaN: none)
-_G_LOST_T = 9       # first sample of the current lost run
-_G_PRE_LOST = 10    # internal class before the current lost run
-_G_IN = 11          # 1 inside a glance away
-_G_START = 12       # start of the current glance, s
-_G_LAST_AWAY = 13   # last away sample of the current glance, s
-_G_DIP_T = 14       # first sample of a pending dip (NaN: none)
-_G_COUNTED = 15     # the current glance reached glance_min_dip_s
-_G_LONG_DONE = 16   # the current glance raised its long-distraction alert
-_G_BUFFER = 17      # AttenD buffer, s
-_G_TARGET = 18      # class of the current away target for the buffer (-1: none)
-_G_TARGET_T = 19    # start of the transition to that target, s
-_G_RETURN_T = 20    # last away sample (refill delay counts from it), s
-_G_ROAD_FROM = 21   # last sample that was not on road (time-sharing reset), s
-_G_TS_DONE = 22     # a time-sharing alert was raised since the last reset
-_G_TS_HEAD = 23     # next ring row
-_G_TS_N = 24        # glances in the ring
-_G_CENTRE_T = 25    # time the centre was last refined (from the histogram), s
-_G_COS = 26         # cosine of the centre's pitch
-_G_HEAD_YAW = 27    # recent on-road head pose (yaw, pitch), rad: the head while the gaze is on
-_G_HEAD_PITCH = 28  # the road
-_G_HEAD_SEEN_S = 29  # on-road time with a head pose seen, s
-_G_SIZE = 30
+# Glance state.
+STATE = _record(
+    "has_gaze",     # the stream has had a gaze value
+    "seen_s",       # tracked gaze time seen, s (warm-up)
+    "w",            # weight of the next histogram sample (grows by exp(dt / tau))
+    "mode",         # flat index of the histogram mode (-1 none)
+    "yaw",          # road centre, rad
+    "pitch",
+    "ready",
+    "prev_cls",     # internal class of the previous sample (-1: none on this clock or after a gap)
+    "last_road_t",  # time of the last on-road sample (NaN: none)
+    "lost_t",       # first sample of the current lost run
+    "pre_lost",     # internal class before the current lost run
+    "in_glance",    # 1 inside a glance away
+    "start",        # start of the current glance, s
+    "last_away",    # last away sample of the current glance, s
+    "dip_t",        # first sample of a pending dip (NaN: none)
+    "counted",      # the current glance reached glance_min_dip_s
+    "long_done",    # the current glance raised its long-distraction alert
+    "buffer",       # AttenD buffer, s
+    "target",       # class of the current away target for the buffer (-1: none)
+    "target_t",     # start of the transition to that target, s
+    "return_t",     # last away sample (refill delay counts from it), s
+    "road_from",    # last sample that was not on road (time-sharing reset), s
+    "ts_done",      # a time-sharing alert was raised since the last reset
+    "ts_head",      # next ring row
+    "ts_n",         # glances in the ring
+    "centre_t",     # time the centre was last refined (from the histogram), s
+    "cos",          # cosine of the centre's pitch
+    "head_yaw",     # recent on-road head pose (yaw, pitch), rad: the head while the gaze is on
+    "head_pitch",   # the road
+    "head_seen_s",  # on-road time with a head pose seen, s
+)
 
 _HEAD_YAW = FIELD_INDEX["head_yaw"]
 _HEAD_PITCH = FIELD_INDEX["head_pitch"]
@@ -249,53 +251,62 @@ class GlanceChannel:
 
     @property
     def road_ready(self):
-        return bool(self._state[_G_READY] == 1.0)
+        return bool(self._state["ready"][0] == 1.0)
 
     @property
     def road_centre_deg(self):
-        return (math.degrees(self._state[_G_YAW]), math.degrees(self._state[_G_PITCH]))
+        state = self._state[0]
+        return (math.degrees(state["yaw"]), math.degrees(state["pitch"]))
 
 
 def _new_state():
-    state = np.zeros(_G_SIZE)
-    state[_G_MODE] = -1.0
-    state[_G_YAW] = state[_G_PITCH] = np.nan
-    state[_G_W] = 1.0
+    states = np.empty(1, STATE)
+    _reset(states)
+    return states
+
+
+@njit(cache=True)
+def _reset(states):
+    """The initial state in the one-record array ``states``: no road centre, no glance."""
+    states[0] = np.zeros(1, STATE)[0]
+    state = states[0]
+    state.mode = -1.0
+    state.yaw = state.pitch = np.nan
+    state.w = 1.0
     _clear_machine(state)
-    return state
 
 
 @njit(cache=True)
 def _clear_machine(state):
     """Forget the glance machine, buffer and time-sharing history (a new clock or a gap); the
     road centre and its histogram are kept."""
-    state[_G_PREV_CLS] = -1.0
-    state[_G_LAST_ROAD_T] = np.nan
-    state[_G_LOST_T] = np.nan
-    state[_G_PRE_LOST] = -1.0
-    state[_G_IN] = 0.0
-    state[_G_DIP_T] = np.nan
-    state[_G_COUNTED] = 0.0
-    state[_G_LONG_DONE] = 0.0
-    state[_G_BUFFER] = np.nan
-    state[_G_TARGET] = -1.0
-    state[_G_RETURN_T] = -np.inf
-    state[_G_ROAD_FROM] = np.nan
-    state[_G_TS_DONE] = 0.0
-    state[_G_TS_HEAD] = 0.0
-    state[_G_TS_N] = 0.0
+    state.prev_cls = -1.0
+    state.last_road_t = np.nan
+    state.lost_t = np.nan
+    state.pre_lost = -1.0
+    state.in_glance = 0.0
+    state.dip_t = np.nan
+    state.counted = 0.0
+    state.long_done = 0.0
+    state.buffer = np.nan
+    state.target = -1.0
+    state.return_t = -np.inf
+    state.road_from = np.nan
+    state.ts_done = 0.0
+    state.ts_head = 0.0
+    state.ts_n = 0.0
 
 
 @njit(cache=True, inline="always")
 def _learn(t, yaw, pitch, state, hist):
     """Add a tracked gaze sample (rad) to the forgetting histogram with the current weight;
     update mode and centre. False when the gaze lies outside the histogram."""
-    w = state[_G_W]
+    w = state.w
     i = int(np.floor((pitch - _PITCH0) / _BIN))
     j = int(np.floor((yaw - _YAW0) / _BIN))
     if i < 0 or i >= _N_PITCH or j < 0 or j >= _N_YAW:
         return False
-    old = int(state[_G_MODE])
+    old = int(state.mode)
     mode = old
     for ii in range(max(i - 1, 0), min(i + 2, _N_PITCH)):
         for jj in range(max(j - 1, 0), min(j + 2, _N_YAW)):
@@ -303,10 +314,10 @@ def _learn(t, yaw, pitch, state, hist):
             hist[k] += w
             if mode < 0 or hist[k] > hist[mode]:
                 mode = k
-    state[_G_MODE] = mode
-    if mode == old and 0.0 <= t - state[_G_CENTRE_T] < CENTRE_EVERY_S:
+    state.mode = mode
+    if mode == old and 0.0 <= t - state.centre_t < CENTRE_EVERY_S:
         return True
-    state[_G_CENTRE_T] = t
+    state.centre_t = t
     mi = mode // _N_YAW
     mj = mode % _N_YAW
     total = 0.0
@@ -318,9 +329,9 @@ def _learn(t, yaw, pitch, state, hist):
             total += h
             sy += h * (_YAW0 + (jj + 0.5) * _BIN)
             sp += h * (_PITCH0 + (ii + 0.5) * _BIN)
-    state[_G_YAW] = sy / total
-    state[_G_PITCH] = sp / total
-    state[_G_COS] = np.cos(state[_G_PITCH])
+    state.yaw = sy / total
+    state.pitch = sp / total
+    state.cos = np.cos(state.pitch)
     return True
 
 
@@ -332,11 +343,11 @@ def _learn_head(x, step, params, state):
     pitch = x[_HEAD_PITCH]
     if yaw != yaw or pitch != pitch:
         return
-    seen = state[_G_HEAD_SEEN_S] + step
-    state[_G_HEAD_SEEN_S] = seen
+    seen = state.head_seen_s + step
+    state.head_seen_s = seen
     alpha = min(step / min(seen, params.glance_head_memory_s), 1.0)
-    state[_G_HEAD_YAW] += alpha * (yaw - state[_G_HEAD_YAW])
-    state[_G_HEAD_PITCH] += alpha * (pitch - state[_G_HEAD_PITCH])
+    state.head_yaw += alpha * (yaw - state.head_yaw)
+    state.head_pitch += alpha * (pitch - state.head_pitch)
 
 
 @njit(cache=True, inline="always")
@@ -345,14 +356,14 @@ def _head_away(x, params, state):
     recent on-road pose (False without a head pose, an on-road pose or the fallback)."""
     if params.glance_head_yaw <= 0.0 or params.glance_head_pitch <= 0.0:
         return False
-    if state[_G_HEAD_SEEN_S] <= 0.0:
+    if state.head_seen_s <= 0.0:
         return False
     yaw = x[_HEAD_YAW]
     pitch = x[_HEAD_PITCH]
     if yaw != yaw or pitch != pitch:
         return False
-    dyaw = (yaw - state[_G_HEAD_YAW]) / params.glance_head_yaw
-    dpitch = (pitch - state[_G_HEAD_PITCH]) / params.glance_head_pitch
+    dyaw = (yaw - state.head_yaw) / params.glance_head_yaw
+    dpitch = (pitch - state.head_pitch) / params.glance_head_pitch
     return dyaw * dyaw + dpitch * dpitch > 1.0
 
 
@@ -381,9 +392,9 @@ def _inside(yaw, pitch, yaw0, pitch0, radius, cos_pitch):
 
 @njit(cache=True, inline="always")
 def _classify(yaw, pitch, params, state):
-    yc = state[_G_YAW]
-    pc = state[_G_PITCH]
-    cos_pitch = state[_G_COS]   # of the centre: distances on the sphere, small-angle form
+    yc = state.yaw
+    pc = state.pitch
+    cos_pitch = state.cos   # of the centre: distances on the sphere, small-angle form
     dyaw = (yaw - yc) * cos_pitch / params.glance_road_yaw
     dpitch = (pitch - pc) / params.glance_road_pitch
     if dyaw * dyaw + dpitch * dpitch <= 1.0:
@@ -411,16 +422,16 @@ def _alert_row(alerts, n_a, kind, t, away_s, start, end, first):
 @njit(cache=True, inline="always")
 def _close_glance(state, ring, min_dip):
     """End the current glance at its last away sample; keep it for time-sharing if it counts."""
-    start = state[_G_START]
-    end = state[_G_LAST_AWAY]
+    start = state.start
+    end = state.last_away
     if end - start >= min_dip:
-        head = int(state[_G_TS_HEAD])
+        head = int(state.ts_head)
         ring[head, 0] = start
         ring[head, 1] = end
-        state[_G_TS_HEAD] = (head + 1) % ring.shape[0]
-        state[_G_TS_N] = min(state[_G_TS_N] + 1.0, ring.shape[0])
-    state[_G_IN] = 0.0
-    state[_G_DIP_T] = np.nan
+        state.ts_head = (head + 1) % ring.shape[0]
+        state.ts_n = min(state.ts_n + 1.0, ring.shape[0])
+    state.in_glance = 0.0
+    state.dip_t = np.nan
 
 
 @njit(cache=True, inline="always")
@@ -433,40 +444,40 @@ def _glance_step(x, has_gaze, t, dt, gap, lost, params, state, hist, ring, out, 
     step is a gap, ``lost`` whether the eyes are untracked (validation's track loss).
     """
     if has_gaze:
-        state[_G_HAS_GAZE] = 1.0
+        state.has_gaze = 1.0
     grow = dt / params.glance_forget_s
     if grow < 1e-3:   # exp to within 1e-13 (a sample step); exp itself across gaps
-        w = state[_G_W] * (1.0 + grow * (1.0 + 0.5 * grow * (1.0 + grow / 3.0)))
+        w = state.w * (1.0 + grow * (1.0 + 0.5 * grow * (1.0 + grow / 3.0)))
     else:
-        w = state[_G_W] * np.exp(grow)
+        w = state.w * np.exp(grow)
     if w > _RESCALE:
         hist /= w
         w = 1.0
-    state[_G_W] = w
-    out[_GO_HAS_GAZE] = state[_G_HAS_GAZE]
+    state.w = w
+    out[_GO_HAS_GAZE] = state.has_gaze
     step = 0.0 if gap else dt
     out[_GO_DT] = step
     out[_GO_COUNT] = 0.0
     out[_GO_DURATION] = 0.0
     min_dip = params.glance_min_dip_s
     if gap:
-        if state[_G_IN] == 1.0:
+        if state.in_glance == 1.0:
             _close_glance(state, ring, min_dip)
-        buffer = state[_G_BUFFER]
+        buffer = state.buffer
         _clear_machine(state)
-        state[_G_BUFFER] = buffer
+        state.buffer = buffer
     yaw, pitch = _cyclopean(x)  # validation has blanked the gaze when lost
     cls = LOST
     if not lost and yaw == yaw:
         cls = UNKNOWN
         if _learn(t, yaw, pitch, state, hist):
-            state[_G_SEEN_S] += step
-            if state[_G_SEEN_S] >= params.glance_warmup_s and state[_G_READY] == 0.0:
-                state[_G_READY] = 1.0
-                state[_G_BUFFER] = params.glance_buffer_s
-        if state[_G_MODE] >= 0.0:
+            state.seen_s += step
+            if state.seen_s >= params.glance_warmup_s and state.ready == 0.0:
+                state.ready = 1.0
+                state.buffer = params.glance_buffer_s
+        if state.mode >= 0.0:
             cls = _classify(yaw, pitch, params, state)
-    ready = state[_G_READY] == 1.0
+    ready = state.ready == 1.0
     if cls == ON_ROAD and step > 0.0:
         _learn_head(x, step, params, state)
     elif cls == LOST and ready and _head_away(x, params, state):
@@ -475,95 +486,95 @@ def _glance_step(x, has_gaze, t, dt, gap, lost, params, state, hist, ring, out, 
     # eyes lost while looking away from the road (a blink, a phone in the lap): the glance goes
     # on for a while
     carry_s = params.glance_lost_carry_s
-    carry = (cls == LOST and state[_G_IN] == 1.0 and t - state[_G_LAST_AWAY] <= carry_s)
-    prev = state[_G_PREV_CLS]
+    carry = (cls == LOST and state.in_glance == 1.0 and t - state.last_away <= carry_s)
+    prev = state.prev_cls
     t_prev = t - dt
 
     # ISO 15007 glances away
-    if state[_G_IN] == 1.0 and not carry:
+    if state.in_glance == 1.0 and not carry:
         if away:
-            if state[_G_DIP_T] == state[_G_DIP_T]:
-                if t - state[_G_DIP_T] >= min_dip:   # the dip was long enough: a new glance
+            if state.dip_t == state.dip_t:
+                if t - state.dip_t >= min_dip:   # the dip was long enough: a new glance
                     _close_glance(state, ring, min_dip)
                 else:
-                    state[_G_DIP_T] = np.nan       # bridged
+                    state.dip_t = np.nan       # bridged
         else:
-            if state[_G_DIP_T] != state[_G_DIP_T]:
-                state[_G_DIP_T] = t
-            if t - state[_G_DIP_T] >= min_dip:
+            if state.dip_t != state.dip_t:
+                state.dip_t = t
+            if t - state.dip_t >= min_dip:
                 _close_glance(state, ring, min_dip)
-    if away and state[_G_IN] == 0.0:
+    if away and state.in_glance == 0.0:
         start = t
         if prev == ON_ROAD and not gap:
             start = t_prev
-        elif (prev == LOST and state[_G_PRE_LOST] == ON_ROAD
-              and t - state[_G_LOST_T] < max(min_dip, carry_s)):
-            start = state[_G_LAST_ROAD_T]
-        state[_G_IN] = 1.0
-        state[_G_START] = start
-        state[_G_DIP_T] = np.nan
-        state[_G_COUNTED] = 0.0
-        state[_G_LONG_DONE] = 0.0
+        elif (prev == LOST and state.pre_lost == ON_ROAD
+              and t - state.lost_t < max(min_dip, carry_s)):
+            start = state.last_road_t
+        state.in_glance = 1.0
+        state.start = start
+        state.dip_t = np.nan
+        state.counted = 0.0
+        state.long_done = 0.0
     if away or carry:
         if away:
-            state[_G_LAST_AWAY] = t
-        duration = t - state[_G_START]
+            state.last_away = t
+        duration = t - state.start
         out[_GO_DURATION] = duration
-        if state[_G_COUNTED] == 0.0 and duration >= min_dip:
-            state[_G_COUNTED] = 1.0
+        if state.counted == 0.0 and duration >= min_dip:
+            state.counted = 1.0
             out[_GO_COUNT] = 1.0
-        if ready and state[_G_LONG_DONE] == 0.0 and duration >= params.glance_long_s:
-            state[_G_LONG_DONE] = 1.0
-            n_a = _alert_row(alerts, n_a, 0.0, t, duration, state[_G_START], t, True)
-        if ready and state[_G_TS_DONE] == 0.0:
+        if ready and state.long_done == 0.0 and duration >= params.glance_long_s:
+            state.long_done = 1.0
+            n_a = _alert_row(alerts, n_a, 0.0, t, duration, state.start, t, True)
+        if ready and state.ts_done == 0.0:
             n_a = _time_sharing(t, params, state, ring, alerts, n_a)
     # lost runs and road times
     if cls == LOST:
         if prev != LOST:
-            state[_G_LOST_T] = t
-            state[_G_PRE_LOST] = prev
+            state.lost_t = t
+            state.pre_lost = prev
     if cls == ON_ROAD:
-        state[_G_LAST_ROAD_T] = t
-        if state[_G_ROAD_FROM] != state[_G_ROAD_FROM] or gap:
-            state[_G_ROAD_FROM] = t_prev if not gap and prev >= 0 else t
-        if t - state[_G_ROAD_FROM] >= params.glance_sharing_reset_s:
-            state[_G_TS_N] = 0.0
-            state[_G_TS_DONE] = 0.0
+        state.last_road_t = t
+        if state.road_from != state.road_from or gap:
+            state.road_from = t_prev if not gap and prev >= 0 else t
+        if t - state.road_from >= params.glance_sharing_reset_s:
+            state.ts_n = 0.0
+            state.ts_done = 0.0
     else:
-        state[_G_ROAD_FROM] = t
+        state.road_from = t
 
     # AttenD buffer on the raw classes, the interval (t - dt, t] taking this sample's class
     if ready and step > 0.0:
-        buffer = state[_G_BUFFER]
+        buffer = state.buffer
         if away:
-            if cls != state[_G_TARGET]:
-                state[_G_TARGET] = cls
-                state[_G_TARGET_T] = t_prev
+            if cls != state.target:
+                state.target = cls
+                state.target_t = t_prev
             drain = step
             if cls != OFF_ROAD:
-                free_end = state[_G_TARGET_T] + params.glance_free_s
+                free_end = state.target_t + params.glance_free_s
                 drain = max(0.0, t - max(t_prev, free_end))
             buffer = max(0.0, buffer - drain)
-            state[_G_RETURN_T] = t
+            state.return_t = t
         elif cls == ON_ROAD:
-            state[_G_TARGET] = -1.0
-            refill = max(0.0, t - max(t_prev, state[_G_RETURN_T] + params.glance_buffer_delay_s))
+            state.target = -1.0
+            refill = max(0.0, t - max(t_prev, state.return_t + params.glance_buffer_delay_s))
             buffer = min(params.glance_buffer_s, buffer + refill)
-        state[_G_BUFFER] = buffer
+        state.buffer = buffer
     elif away:
-        state[_G_RETURN_T] = t
+        state.return_t = t
 
-    state[_G_PREV_CLS] = cls
+    state.prev_cls = cls
     out[_GO_INTERNAL] = cls
-    out[_GO_READY] = state[_G_READY]
+    out[_GO_READY] = state.ready
     if ready:
         out[_GO_CLASS] = cls
         out[_GO_ON_ROAD] = 1.0 if cls == ON_ROAD else (0.0 if away else np.nan)
-        if state[_G_IN] == 1.0:
-            out[_GO_OFF_S] = state[_G_LAST_AWAY] - state[_G_START]
+        if state.in_glance == 1.0:
+            out[_GO_OFF_S] = state.last_away - state.start
         else:
             out[_GO_OFF_S] = 0.0
-        out[_GO_BUFFER] = state[_G_BUFFER]
+        out[_GO_BUFFER] = state.buffer
     else:
         out[_GO_CLASS] = UNKNOWN
         out[_GO_ON_ROAD] = np.nan
@@ -576,10 +587,10 @@ def _glance_step(x, has_gaze, t, dt, gap, lost, params, state, hist, ring, out, 
 def _time_sharing(t, params, state, ring, alerts, n_a):
     """Check the time-sharing rule at a sample away; write an alert when it fires."""
     since = t - params.glance_sharing_window_s
-    total = t - max(state[_G_START], since)
-    n = int(state[_G_TS_N])
+    total = t - max(state.start, since)
+    n = int(state.ts_n)
     size = ring.shape[0]
-    head = int(state[_G_TS_HEAD])
+    head = int(state.ts_head)
     used = 0
     for i in range(n):
         row = (head - 1 - i) % size
@@ -589,23 +600,19 @@ def _time_sharing(t, params, state, ring, alerts, n_a):
         used += 1
     if total < params.glance_sharing_s:
         return n_a
-    state[_G_TS_DONE] = 1.0
+    state.ts_done = 1.0
     first = True
     for i in range(used - 1, -1, -1):
         row = (head - 1 - i) % size
         n_a = _alert_row(alerts, n_a, 1.0, t, total, ring[row, 0], ring[row, 1], first)
         first = False
-    return _alert_row(alerts, n_a, 1.0, t, total, state[_G_START], t, first)
+    return _alert_row(alerts, n_a, 1.0, t, total, state.start, t, first)
 
 
 @njit(cache=True)
-def _restart(state, hist, ring):
+def _restart(states, hist, ring):
     """A new clock: the glance channel starts afresh, road-centre warm-up included, like the
     windows and derived measures (a restarted tracker may have a new frame)."""
-    state[:] = 0.0
-    state[_G_MODE] = -1.0
-    state[_G_YAW] = state[_G_PITCH] = np.nan
-    state[_G_W] = 1.0
-    _clear_machine(state)
+    _reset(states)
     hist[:] = 0.0
     ring[:, :] = 0.0

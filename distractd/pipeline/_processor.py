@@ -24,7 +24,7 @@ from ._events import (
     _EV_EPOCH, EVENT_KINDS, _blink_step, _end_fixation, _fixation_step, _saccade_step,
 )
 from ._glances import (
-    _A_MAX_ROWS, _A_SIZE, _A_WINDOW, _G_PITCH, _G_YAW, _GO_BUFFER, _GO_CLASS, _GO_OFF_S,
+    _A_MAX_ROWS, _A_SIZE, _A_WINDOW, _GO_BUFFER, _GO_CLASS, _GO_OFF_S,
     _GO_SIZE, GlanceChannel, GlanceTrace, _alerts_from_rows, _glance_step,
 )
 from .formats import N_FIELDS
@@ -254,7 +254,7 @@ def _as_labels(labels, n):
 
 @njit(cache=True)
 def _run(block, labels, start, base, final, param_array, v_array, held, e_array, w_array, ring, m_array,
-         mring, gstate, ghist, gring, out_w, out_e, out_a, rows, out_f):
+         mring, g_array, ghist, gring, out_w, out_e, out_a, rows, out_f):
     """Process the queued held samples and the block's rows from ``start`` until all are done or
     an output buffer is nearly full; at the end, with ``final``, flush the stream.
 
@@ -271,6 +271,7 @@ def _run(block, labels, start, base, final, param_array, v_array, held, e_array,
     estate = e_array[0]
     wstate = w_array[0]
     mstate = m_array[0]
+    gstate = g_array[0]
     hop_s = params.hop_s
     lag_s = params.lag_s
     n_hops = params.window_hops
@@ -317,7 +318,7 @@ def _run(block, labels, start, base, final, param_array, v_array, held, e_array,
                 n_e = _close_fixation(vstate, params, estate, out_e, n_e)
                 n_w = _finish(params, vstate, estate, wstate, ring, out_w, n_w)
                 _restart(vstate, e_array, w_array, ring, mstate, mring)
-                _glances._restart(gstate, ghist, gring)
+                _glances._restart(g_array, ghist, gring)
             if order != ORDER_ACCEPT:
                 continue
         else:
@@ -392,8 +393,8 @@ def _run(block, labels, start, base, final, param_array, v_array, held, e_array,
                 rows[k, _R_GLANCE] = gout[_GO_CLASS]
                 rows[k, _R_OFF_S] = gout[_GO_OFF_S]
                 rows[k, _R_BUFFER] = gout[_GO_BUFFER]
-                rows[k, _R_ROAD_YAW] = gstate[_G_YAW]
-                rows[k, _R_ROAD_PITCH] = gstate[_G_PITCH]
+                rows[k, _R_ROAD_YAW] = gstate.yaw
+                rows[k, _R_ROAD_PITCH] = gstate.pitch
     if final:
         _release(vstate, held, rows, base)
         n_e = _close_fixation(vstate, params, estate, out_e, n_e)
