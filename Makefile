@@ -7,19 +7,25 @@ STAMP := $(VENV)/.installed
 
 .PHONY: demo test bench clean default-model real-model
 
+# Each long step says what it does and how long it usually takes on 2 cores. The kernels are
+# compiled now (into the package's __pycache__, or NUMBA_CACHE_DIR), so that no daemon start, demo
+# or test pays for a cold cache.
 $(STAMP): pyproject.toml
+	@echo "make: installing distractd and its test tools into $(VENV) (first time: usually 1-2 min)"
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip
 	$(BIN)/pip install --quiet -e '.[test]'
-	# compile every numba kernel now (into the package's __pycache__, or NUMBA_CACHE_DIR), so
-	# that no daemon start, demo or test pays for a cold cache
+	@echo "make: compiling every numba kernel into the cache (usually 1-1.5 min, once)"
 	$(BIN)/distractd run --check --quiet
 	touch $(STAMP)
+	@echo "make: $(VENV) is ready"
 
 demo: $(STAMP)
+	@echo "make demo: the daemon, a 600 s drive replayed at 20x, its live states (about 40 s)"
 	$(BIN)/distractd demo
 
 test: $(STAMP)
+	@echo "make test: the whole suite, slow tests included"
 	$(BIN)/python -m pytest -q distractd tests
 
 # The model for sparse gaze-only trackers, rebuilt by the public commands from real drives: a

@@ -5,7 +5,6 @@ numba, OpenBLAS or the daemon by running the daemon under the same restrictions.
 import ctypes
 import ctypes.util
 import re
-import shutil
 import subprocess
 import sys
 import tomllib
@@ -21,75 +20,10 @@ from distractd.models.detectors import DecisionRule, predict_windows
 from distractd.pipeline.formats import STATES
 from distractd.simulators import replay, simulate_drive
 
-ROOT = Path(__file__).resolve().parents[2]
-UNIT = ROOT / "systemd" / "distractd.service"
-ANALYZE = shutil.which("systemd-analyze")
+from ._unit import (ANALYZE, ROOT, SECCOMP, UNIT, allowed_syscalls, namespaces_available,
+                    seconds, unit_environment, unit_settings)
+
 needs_analyze = pytest.mark.skipif(ANALYZE is None, reason="systemd-analyze is absent")
-
-SECCOMP = """
-import ctypes, ctypes.util, errno, os, sys
-allowed, command = sys.argv[1].split(), sys.argv[2:]
-lib = ctypes.CDLL(ctypes.util.find_library("seccomp"))
-lib.seccomp_init.restype = ctypes.c_void_p
-lib.seccomp_init.argtypes = [ctypes.c_uint32]
-lib.seccomp_rule_add.argtypes = [ctypes.c_void_p, ctypes.c_uint32, ctypes.c_int, ctypes.c_uint]
-lib.seccomp_load.argtypes = [ctypes.c_void_p]
-lib.seccomp_syscall_resolve_name.argtypes = [ctypes.c_char_p]
-context = lib.seccomp_init(0x00050000 | errno.EPERM)  # SCMP_ACT_ERRNO: SystemCallErrorNumber
-for name in allowed:
-    number = lib.seccomp_syscall_resolve_name(name.encode())
-    if number >= 0:
-        assert lib.seccomp_rule_add(context, 0x7FFF0000, number, 0) == 0, name  # SCMP_ACT_ALLOW
-assert lib.seccomp_load(context) == 0
-os.execv(command[0], command)
-"""
-"""Loads a seccomp filter that allows the named system calls and fails every other one with
-EPERM, as systemd's ``SystemCallFilter=`` allow list with ``SystemCallErrorNumber=EPERM``, then
-runs the command."""
-
-
-def unit_settings():
-    """``Key=value`` lines of the unit, values of repeated keys in order."""
-    settings = {}
-    for line in UNIT.read_text().splitlines():
-        if "=" in line and not line.startswith(("#", "[")):
-            key, value = line.split("=", 1)
-            settings.setdefault(key, []).append(value)
-    return settings
-
-
-def seconds(value):
-    number, unit = re.fullmatch(r"(\d+)(s|min)?", value).groups()
-    return int(number) * (60 if unit == "min" else 1)
-
-
-def syscalls(names):
-    """The system calls named, ``@groups`` expanded as this systemd defines them."""
-    calls = set()
-    for name in names.split():
-        if not name.startswith("@"):
-            calls.add(name)
-            continue
-        out = subprocess.run([ANALYZE, "syscall-filter", name], capture_output=True, text=True,
-                             check=True, timeout=60).stdout
-        for line in out.splitlines()[1:]:
-            line = line.strip()
-            if line and not line.startswith("#"):
-                calls |= syscalls(line)
-    return calls
-
-
-def allowed_syscalls(filters):
-    """The system calls a unit's ``SystemCallFilter=`` lines allow, when the first is an allow
-    list: each later line adds its calls, or with ``~`` removes them (systemd.exec(5))."""
-    assert not filters[0].startswith("~")
-    allowed = set()
-    for line in filters:
-        if line.startswith("~"):
-            allowed -= syscalls(line[1:])
-        else:
-            allowed |= syscalls(line)
-    return allowed
 
 
 def test_limits_agree_with_the_configuration():
@@ -106,18 +40,23 @@ def test_limits_agree_with_the_configuration():
 
 
 def test_documentation_is_installed_where_the_unit_says():
-    """The unit names the daemon's doc inside the environment of ``ExecStart``, where the
-    package's data-files put it (a regular wheel holds ``distractd-*.data/data/share/doc/...``;
-    editable installs leave data-files out, so the declaration is what is checked)."""
+    """The unit names its docs inside the environment of the daemon it starts, where the package's
+    data-files put them, beside the unit itself (a regular wheel holds
+    ``distractd-*.data/data/share/...``; editable installs leave data-files out, so the
+    declaration is what is checked here; tests/test_packaging.py installs a built wheel)."""
     unit = unit_settings()
-    prefix = Path(unit["ExecStart"][0].split()[0]).parents[1]
-    documentation = Path(unit["Documentation"][0].removeprefix("file://"))
-    target = documentation.relative_to(prefix)
+    prefix = Path(re.search(r"(/\S+)/bin/distractd ", unit["ExecStart"][0])[1])
     data_files = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"][
         "data-files"]
     installed = {Path(directory) / Path(match).name for directory, patterns in data_files.items()
                  for pattern in patterns for match in ROOT.glob(pattern)}
-    assert target in installed and (ROOT / "docs" / target.name).is_file()
+    documents = [Path(value.removeprefix("file://")) for value in unit["Documentation"]]
+    assert [document.name for document in documents] == ["deployment.md", "daemon.md"]
+    for document in documents:
+        assert document.relative_to(prefix) in installed, document
+        assert (ROOT / "docs" / document.name).is_file()
+    assert {Path("share/distractd/distractd.service"),
+            Path("share/distractd/distractd.toml")} <= installed
 
 
 @needs_analyze
@@ -148,12 +87,10 @@ def test_the_daemon_runs_inside_the_units_sandbox(start_daemon, tmp_path):
     allowed = allowed_syscalls(unit["SystemCallFilter"])
     assert not {"setrlimit", "sched_setaffinity", "chown", "setuid"} & allowed
     wrapper = [sys.executable, "-c", SECCOMP, " ".join(sorted(allowed))]
-    if shutil.which("unshare") and subprocess.run(
-            ["unshare", "--user", "--map-root-user", "--mount", "true"],
-            capture_output=True).returncode == 0:
+    if namespaces_available("--user", "--map-root-user", "--mount"):
         wrapper = ["unshare", "--user", "--map-root-user", "--mount", *wrapper]
-    env = dict(value.split("=", 1) for value in " ".join(unit["Environment"]).split()
-               if not value.startswith("NUMBA_CACHE_DIR"))
+    env = unit_environment(unit)
+    del env["NUMBA_CACHE_DIR"]
     drive = simulate_drive(7, duration_s=30.0)
     detector = load_model(default_model_path())
     rule = DecisionRule(**decision_options(DEFAULTS, detector.feature_names))
