@@ -1,7 +1,9 @@
 """Simulator throughput: samples per second and real-time factor for a 1 h drive at 60 Hz.
 
 Target: >= 1,000x real time on one core (a 1 h drive in under 3.6 s). The first call compiles (or
-loads cached) numba kernels and is reported separately. Prints one JSON line per measurement.
+loads cached) numba kernels and is reported separately. ``simulate_command`` times ``distractd
+simulate`` writing a binary recording, end to end, beside the same drive simulated and written in
+process. Prints one JSON line per measurement.
 
     .venv/bin/python benchmarks/simulate.py [--repeats 5]
 """
@@ -12,6 +14,8 @@ import os
 import resource
 import tempfile
 import statistics
+import subprocess
+import sys
 import time
 
 from distractd.pipeline import write_recording
@@ -48,7 +52,24 @@ def main(argv=None):
         write_recording(recording, path)
         print(json.dumps({"name": "write_recording_binary", "samples": recording.n_samples,
                           "seconds": time.perf_counter() - start,
-                          "bytes": os.path.getsize(path)}))
+                          "bytes": os.path.getsize(path)}), flush=True)
+        # the command end to end (interpreter, imports, simulation, writing) against the same
+        # drive in process, simulated and written, measured here: the gap is the command's cost
+        times, inside = [], []
+        for seed in range(args.repeats):
+            start = time.perf_counter()
+            write_recording(simulate_drive(seed, duration_s=args.duration), path)
+            inside.append(time.perf_counter() - start)
+            start = time.perf_counter()
+            subprocess.run([sys.executable, "-m", "distractd.cli", "simulate", "--seed", str(seed),
+                            "--duration", str(args.duration), "--out", path, "-q"], check=True)
+            times.append(time.perf_counter() - start)
+        print(json.dumps({
+            "name": "simulate_command", "duration_s": args.duration, "rate_hz": 60.0,
+            "seconds_median": statistics.median(times),
+            "realtime_factor": args.duration / statistics.median(times),
+            "in_process_seconds_median": statistics.median(inside),
+            "in_process_realtime_factor": args.duration / statistics.median(inside)}), flush=True)
 
 
 if __name__ == "__main__":

@@ -7,6 +7,8 @@ import sys
 
 import pytest
 
+from distractd.cli import _COMMANDS
+
 HEAVY = ("sklearn", "scipy", "matplotlib")
 
 
@@ -23,6 +25,38 @@ def _new_modules(code, before="import numba"):
 
 def _heavy(modules):
     return [m for m in modules if m.split(".")[0] in HEAVY]
+
+
+_NUMBA_RUNNING = "import numba\nnumba.njit(lambda x: x + 1)(1)"
+"""What numba loads itself once it compiles or loads a kernel: scipy's BLAS/LAPACK wrappers."""
+
+
+@pytest.mark.parametrize("command", [
+    pytest.param(name, marks=pytest.mark.xfail(
+        strict=True, reason="the evaluation wing's __init__ is eager: SCHEMES, RECIPES and "
+                            "NORMALISATIONS load scikit-learn and scipy"))
+    if name == "evaluate" else name for name in _COMMANDS])
+def test_every_help_loads_neither_scikit_learn_nor_scipy(command):
+    modules = _new_modules("from distractd.cli import main\ntry:\n"
+                           f"    main([{command!r}, '--help'])\nexcept SystemExit:\n    pass")
+    assert "distractd.cli" in modules
+    assert _heavy(modules) == []
+
+
+def test_light_commands_start_without_scikit_learn_or_more_scipy_than_numba(tmp_path):
+    """simulate, info, convert, events and features run with no scikit-learn and no scipy module
+    beyond those numba loads itself when it runs a kernel."""
+    drive = tmp_path / "d.npz"
+    runs = [["simulate", "--seed", "1", "--duration", "12", "--out", drive],
+            ["info", drive], ["convert", drive, tmp_path / "d.csv"],
+            ["events", drive, "--out", tmp_path / "e.csv"],
+            ["features", drive, "--out", tmp_path / "f.csv"]]
+    for argv in runs:
+        modules = _new_modules("from distractd.cli import main\n"
+                               f"assert main({[str(a) for a in argv] + ['-q']!r}) == 0",
+                               before=_NUMBA_RUNNING)
+        assert "distractd.cli" in modules
+        assert _heavy(modules) == [], argv[0]
 
 
 def test_the_simulators_import_neither_scikit_learn_nor_scipy():

@@ -19,5 +19,5 @@ __getattr__, __dir__, __all__ = lazy_exports(__name__, {
         "DriveTruth", "GlanceTruth", "cohort_seeds", "simulate_cohort", "simulate_drive",
         "simulate_drive_truth", "simulate_texting_study",
     ),
-    "._tracker": ("TRACKERS",),
+    "._tracker_profiles": ("TRACKERS",),
 })

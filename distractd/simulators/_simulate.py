@@ -22,7 +22,8 @@ from ._oculomotor import ou_noise, render_eyelid, render_gaze, render_head, smoo
 from ._protocol import (
     PROTOCOLS, Section, cognitive_load, drive_schedule, schedule_labels, texting_schedule,
 )
-from ._tracker import TRACKERS, apply_tracker, sample_sparse_gaze
+from ._tracker import apply_tracker, sample_sparse_gaze
+from ._tracker_profiles import TRACKERS
 
 __all__ = ["simulate_drive", "simulate_drive_truth", "DriveTruth", "GlanceTruth",
            "simulate_cohort", "simulate_texting_study", "cohort_seeds"]

@@ -31,11 +31,10 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..pipeline import FIELD_INDEX, empty_block
-from ..pipeline.formats import CENTER_PX, DEG_PER_PX
 from ._oculomotor import smooth_drift
+from ._tracker_profiles import TRACKERS
 
-__all__ = ["apply_tracker", "sample_sparse_gaze", "TrackerProfile", "TRACKERS",
-           "EYE_YAW_RANGE_DEG", "EYE_PITCH_RANGE_DEG"]
+__all__ = ["apply_tracker", "sample_sparse_gaze", "EYE_YAW_RANGE_DEG", "EYE_PITCH_RANGE_DEG"]
 
 EYE_YAW_RANGE_DEG, EYE_PITCH_RANGE_DEG = 45.0, 22.0
 _PUPIL_COVERED = 0.6
@@ -48,47 +47,8 @@ _PUPIL = [FIELD_INDEX["pupil_r"], FIELD_INDEX["pupil_l"]]
 _EYELID = [FIELD_INDEX["eyelid_r"], FIELD_INDEX["eyelid_l"]]
 _CONF = FIELD_INDEX["confidence"]
 _CALIBRATION_TAU_S = 300.0
-_CHANNEL_WIDTH_PX, _SCREEN_HEIGHT_PX = 1024.0, 1080.0   # the reader's central channel; y 26-1080
 
 
-@dataclass(frozen=True)
-class TrackerProfile:
-    """What a tracker delivers.
-
-    Attributes
-    ----------
-    name : str
-    frame_rate_hz : float or None
-        The tracker's own frame rate (the drive is simulated at it and exported at the asked
-        rate); None: frames at the asked rate.
-    loss_rate_scale : float
-        Multiplies the driver's glare/occlusion burst rate (``loss_per_min``).
-    gaze_region_deg : tuple of float or None
-        (yaw min, yaw max, pitch min, pitch max) of the world gaze the tracker reports; gaze
-        outside it is lost. None: no bound beyond the eye's range.
-    gaze_only : bool
-        Deliver only ``t``, the gaze (one point, in both eyes' fields) and a 0/1 confidence,
-        point-sampled at the asked rate.
-    """
-
-    name: str
-    frame_rate_hz: float = None
-    loss_rate_scale: float = 1.0
-    gaze_region_deg: tuple = None
-    gaze_only: bool = False
-
-
-TRACKERS = {
-    "full": TrackerProfile("full"),
-    "sparse-gaze": TrackerProfile(
-        "sparse-gaze", frame_rate_hz=60.0, loss_rate_scale=3.0, gaze_only=True,
-        # the central screen channel in the reader's angles (read_taamneh: DEG_PER_PX about
-        # CENTER_PX): mirrors and the instrument cluster are off it
-        gaze_region_deg=(-_CHANNEL_WIDTH_PX / 2 * DEG_PER_PX, _CHANNEL_WIDTH_PX / 2 * DEG_PER_PX,
-                         -(_SCREEN_HEIGHT_PX - CENTER_PX[1]) * DEG_PER_PX,
-                         CENTER_PX[1] * DEG_PER_PX)),
-}
-"""The tracker profiles by name (module docstring)."""
 
 
 def apply_tracker(rng, traits, block, eye_yaw_deg, eye_pitch_deg, closure, rate_hz, *,
