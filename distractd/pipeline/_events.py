@@ -85,6 +85,7 @@ STATE = _record(
     "f_pitch",
     "f_away",         # 1 when samples outside the fixation followed its last one
 )
+_ZEROS = np.zeros(1, STATE)   # copied to clear a state (a global array, so numba never frees it)
 
 _CONTINUITY_PERIODS = 2.5   # velocity only between samples at most this many periods apart
 
@@ -102,7 +103,7 @@ def _new_state():
 def _clear(states):
     """Reset the detectors of the one-record array ``states`` to their initial state (no
     previous sample, no open run)."""
-    states[0] = np.zeros(1, STATE)[0]
+    states[0] = _ZEROS[0]
     state = states[0]
     state.prev[:] = np.nan
     state.prev_yaw = state.prev_pitch = np.nan

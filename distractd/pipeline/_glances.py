@@ -130,6 +130,7 @@ STATE = _record(
     "head_pitch",   # the road
     "head_seen_s",  # on-road time with a head pose seen, s
 )
+_ZEROS = np.zeros(1, STATE)   # copied to clear a state (a global array, so numba never frees it)
 
 _HEAD_YAW = FIELD_INDEX["head_yaw"]
 _HEAD_PITCH = FIELD_INDEX["head_pitch"]
@@ -138,17 +139,18 @@ CENTRE_EVERY_S = 0.25
 """The centre is re-read from the histogram when its mode moves, and at least this often, s."""
 
 # Per-sample outputs of _glance_step.
-_GO_CLASS = 0       # public class code
-_GO_INTERNAL = 1    # internal class code (from the provisional centre during the warm-up)
-_GO_HAS_GAZE = 2
-_GO_DT = 3          # observed time step (0 after a gap), s
-_GO_COUNT = 4       # 1 when a glance reached glance_min_dip_s at this sample
-_GO_DURATION = 5    # current glance duration at a sample away, else 0, s
-_GO_ON_ROAD = 6     # 1 on road, 0 away, NaN lost or warming up
-_GO_OFF_S = 7       # current glance away so far (0 on the road; NaN warming up), s
-_GO_BUFFER = 8      # AttenD buffer (NaN warming up), s
-_GO_READY = 9
-_GO_SIZE = 10
+OUTPUT = _record(
+    "cls",        # public class code
+    "internal",   # internal class code (from the provisional centre during the warm-up)
+    "has_gaze",
+    "dt",         # observed time step (0 after a gap), s
+    "count",      # 1 when a glance reached glance_min_dip_s at this sample
+    "duration",   # current glance duration at a sample away, else 0, s
+    "on_road",    # 1 on road, 0 away, NaN lost or warming up
+    "off_s",      # current glance away so far (0 on the road; NaN warming up), s
+    "buffer",     # AttenD buffer (NaN warming up), s
+    "ready",
+)
 
 # Alert rows: one per glance an alert is based on; the first row of an alert has _A_FIRST = 1.
 _A_KIND = 0
@@ -246,6 +248,7 @@ class GlanceChannel:
     def __init__(self, config):
         self.config = config
         self._state = _new_state()
+        self._out = np.zeros(1, OUTPUT)   # the latest sample's outputs
         self._hist = np.zeros(_N_PITCH * _N_YAW)
         self._ring = np.zeros((TS_GLANCES, 2))
 
@@ -268,7 +271,7 @@ def _new_state():
 @njit(cache=True)
 def _reset(states):
     """The initial state in the one-record array ``states``: no road centre, no glance."""
-    states[0] = np.zeros(1, STATE)[0]
+    states[0] = _ZEROS[0]
     state = states[0]
     state.mode = -1.0
     state.yaw = state.pitch = np.nan
@@ -436,8 +439,8 @@ def _close_glance(state, ring, min_dip):
 
 @njit(cache=True, inline="always")
 def _glance_step(x, has_gaze, t, dt, gap, lost, params, state, hist, ring, out, alerts, n_a):
-    """Advance the glance channel by one accepted sample; write its outputs to ``out`` (layout
-    ``_GO_*``) and any alert rows to ``alerts`` from row ``n_a``. Returns the new alert row count.
+    """Advance the glance channel by one accepted sample; write its outputs to ``out`` (an
+    :data:`OUTPUT` record) and any alert rows to ``alerts`` from row ``n_a``. Returns the new alert row count.
 
     ``has_gaze``: the sample had a gaze value before validation (a tracker with a gaze field);
     ``dt`` is the step from the previous accepted sample (0 for the first), ``gap`` whether the
@@ -454,11 +457,11 @@ def _glance_step(x, has_gaze, t, dt, gap, lost, params, state, hist, ring, out, 
         hist /= w
         w = 1.0
     state.w = w
-    out[_GO_HAS_GAZE] = state.has_gaze
+    out.has_gaze = state.has_gaze
     step = 0.0 if gap else dt
-    out[_GO_DT] = step
-    out[_GO_COUNT] = 0.0
-    out[_GO_DURATION] = 0.0
+    out.dt = step
+    out.count = 0.0
+    out.duration = 0.0
     min_dip = params.glance_min_dip_s
     if gap:
         if state.in_glance == 1.0:
@@ -519,10 +522,10 @@ def _glance_step(x, has_gaze, t, dt, gap, lost, params, state, hist, ring, out, 
         if away:
             state.last_away = t
         duration = t - state.start
-        out[_GO_DURATION] = duration
+        out.duration = duration
         if state.counted == 0.0 and duration >= min_dip:
             state.counted = 1.0
-            out[_GO_COUNT] = 1.0
+            out.count = 1.0
         if ready and state.long_done == 0.0 and duration >= params.glance_long_s:
             state.long_done = 1.0
             n_a = _alert_row(alerts, n_a, 0.0, t, duration, state.start, t, True)
@@ -565,21 +568,21 @@ def _glance_step(x, has_gaze, t, dt, gap, lost, params, state, hist, ring, out, 
         state.return_t = t
 
     state.prev_cls = cls
-    out[_GO_INTERNAL] = cls
-    out[_GO_READY] = state.ready
+    out.internal = cls
+    out.ready = state.ready
     if ready:
-        out[_GO_CLASS] = cls
-        out[_GO_ON_ROAD] = 1.0 if cls == ON_ROAD else (0.0 if away else np.nan)
+        out.cls = cls
+        out.on_road = 1.0 if cls == ON_ROAD else (0.0 if away else np.nan)
         if state.in_glance == 1.0:
-            out[_GO_OFF_S] = state.last_away - state.start
+            out.off_s = state.last_away - state.start
         else:
-            out[_GO_OFF_S] = 0.0
-        out[_GO_BUFFER] = state.buffer
+            out.off_s = 0.0
+        out.buffer = state.buffer
     else:
-        out[_GO_CLASS] = UNKNOWN
-        out[_GO_ON_ROAD] = np.nan
-        out[_GO_OFF_S] = np.nan
-        out[_GO_BUFFER] = np.nan
+        out.cls = UNKNOWN
+        out.on_road = np.nan
+        out.off_s = np.nan
+        out.buffer = np.nan
     return n_a
 
 

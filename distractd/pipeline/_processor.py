@@ -24,8 +24,7 @@ from ._events import (
     _EV_EPOCH, EVENT_KINDS, _blink_step, _end_fixation, _fixation_step, _saccade_step,
 )
 from ._glances import (
-    _A_MAX_ROWS, _A_SIZE, _A_WINDOW, _GO_BUFFER, _GO_CLASS, _GO_OFF_S,
-    _GO_SIZE, GlanceChannel, GlanceTrace, _alerts_from_rows, _glance_step,
+    _A_MAX_ROWS, _A_SIZE, _A_WINDOW, GlanceChannel, GlanceTrace, _alerts_from_rows, _glance_step,
 )
 from .formats import N_FIELDS
 from ._validate import (
@@ -199,7 +198,7 @@ class StreamProcessor:
             start, n_w, n_e, n_a, done = _run(
                 block, labels, start, self.n_samples, final, self._params, self._vstate,
                 self._held, self._estate, self._wstate, self._ring, self._mstate, self._mring,
-                g._state, g._hist, g._ring, out_w, out_e, out_a, rows,
+                g._state, g._hist, g._ring, g._out, out_w, out_e, out_a, rows,
                 out_e if with_events else None)
             if n_w:
                 found_w.append(out_w[:n_w].copy())
@@ -254,7 +253,7 @@ def _as_labels(labels, n):
 
 @njit(cache=True)
 def _run(block, labels, start, base, final, param_array, v_array, held, e_array, w_array, ring, m_array,
-         mring, g_array, ghist, gring, out_w, out_e, out_a, rows, out_f):
+         mring, g_array, ghist, gring, g_out, out_w, out_e, out_a, rows, out_f):
     """Process the queued held samples and the block's rows from ``start`` until all are done or
     an output buffer is nearly full; at the end, with ``final``, flush the stream.
 
@@ -272,6 +271,7 @@ def _run(block, labels, start, base, final, param_array, v_array, held, e_array,
     wstate = w_array[0]
     mstate = m_array[0]
     gstate = g_array[0]
+    gout = g_out[0]
     hop_s = params.hop_s
     lag_s = params.lag_s
     n_hops = params.window_hops
@@ -279,7 +279,6 @@ def _run(block, labels, start, base, final, param_array, v_array, held, e_array,
     n_rows = block.shape[0]
     x = np.empty(N_FIELDS)
     measures = np.full(N_TEMPORAL, np.nan)
-    gout = np.full(_GO_SIZE, np.nan)
     has_labels = labels.shape[0] > 0
     record = rows.shape[0] > 0   # per-row outputs and events are wanted
     glances = params.glances == 1.0
@@ -390,9 +389,9 @@ def _run(block, labels, start, base, final, param_array, v_array, held, e_array,
             rows[k, 2] = s_status
             rows[k, 3] = b_status
             if glances:
-                rows[k, _R_GLANCE] = gout[_GO_CLASS]
-                rows[k, _R_OFF_S] = gout[_GO_OFF_S]
-                rows[k, _R_BUFFER] = gout[_GO_BUFFER]
+                rows[k, _R_GLANCE] = gout.cls
+                rows[k, _R_OFF_S] = gout.off_s
+                rows[k, _R_BUFFER] = gout.buffer
                 rows[k, _R_ROAD_YAW] = gstate.yaw
                 rows[k, _R_ROAD_PITCH] = gstate.pitch
     if final:
@@ -437,7 +436,7 @@ def _restart(vstate, e_array, w_array, ring, mstate, mring):
     vstate.started = 0.0
     vstate.epoch += 1.0
     _events._clear(e_array)
-    w_array[0] = np.zeros(1, _windows.STATE)[0]
+    w_array[0] = _windows._ZEROS[0]
     _windows._clear_ring(ring)
     _measures._clear_totals(mstate)
     _measures._clear_ring(mring)

@@ -18,8 +18,7 @@ from numba import njit
 
 from ._config import _record
 from ._glances import (
-    _GO_BUFFER, _GO_COUNT, _GO_DT, _GO_DURATION, _GO_HAS_GAZE, _GO_INTERNAL, _GO_OFF_S,
-    _GO_ON_ROAD, _GO_READY, GLANCE_FEATURES, INSTRUMENT, LOST, MIRROR, OFF_ROAD, ON_ROAD,
+    GLANCE_FEATURES, INSTRUMENT, LOST, MIRROR, OFF_ROAD, ON_ROAD,
 )
 from .formats import FIELDS, SPATIAL_FIELDS
 
@@ -158,6 +157,7 @@ STATE = _record(
     ("ref_set", (N_SPATIAL,)),  # 1 once a spatial field's reference is set
     ("ref", (N_SPATIAL,)),      # the reference: the field's first value
 )
+_ZEROS = np.zeros(1, STATE)   # copied to clear a state (a global array, so numba never frees it)
 
 # Output row layout: t_start, t_end, quality, label, the features, then the glance state at the end.
 _O_FEATURES = 4
@@ -382,12 +382,12 @@ def _emit(ring, state, params, period, out):
 
 @njit(cache=True, inline="always")
 def _add_glance(ring, hop, g):
-    """Add one accepted sample's glance outputs (``_GO_*`` layout) to its hop."""
+    """Add one accepted sample's glance outputs (a ``_glances.OUTPUT`` record) to its hop."""
     row = _slot(ring, hop)
-    if g[_GO_HAS_GAZE] == 1.0:
-        cls = g[_GO_INTERNAL]
+    if g.has_gaze == 1.0:
+        cls = g.internal
         ring[row, _H_G_N] += 1.0
-        ring[row, _H_G_TIME_S] += g[_GO_DT]
+        ring[row, _H_G_TIME_S] += g.dt
         if cls == LOST:
             ring[row, _H_G_LOST] += 1.0
         elif cls == ON_ROAD:
@@ -395,14 +395,14 @@ def _add_glance(ring, hop, g):
             ring[row, _H_G_ROAD] += 1.0
         elif cls == OFF_ROAD or cls == MIRROR or cls == INSTRUMENT:
             ring[row, _H_G_TRACKED] += 1.0
-            ring[row, _H_G_AWAY_S] += g[_GO_DT]
-        ring[row, _H_G_COUNT] += g[_GO_COUNT]
-        ring[row, _H_G_LONGEST] = max(ring[row, _H_G_LONGEST], g[_GO_DURATION])
+            ring[row, _H_G_AWAY_S] += g.dt
+        ring[row, _H_G_COUNT] += g.count
+        ring[row, _H_G_LONGEST] = max(ring[row, _H_G_LONGEST], g.duration)
     ring[row, _H_G_SET] = 1.0
-    ring[row, _H_G_ON_ROAD] = g[_GO_ON_ROAD]
-    ring[row, _H_G_OFF_S] = g[_GO_OFF_S]
-    ring[row, _H_G_BUFFER] = g[_GO_BUFFER]
-    ring[row, _H_G_READY] = g[_GO_READY]
+    ring[row, _H_G_ON_ROAD] = g.on_road
+    ring[row, _H_G_OFF_S] = g.off_s
+    ring[row, _H_G_BUFFER] = g.buffer
+    ring[row, _H_G_READY] = g.ready
 
 
 @njit(cache=True, inline="always")
