@@ -101,7 +101,24 @@ def block_from_maps(samples):
         else:
             values.extend(_checked_row(sample, n_rows))
         n_rows += 1
-    return np.array(values, dtype=np.float64).reshape(n_rows, N_FIELDS)
+    try:
+        return np.array(values, dtype=np.float64).reshape(n_rows, N_FIELDS)
+    except OverflowError:  # an int or fraction beyond float64 (msgpack cannot carry one)
+        index = next(i for i, value in enumerate(values) if _overflows(value))
+        raise SchemaError(f"samples[{index // N_FIELDS}].{FIELDS[index % N_FIELDS]} must be a "
+                          f"number within float64's range (±1.8e308), got a "
+                          f"{type(values[index]).__name__} beyond it") from None
+
+
+def _overflows(value):
+    """Whether a row's value is a number beyond float64 (None, a missing field, is not)."""
+    if value is None:
+        return False
+    try:
+        float(value)
+    except OverflowError:
+        return True
+    return False
 
 
 def _checked_row(sample, row):

@@ -154,7 +154,8 @@ def unpack(payload, where, max_str_len=4096):
         message = msgpack.unpackb(payload, raw=False, strict_map_key=False, max_array_len=4096,
                                   max_map_len=256, max_str_len=max_str_len, max_ext_len=0)
     except Exception as exc:  # msgpack raises many unrelated types on garbage
-        raise Rejected("undecodable", f"{where}: {type(exc).__name__}: {exc}") from None
+        raise Rejected("undecodable", f"{where}: {type(exc).__name__}: {_clipped(exc)}") \
+            from None
     if not isinstance(message, dict):
         raise Rejected("not_a_map", f"{where}: payload must be a map, "
                                     f"got {type(message).__name__}")
