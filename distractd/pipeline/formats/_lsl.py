@@ -187,8 +187,9 @@ def lsl_mapping(stream_name, channel_format, channels, gaze_frame=""):
     vectors = [(side, (axes["x"], axes["y"], axes["z"])) for side, axes in parts.items()
                if set(axes) == {"x", "y", "z"}]
     if not columns and not vectors:
+        labels = ascii(", ".join(ignored))[1:-1][:240]  # printable and bounded: one log line
         raise SchemaError(f"LSL stream {stream_name!r}: no channel maps to a canonical field "
-                          f"(labels: {', '.join(ignored) or 'none'}); see docs/inputs.md")
+                          f"(labels: {labels or 'none'}); see docs/inputs.md")
     eye_in_head = gaze_frame.strip().lower() == "head" or relay
     return LslMapping(len(channels), columns, vectors, ignored, eye_in_head)
 

@@ -58,7 +58,7 @@ import math
 import numpy as np
 
 from ._schema import FIELD_INDEX, N_FIELDS, empty_block
-from ._wire import Rejected, unpack
+from ._wire import Rejected, _clipped, _shown, unpack
 
 __all__ = [
     "PupilAdapter", "UnsupportedGaze", "gaze_angles", "gaze_normal", "pupil_datums", "gaze_datum",
@@ -314,7 +314,7 @@ class PupilAdapter:
         if len(frames) < 2:
             raise Rejected("bad_topic", f"pupil: expected [topic, payload, ...], got "
                                         f"{len(frames)} frame(s)")
-        topic = bytes(frames[0][:64]).decode("utf-8", "replace")
+        topic = ascii(bytes(frames[0][:64]))[2:-1]  # printable: a log line stays one line
         if topic.startswith(("gaze.2d.", "surfaces.")):
             self._refuse(topic)
             return empty_block(0)
@@ -322,7 +322,7 @@ class PupilAdapter:
         timestamp = datum.get("timestamp")
         if isinstance(timestamp, bool) or not isinstance(timestamp, (int, float)):
             raise Rejected("missing_t", f"pupil {topic}: timestamp must be a number, "
-                                        f"got {timestamp!r}")
+                                        f"got {_shown(timestamp)}")
         try:
             if topic.startswith("gaze.3d."):
                 self._surfaces_alone = 0
@@ -335,7 +335,8 @@ class PupilAdapter:
             elif topic.startswith("blink"):
                 self.blink = {"onset": 1.0, "offset": 0.0}.get(datum.get("type"), self.blink)
         except (TypeError, ValueError, AttributeError, KeyError) as exc:
-            raise Rejected("wrong_type", f"pupil {topic}: {type(exc).__name__}: {exc}") from None
+            raise Rejected("wrong_type", f"pupil {topic}: {type(exc).__name__}: "
+                                         f"{_clipped(exc)}") from None
         return empty_block(0)
 
     def _refuse(self, topic):
