@@ -11,8 +11,9 @@ folder (a fresh install, or the systemd unit's fresh state directory) and times 
 over ``NOTIFY_SOCKET``; ``daemon_ready_warm`` starts it again on the folder the cold start
 filled. Targets (issues 16, 24): ``--version`` and every ``--help`` <= 0.3 s, cold READY <= 10 s.
 
-Usage: ``python benchmarks/startup.py [--runs 5] [--daemon-runs 1]`` (``--daemon-runs 0``: the
-command line and the imports only)
+Usage: ``python benchmarks/startup.py [--runs 5] [--daemon-runs 1] [--baseline-tree DIR]``
+(``--daemon-runs 0``: the command line and the imports only; ``--baseline-tree``: each case also
+on an older source tree, alternating run by run, so both meet the same machine load).
 """
 
 import argparse
@@ -34,8 +35,30 @@ SCRIPT = Path(sys.executable).with_name("distractd")
 
 def timed(command, env=None):
     start = time.perf_counter()
-    subprocess.run(command, check=True, stdout=subprocess.DEVNULL, env=env)
+    subprocess.run(command, check=True, stdout=subprocess.DEVNULL, env=env,
+                   cwd=tempfile.gettempdir())
     return time.perf_counter() - start
+
+
+def compared(command, runs, tree):
+    """Runs of ``command`` on the installed distractd and, alternating with them so that both
+    meet the same load, on the distractd of source ``tree`` (put first on ``PYTHONPATH``; run
+    from a neutral folder, so that ``python -c`` does not find the checkout in its working
+    directory); ``(runs, tree runs)``, the latter empty without ``tree``."""
+    own, old = [], []
+    for _ in range(runs):
+        own.append(timed(command))
+        if tree:
+            old.append(timed(command, {**os.environ, "PYTHONPATH": str(tree)}))
+    return own, old
+
+
+def report_compared(case, command, runs, tree, **extra):
+    own, old = compared(command, runs, tree)
+    if tree:
+        extra.update(baseline_tree_median_s=statistics.median(old),
+                     baseline_tree_runs_s=[round(r, 4) for r in old])
+    report(case, own, **extra)
 
 
 def daemon_ready_s(cache_dir):
@@ -68,16 +91,21 @@ def main():
     parser.add_argument("--runs", type=int, default=5, help="runs of each command")
     parser.add_argument("--daemon-runs", type=int, default=1,
                         help="cold and warm daemon starts (each cold one on a new folder)")
+    parser.add_argument("--baseline-tree", metavar="DIR",
+                        help="a source tree of another distractd version (e.g. git archive of an "
+                             "older commit): every command and import is also timed on it, "
+                             "alternating, as baseline_tree_median_s")
     args = parser.parse_args()
     report("python_baseline", [timed([sys.executable, "-c", "pass"]) for _ in range(args.runs)])
+    tree = args.baseline_tree
     for flag in ("--version", "--help"):
-        report(flag, [timed([str(SCRIPT), flag]) for _ in range(args.runs)], target_s=0.3)
+        report_compared(flag, [str(SCRIPT), flag], args.runs, tree, target_s=0.3)
     for command in _COMMANDS:
-        report(f"{command} --help", [timed([str(SCRIPT), command, "--help"])
-                                     for _ in range(args.runs)], target_s=0.3)
+        report_compared(f"{command} --help", [str(SCRIPT), command, "--help"], args.runs, tree,
+                        target_s=0.3)
     for module in ("distractd.daemon", "distractd.simulators"):
-        report(f"import {module}", [timed([sys.executable, "-c", f"import {module}"])
-                                    for _ in range(args.runs)])
+        report_compared(f"import {module}", [sys.executable, "-c", f"import {module}"],
+                        args.runs, tree)
     cold, warm = [], []
     for _ in range(args.daemon_runs):
         with tempfile.TemporaryDirectory(prefix="numba-cache-") as cache_dir:

@@ -3,12 +3,16 @@
 Each subcommand is an entry of :data:`_COMMANDS`: its help, ``_declare_<name>(parser)`` declaring
 its arguments, and ``_<name>(args) -> int`` running it. Only the chosen command's arguments are
 declared, so ``distractd --help`` and ``--version`` import no wing (start-up stays a few tens of
-milliseconds); a declaration may import its wing's constants (``choices``), a command the wing.
+milliseconds); a declaration may import its wing's constants (``choices``: the wings re-export
+lazily, so a constant loads its own light module, not the wing's estimators or kernels), a command
+the wing.
 
 Output: a command with something to say hands a JSON-ready summary and its text form to
 :func:`_report`; ``--json`` prints the summary as JSON, ``--quiet`` prints nothing (warnings and
-errors still reach standard error). Errors are one line on standard error: a bad argument or an
-output path that cannot be written (checked while parsing, before any long work) gives status 2;
+errors still reach standard error). Errors are one line on standard error: a bad argument value
+(checked while parsing by the argparse types below, :func:`_number` over the library's
+:class:`~distractd._validation.Interval`, so the line names the option and its rule) or an
+output path that cannot be written (checked before any long work) gives status 2;
 a :class:`~distractd.DistractdError` (the wing names the file, field and value) or an operating
 system error gives status 1. The module is long only because there are fifteen subcommands and
 their help texts (about two thirds of the lines are argument declarations); the work of each is

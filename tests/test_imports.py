@@ -31,11 +31,7 @@ _NUMBA_RUNNING = "import numba\nnumba.njit(lambda x: x + 1)(1)"
 """What numba loads itself once it compiles or loads a kernel: scipy's BLAS/LAPACK wrappers."""
 
 
-@pytest.mark.parametrize("command", [
-    pytest.param(name, marks=pytest.mark.xfail(
-        strict=True, reason="the evaluation wing's __init__ is eager: SCHEMES, RECIPES and "
-                            "NORMALISATIONS load scikit-learn and scipy"))
-    if name == "evaluate" else name for name in _COMMANDS])
+@pytest.mark.parametrize("command", list(_COMMANDS))
 def test_every_help_loads_neither_scikit_learn_nor_scipy(command):
     modules = _new_modules("from distractd.cli import main\ntry:\n"
                            f"    main([{command!r}, '--help'])\nexcept SystemExit:\n    pass")

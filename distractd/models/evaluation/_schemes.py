@@ -55,14 +55,12 @@ from ..detectors import (
     false_alarms_per_hour, fit_cohort, stratified_subset, thin_windows,
 )
 from ._protocol import evaluate_driver
+from ._scheme_names import NORMALISATIONS, RECIPES, SCHEMES
 
-__all__ = ["SCHEMES", "RECIPES", "NORMALISATIONS", "Drive", "scheme_drives", "featured_drives",
-           "drives_of", "representation_drives", "evaluate_scheme", "scheme_folds",
-           "normalise_drives", "supported_schemes", "drive_record"]
+__all__ = ["Drive", "scheme_drives", "featured_drives", "drives_of", "representation_drives",
+           "evaluate_scheme", "scheme_folds", "normalise_drives", "supported_schemes",
+           "drive_record"]
 
-SCHEMES = ("new-driver", "new-drive", "blocked", "source")
-RECIPES = ("cohort", "per-driver")
-NORMALISATIONS = ("running", "drive", "driver", "none")
 
 _CONSTRAINTS = {
     "scheme": Options(SCHEMES),
