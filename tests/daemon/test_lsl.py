@@ -5,6 +5,7 @@ end; refused and lost streams counted in its metrics; channel descriptions read 
 outlets."""
 
 import re
+import threading
 import time
 import uuid
 
@@ -20,7 +21,7 @@ from distractd.pipeline.formats import (
     FIELD_INDEX, FIELDS, STATE_CHANNEL_META, STATE_CHANNELS, STATES, Recording, lsl_mapping,
     lsl_stream_id,
 )
-from distractd.simulators import simulate_drive
+from distractd.simulators import replay, simulate_drive
 
 from ._published import states_of
 
@@ -168,3 +169,37 @@ def test_pupil_diameter_for_both_eyes_is_read_from_a_real_outlet():
     np.testing.assert_allclose(block[:, FIELD_INDEX["gaze_r_yaw"]],
                                block[:, FIELD_INDEX["gaze_l_yaw"]])
     inlet.inlet.close_stream()
+
+
+def test_states_of_a_zeromq_stream_are_stamped_at_publication(start_daemon):
+    """A stream from ZeroMQ has a clock LSL does not know: its states on the LSL outlet are stamped
+    with this host's local_clock() when published, and the outlet's desc says so."""
+    daemon = start_daemon(["lsl.outlets=true"])
+    before = pylsl.local_clock()
+    sender = threading.Thread(target=replay, args=([simulate_drive(5, duration_s=60.0)],
+                                                   daemon.input),
+                              kwargs={"speed": 5.0, "prefix": "zmq"})
+    sender.start()
+    inlet, rows, stamps = None, [], []
+    while sender.is_alive() or inlet is None:
+        if inlet is None:
+            found = [info for info in pylsl.resolve_byprop("type", "DistractionState", 0, 1.0)
+                     if info.name().startswith("distractd.zmq")]
+            if found:
+                inlet = pylsl.StreamInlet(found[0])
+                inlet.open_stream(10)
+            assert sender.is_alive() or inlet is not None, "no state outlet for the stream"
+        else:
+            chunk, times = inlet.pull_chunk(timeout=0.2)
+            rows += chunk
+            stamps += times
+    sender.join()
+    assert daemon.stop() == 0  # the end of the stream publishes its last windows
+    while (chunk := inlet.pull_chunk(timeout=1.0))[0]:
+        rows += chunk[0]
+        stamps += chunk[1]
+    after = pylsl.local_clock()
+    assert inlet.info(timeout=10).desc().child_value("timestamps") == "publication"
+    assert len(rows) > 10
+    assert all(before <= stamp <= after for stamp in stamps)
+    assert all(row[0] <= 60.0 < before for row in rows)  # t_end: the drive's clock, from 0 s
