@@ -119,6 +119,7 @@ class Model:
         windows = Windows.concat([processor.update(wire), processor.update(block[n // 2:])])
         try:
             scores = self.detector.decision_function(np.nan_to_num(windows.X[:, self.columns]))
+            detectors.smooth_decisions(windows.t_end, scores)  # the decision rule's kernel
             for submodel in self.detector.fallbacks:   # a broken sub-model fails here, not later
                 submodel.window_scores(np.nan_to_num(windows.X), FEATURE_NAMES, submodel)
             segmenter = self.segmenter(True)
