@@ -12,7 +12,7 @@ import numpy as np
 
 from .._errors import ConfigError
 from .._validation import Interval, Options, check_params
-from .formats import FIELDS, RANGES
+from .formats import FIELD_INDEX, FIELDS, RANGES, SPATIAL_FIELDS
 
 __all__ = ["PipelineConfig"]
 
@@ -22,6 +22,20 @@ _FRACTION = Interval(0, 1)
 _ANGLE = Interval(-90, 90)
 _MAX_HOPS = 7200             # hops a window, blink or PERCLOS span may hold (1 h at 0.5 s)
 _MAX_BASELINE_ENTRIES = 720  # windows the baseline ring may hold (1 h at 5 s spacing)
+
+# Positions of the sample fields the kernels read, from the schema by name.
+_TIME = FIELD_INDEX["t"]
+_GAZE_YAW = (FIELD_INDEX["gaze_r_yaw"], FIELD_INDEX["gaze_l_yaw"])   # per eye: right, left
+_GAZE_PITCH = (FIELD_INDEX["gaze_r_pitch"], FIELD_INDEX["gaze_l_pitch"])
+_GAZE = (_GAZE_YAW[0], _GAZE_PITCH[0], _GAZE_YAW[1], _GAZE_PITCH[1])
+_EYELID = (FIELD_INDEX["eyelid_r"], FIELD_INDEX["eyelid_l"])
+_PUPIL = (FIELD_INDEX["pupil_r"], FIELD_INDEX["pupil_l"])
+_CONFIDENCE = FIELD_INDEX["confidence"]
+_SACCADE_FLAG = FIELD_INDEX["saccade"]
+_BLINK_FLAG = FIELD_INDEX["blink"]
+_HEAD_YAW = FIELD_INDEX["head_yaw"]
+_HEAD_PITCH = FIELD_INDEX["head_pitch"]
+_SPATIAL = tuple(FIELD_INDEX[name] for name in SPATIAL_FIELDS)
 
 
 @dataclass(frozen=True)

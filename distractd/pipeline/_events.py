@@ -38,7 +38,7 @@ the maxima.
 import numpy as np
 from numba import njit
 
-from ._config import _record
+from ._config import _BLINK_FLAG, _EYELID, _GAZE, _GAZE_PITCH, _GAZE_YAW, _SACCADE_FLAG, _record
 from ._glances import _cyclopean
 from ._windows import (
     _H_PENDING_BLINK, _H_PENDING_BLINK_COUNT, _H_PENDING_SACCADE, _H_T_COUNT, _H_T_SUM, BLINK,
@@ -159,8 +159,8 @@ def _saccade_step(x, t, dt, gap, period, hop, last_hop, params, state, ring, eve
         for eye in range(2):
             yaw0 = state.prev[2 * eye]
             pitch0 = state.prev[2 * eye + 1]
-            yaw1 = x[7 + 2 * eye]
-            pitch1 = x[8 + 2 * eye]
+            yaw1 = x[_GAZE_YAW[eye]]
+            pitch1 = x[_GAZE_PITCH[eye]]
             if not (np.isnan(yaw0) or np.isnan(pitch0) or np.isnan(yaw1) or np.isnan(pitch1)):
                 dyaw += (yaw1 - yaw0) * np.cos(0.5 * (pitch0 + pitch1))
                 dpitch += pitch1 - pitch0
@@ -171,8 +171,8 @@ def _saccade_step(x, t, dt, gap, period, hop, last_hop, params, state, ring, eve
     yaw, pitch = _cyclopean(x)
     if params.use_flags == 1.0:
         rate_ok = True
-        available = not np.isnan(x[16])
-        fast = available and x[16] >= 0.5
+        available = not np.isnan(x[_SACCADE_FLAG])
+        fast = available and x[_SACCADE_FLAG] >= 0.5
     else:
         rate_ok = period > 0.0 and params.saccade_min_rate_hz * period <= 1.0
         available = rate_ok and not np.isnan(yaw)
@@ -231,7 +231,7 @@ def _saccade_step(x, t, dt, gap, period, hop, last_hop, params, state, ring, eve
             joined = False
 
     for j in range(4):
-        state.prev[j] = x[7 + j]
+        state.prev[j] = x[_GAZE[j]]
     state.prev_yaw = yaw
     state.prev_pitch = pitch
     state.velocity = velocity
@@ -288,13 +288,13 @@ def _blink_step(x, t, gap, lost, period, hop, last_hop, params, state, ring, eve
     """
     flags = params.use_flags == 1.0
     if flags:
-        available = not np.isnan(x[17])
-        closed = available and x[17] >= 0.5
+        available = not np.isnan(x[_BLINK_FLAG])
+        closed = available and x[_BLINK_FLAG] >= 0.5
     else:
         available = period > 0.0 and params.blink_min_rate_hz * period <= 1.0
         opening = np.nan
         n = 0
-        for j in (11, 12):
+        for j in _EYELID:
             if not np.isnan(x[j]):
                 opening = x[j] if n == 0 else opening + x[j]
                 n += 1

@@ -53,8 +53,7 @@ from dataclasses import dataclass
 import numpy as np
 from numba import njit
 
-from ._config import _record
-from .formats import FIELD_INDEX
+from ._config import _GAZE_PITCH, _GAZE_YAW, _HEAD_PITCH, _HEAD_YAW, _record
 
 __all__ = ["GLANCE_CLASSES", "GLANCE_FEATURES", "ALERT_KINDS", "Alert", "GlanceChannel",
            "GlanceTrace"]
@@ -131,9 +130,6 @@ STATE = _record(
     "head_seen_s",  # on-road time with a head pose seen, s
 )
 _ZEROS = np.zeros(1, STATE)   # copied to clear a state (a global array, so numba never frees it)
-
-_HEAD_YAW = FIELD_INDEX["head_yaw"]
-_HEAD_PITCH = FIELD_INDEX["head_pitch"]
 
 CENTRE_EVERY_S = 0.25
 """The centre is re-read from the histogram when its mode moves, and at least this often, s."""
@@ -377,9 +373,9 @@ def _cyclopean(x):
     pitch = 0.0
     n = 0
     for eye in range(2):
-        if not (np.isnan(x[7 + 2 * eye]) or np.isnan(x[8 + 2 * eye])):
-            yaw += x[7 + 2 * eye]
-            pitch += x[8 + 2 * eye]
+        if not (np.isnan(x[_GAZE_YAW[eye]]) or np.isnan(x[_GAZE_PITCH[eye]])):
+            yaw += x[_GAZE_YAW[eye]]
+            pitch += x[_GAZE_PITCH[eye]]
             n += 1
     if n == 0:
         return np.nan, np.nan

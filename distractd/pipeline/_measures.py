@@ -17,7 +17,7 @@ the part of its window seen so far.
 import numpy as np
 from numba import njit
 
-from ._config import _record
+from ._config import _EYELID, _record
 
 # Measure ring columns.
 _M_ID = 0
@@ -92,12 +92,14 @@ def _measure_sample(ring, state, hop, params, x, dt, blink_status, blink_duratio
         ring[row, _M_BLINKS] += 1.0
         ring[row, _M_BLINK_S] += blink_duration
     opening = np.nan
-    if not np.isnan(x[11]) and not np.isnan(x[12]):
-        opening = 0.5 * (x[11] + x[12])
-    elif not np.isnan(x[11]):
-        opening = x[11]
-    elif not np.isnan(x[12]):
-        opening = x[12]
+    right = x[_EYELID[0]]
+    left = x[_EYELID[1]]
+    if not np.isnan(right) and not np.isnan(left):
+        opening = 0.5 * (right + left)
+    elif not np.isnan(right):
+        opening = right
+    elif not np.isnan(left):
+        opening = left
     if not np.isnan(opening):
         ring[row, _M_EYELID_S] += dt
         if opening <= params.perclos_opening_max:

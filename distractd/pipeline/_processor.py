@@ -11,6 +11,7 @@ kernel in one pass and the two batch drivers (features, events) share it.
 
 import csv
 import math
+from collections import namedtuple
 from dataclasses import dataclass
 
 import numpy as np
@@ -19,7 +20,7 @@ from numba import njit
 from .._errors import SchemaError
 from . import _events, _glances, _measures, _validate, _windows
 from ._baseline import RunningBaseline
-from ._config import PipelineConfig, _params
+from ._config import _TIME, PipelineConfig, _params
 from ._events import (
     _EV_EPOCH, EVENT_KINDS, _blink_step, _end_fixation, _fixation_step, _saccade_step,
 )
@@ -28,8 +29,8 @@ from ._glances import (
 )
 from .formats import N_FIELDS
 from ._validate import (
-    _B_INDEX, _B_LABEL, ORDER_ACCEPT, ORDER_RESET, REJECT_REASONS, REJECTED, TRACK_LOSS, _order,
-    _release, _validate_row,
+    _B_INDEX, _B_LABEL, ORDER_ACCEPT, ORDER_RESET, REJECT_REASONS, REJECTED, TRACK_LOSS, _no_gaze,
+    _order, _release, _validate_row,
 )
 from ._windows import (
     _H_PENDING_BLINK, _H_PENDING_BLINK_COUNT, _H_PENDING_SACCADE, _H_T_COUNT, _O_SIZE, BLINK,
@@ -54,6 +55,16 @@ _NO_ROWS = np.empty((0, _R_SIZE))   # also stands for "no event buffer" (the ker
 
 
 _NO_WINDOWS = Windows.empty()   # shared: arrays of size 0 cannot be changed
+
+_StreamState = namedtuple("_StreamState", (
+    "params", "validation", "held", "events", "windows", "ring", "measures", "measure_ring",
+    "glances", "glance_hist", "glance_ring", "glance_out"))
+"""One stream's kernel state, in the order :func:`_run` unpacks it: one-record arrays (the
+parameters, and the validation, event, window, measure and glance states: :data:`PARAMS`,
+``_validate.STATE``, ...), the held-sample buffer, the hop and measure rings, the glance histogram
+and glance ring, and the glance channel's per-sample outputs. :func:`_run` takes it as a plain
+tuple: numba reads a plain tuple of arrays about as fast as separate arguments, a named one about
+10 us slower per call."""
 
 
 class StreamProcessor:
@@ -120,28 +131,28 @@ class StreamProcessor:
             raise TypeError(f"config must be a PipelineConfig or None, got {type(config).__name__}")
         self.config = config
         self.n_samples = 0
-        self._params = _params(config)
-        self._margin = int(self._params["ring_hops"][0])
-        self._vstate = _validate._new_state()
-        self._held = _validate._new_buffer()
-        self._estate = _events._new_state()
-        self._wstate = np.zeros(1, _windows.STATE)
-        self._ring = _windows._new_ring(self._margin)
-        self._mstate = _measures._new_state()
-        self._mring = _measures._new_ring(int(self._params["measure_hops"][0]))
-        self.glances = GlanceChannel(config)
+        params = _params(config)
+        self._margin = int(params["ring_hops"][0])
+        self.glances = g = GlanceChannel(config)
+        self._state = _StreamState(
+            params=params, validation=_validate._new_state(), held=_validate._new_buffer(),
+            events=_events._new_state(), windows=np.zeros(1, _windows.STATE),
+            ring=_windows._new_ring(self._margin), measures=_measures._new_state(),
+            measure_ring=_measures._new_ring(int(params["measure_hops"][0])), glances=g._state,
+            glance_hist=g._hist, glance_ring=g._ring, glance_out=g._out)
+        self._kernel_state = tuple(self._state)
         self._pending_alerts = []
         self.baseline = (RunningBaseline.from_config(config, FEATURE_NAMES) if config.baseline
                          else None)
 
     @property
     def rejected(self):
-        counts = self._vstate["counts"][0]
+        counts = self._state.validation["counts"][0]
         return {reason: int(n) for reason, n in zip(REJECT_REASONS, counts)}
 
     @property
     def rate_hz(self):
-        period = self._vstate["period"][0]
+        period = self._state.validation["period"][0]
         return float(1.0 / period) if period > 0.0 else math.nan
 
     def update(self, block, labels=None):
@@ -189,17 +200,15 @@ class StreamProcessor:
         else:
             rows = out_e = _NO_ROWS
         out_a = np.empty((_A_MAX_ROWS + 8, _A_SIZE))
-        g = self.glances
+        out = (out_w, out_e, out_a, rows)
         found_w, found_e, found_a = [], [], []
         n_found = 0
         start = 0
         done = False
         while not done:
-            start, n_w, n_e, n_a, done = _run(
-                block, labels, start, self.n_samples, final, self._params, self._vstate,
-                self._held, self._estate, self._wstate, self._ring, self._mstate, self._mring,
-                g._state, g._hist, g._ring, g._out, out_w, out_e, out_a, rows,
-                out_e if with_events else None)
+            start, n_w, n_e, n_a, done = _run(block, labels, start, self.n_samples, final,
+                                              self._kernel_state, out,
+                                              out_e if with_events else None)
             if n_w:
                 found_w.append(out_w[:n_w].copy())
             if n_e:
@@ -252,19 +261,22 @@ def _as_labels(labels, n):
 
 
 @njit(cache=True)
-def _run(block, labels, start, base, final, param_array, v_array, held, e_array, w_array, ring, m_array,
-         mring, g_array, ghist, gring, g_out, out_w, out_e, out_a, rows, out_f):
+def _run(block, labels, start, base, final, state, out, out_f):
     """Process the queued held samples and the block's rows from ``start`` until all are done or
     an output buffer is nearly full; at the end, with ``final``, flush the stream.
 
-    ``base`` is the stream index of the block's first row. Per-row outputs and events are written
-    only when ``rows`` is not empty (an empty ``out_e`` then drops events). Fixations go to
-    ``out_f`` (``out_e`` itself) or, with ``out_f=None``, are not looked for: numba then compiles a
-    separate feature-path kernel without the fixation step, whose mere presence in the loop made
-    every sample about 50 % slower even where it never ran. Alert rows go to
-    ``out_a`` with the count of windows written before them. Returns ``(next row, windows
-    written, events written, alert rows written, done)``.
+    ``base`` is the stream index of the block's first row; ``state`` is the stream's
+    :data:`_StreamState` as a plain tuple, and ``out`` the output buffers ``(out_w, out_e, out_a,
+    rows)``. Per-row outputs and events are written only when ``rows`` is not empty (an empty
+    ``out_e`` then drops events). Fixations go to ``out_f`` (``out_e`` itself) or, with
+    ``out_f=None``, are not looked for: numba then compiles a separate feature-path kernel without
+    the fixation step, whose mere presence in the loop made every sample about 50 % slower even
+    where it never ran. Alert rows go to ``out_a`` with the count of windows written before them.
+    Returns ``(next row, windows written, events written, alert rows written, done)``.
     """
+    (param_array, v_array, held, e_array, w_array, ring, m_array, mring, g_array, ghist, gring,
+     g_out) = state
+    out_w, out_e, out_a, rows = out
     params = param_array[0]
     vstate = v_array[0]
     estate = e_array[0]
@@ -322,13 +334,13 @@ def _run(block, labels, start, base, final, param_array, v_array, held, e_array,
                 continue
         else:
             break
-        has_gaze = not (np.isnan(x[7]) and np.isnan(x[8]) and np.isnan(x[9]) and np.isnan(x[10]))
+        has_gaze = not _no_gaze(x)
         status = _validate_row(x, params, vstate)
         keep_row = record and 0 <= k < rows.shape[0]
         if keep_row:
             rows[k, 0] = status
             rows[k, 4] = vstate.epoch
-        t = x[0]
+        t = x[_TIME]
         hop = np.floor(t / hop_s)
         if wstate.started == 0.0:
             wstate.started = 1.0

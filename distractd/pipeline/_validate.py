@@ -26,7 +26,7 @@ buffer per stream, as their uses never overlap.
 import numpy as np
 from numba import njit
 
-from ._config import _record
+from ._config import _CONFIDENCE, _GAZE, _PUPIL, _TIME, _record
 from .formats import N_FIELDS
 
 __all__ = ["REJECT_REASONS"]
@@ -91,7 +91,6 @@ _RATE_RELOCK = 8           # this many consecutive outside the band re-lock it
 _GAP_PERIODS = 2.5
 _RESET_MIN_SAMPLES = 3
 
-_CONFIDENCE = 15
 
 
 def _new_state():
@@ -137,7 +136,7 @@ def _break_run(state, buffer, rows, base):
 @njit(cache=True)
 def _backwards(x, label, index, params, state, buffer, rows, base):
     """A sample before the stream's latest time: extend or start the backwards run."""
-    t = x[0]
+    t = x[_TIME]
     cap = buffer.shape[0]
     n = int(state.run_n)
     if n > 0:
@@ -168,7 +167,7 @@ def _backwards(x, label, index, params, state, buffer, rows, base):
 @njit(cache=True, inline="always")
 def _order(x, label, index, params, state, buffer, rows, base):
     """Decide a new sample's place in time (an ``ORDER_*`` code); ``index - base`` is its row."""
-    t = x[0]
+    t = x[_TIME]
     if not np.isfinite(t):
         return _drop(state, _NONFINITE_T, rows, index - base)
     if abs(t) > T_MAX_S:
@@ -214,7 +213,7 @@ def _release(state, buffer, rows, base):
 def _validate_row(x, params, state):
     """Check the fields of sample ``x`` (a copy, cleaned in place), whose time order is settled;
     return its status code."""
-    t = x[0]
+    t = x[_TIME]
     nonfinite = False
     out_of_range = False
     for j in range(1, x.shape[0]):
@@ -246,16 +245,25 @@ def _validate_row(x, params, state):
     if x[_CONFIDENCE] < params.confidence_min:   # False for NaN: no confidence field
         state.counts[_LOW_CONFIDENCE] += 1
         lost = True
-    elif np.isnan(x[7]) and np.isnan(x[8]) and np.isnan(x[9]) and np.isnan(x[10]):
+    elif _no_gaze(x):
         lost = True
     if lost:
         # Gaze and pupil of an untracked eye are not data. The eyelid aperture is measured from
         # the lids, not the pupil, so a finite value is kept: a tracker loses the pupil exactly
         # when the lid closes, and blanking the lid would hide every closure from PERCLOS.
-        for j in (7, 8, 9, 10, 13, 14):
+        for j in _GAZE + _PUPIL:
             x[j] = np.nan
         return TRACK_LOSS
     return ACCEPTED
+
+
+@njit(cache=True, inline="always")
+def _no_gaze(x):
+    """Sample ``x`` has no gaze value of either eye."""
+    for j in _GAZE:
+        if not np.isnan(x[j]):
+            return False
+    return True
 
 
 @njit(cache=True, inline="always")

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 import numpy as np
 from numba import njit
 
-from ._config import _record
+from ._config import _SPATIAL, _record
 from ._glances import (
     GLANCE_FEATURES, INSTRUMENT, LOST, MIRROR, OFF_ROAD, ON_ROAD,
 )
@@ -322,7 +322,7 @@ def _add_sample(ring, state, hop, x, valid, measures, label):
     elif label == 0:
         ring[row, _H_LABEL0] += 1.0
     for j in range(N_SPATIAL):
-        v = x[1 + j]
+        v = x[_SPATIAL[j]]
         if not np.isnan(v):
             if state.ref_set[j] == 0.0:
                 state.ref_set[j] = 1.0
