@@ -8,7 +8,8 @@ daemon's input, which can require CURVE keys.
 
 What it does, as the daemon's own Pupil input does:
 1. ask Pupil Remote (REQ, default port 50020) for ``SUB_PORT``, the IPC backbone's port;
-2. subscribe there to ``gaze.3d.``, ``pupil.`` and ``blink``;
+2. subscribe there to ``gaze.3d.``, ``pupil.`` and ``blink`` (and to ``gaze.2d.`` and
+   ``surfaces.``, only to say once that such gaze, without angles, is skipped);
 3. map each datum to canonical samples with distractd's public ``PupilAdapter`` (gaze normals
    to yaw/pitch, 3-D pupil diameters, blinks), which also puts Capture's out-of-order gaze
    datums back in time order (held 0.25 s of Pupil time);
@@ -30,7 +31,7 @@ import msgpack
 import numpy as np
 import zmq
 
-from distractd.pipeline.formats import FIELDS, PupilAdapter, Rejected
+from distractd.pipeline.formats import FIELDS, PupilAdapter, Rejected, UnsupportedGaze
 
 
 def connect_publisher(context, endpoint, timeout_s=30.0):
@@ -92,6 +93,10 @@ def main():
                     except Rejected as exc:  # a datum the mapping cannot read: skip it
                         n_refused += 1
                         print(f"skipped: {exc}", flush=True)
+                    except UnsupportedGaze as exc:  # 2-D or surface-mapped gaze: no angles
+                        n_refused += 1
+                        if exc.first:  # once per mapping
+                            print(f"skipped: {exc}", flush=True)
                     last_datum = time.monotonic()
                 elif adapter.n_held and time.monotonic() - last_datum > 1.0:
                     send(adapter.flush())  # Capture went quiet: release the held samples

@@ -148,7 +148,8 @@ def test_pupil_relay_from_capture_to_the_daemon(start_daemon, run_emulator):
     the batch pipeline's on the samples the mapping makes of the same datums (read here with
     Pupil Labs' own client), and none arrive out of order."""
     drive = simulate_drive(7, duration_s=40.0)
-    running = run_emulator(drive, speed=5.0, wait_subscriptions=6)  # the relay's 3 + ours 3
+    running = run_emulator(drive, speed=5.0,  # the relay's subscriptions and ours
+                           wait_subscriptions=2 * len(PupilAdapter.TOPICS))
     daemon = start_daemon(["sessions.idle_timeout_s=2"])
     try:
         relay = _start("pupil_relay.py", "--remote", f"tcp://127.0.0.1:{running.emulator.port}",
