@@ -40,6 +40,7 @@ from ..pipeline import ALERT_KINDS, REJECT_REASONS
 from ..pipeline.formats import REFUSED_MAPPINGS, REJECTION_REASONS, STATES
 from ._gate import REFUSAL_REASONS
 from ._lsl import LSL_OUTCOMES
+from ._session import STREAM_STAGES
 
 __all__ = ["Metrics", "MetricsServer", "LATENCY_BUCKETS_S", "FIT_BUCKETS_S", "SKIP_REASONS"]
 
@@ -147,6 +148,12 @@ class Metrics:
         self.streams_expired = Counter("distractd_streams_expired_total",
                                        "Sessions closed after sessions.idle_timeout_s of silence.",
                                        registry=registry)
+        stream_errors = Counter("distractd_stream_errors_total",
+                                "Unexpected exceptions caught in one stream's processing, by "
+                                "stage; the stream's session was dropped and the others went on "
+                                "(a fault of the daemon, with its traceback at debug level).",
+                                ["stage"], registry=registry)
+        self.stream_errors = {stage: stream_errors.labels(stage=stage) for stage in STREAM_STAGES}
         self.field_mismatch = Counter("distractd_stream_field_mismatch_total",
                                       "Sessions whose stream lacks every field some feature of the "
                                       "loaded model is computed from (checked once per session, "

@@ -34,7 +34,23 @@ from ..pipeline.formats import (
     transition_event,
 )
 
-__all__ = ["Session", "StreamSegmenter", "MAX_MESSAGE_RATE_HZ"]
+__all__ = ["Session", "StreamSegmenter", "StreamFault", "MAX_MESSAGE_RATE_HZ", "STREAM_STAGES"]
+
+STREAM_STAGES = ("decode", "ingest", "pipeline", "scoring", "segmentation", "publish",
+                 "adaptation", "end")
+"""Where the service catches an unexpected exception of one stream
+(``distractd_stream_errors_total{stage}``): decoding a message, adding it to its stream's inbox,
+the pipeline, scoring its windows, the online segmenter, the decision rule and its messages, the
+adaptation's window collection, and the end of the stream (flush at expiry or stop)."""
+
+
+class StreamFault(Exception):
+    """An unexpected exception inside a session's :meth:`Session.publish` or
+    :meth:`Session.final_segments`, raised again with the stage it came from (its ``__cause__``)."""
+
+    def __init__(self, stage):
+        super().__init__(stage)
+        self.stage = stage
 
 _SIGNALS = np.array([name not in ("t", "confidence") for name in FIELDS])
 """The fields that are a signal (time and confidence alone are not data)."""
@@ -74,6 +90,7 @@ class Session:
         self.decision = DecisionRule(**decision)
         self.segmenter = segmenter
         self.last_seen_s = now_s
+        self.failed = False  # an unexpected exception ended the session (set by the service)
         self.next_seq = None
         self.gaze_frame = None  # "head": eye-in-head gaze without head pose (set by the service)
         self.adaptation = None  # StreamAdaptation with [adaptation] on (set by the service)
@@ -183,7 +200,11 @@ class Session:
         """End of the stream: ``segment`` events committing the segmenter's pending frames."""
         if self.segmenter is None:
             return []
-        return [segment_event(self.stream, segment) for segment in self.segmenter.flush()]
+        try:
+            segments = self.segmenter.flush()
+        except Exception as exc:
+            raise StreamFault("segmentation") from exc
+        return [segment_event(self.stream, segment) for segment in segments]
 
     def new_rejections(self):
         """Sample rejections by reason since the previous call (from the pipeline's counters)."""
@@ -227,7 +248,10 @@ class Session:
         segments = []
         usable = self.decision.usable(scores, windows.quality)
         if self.segmenter is not None and usable.any():
-            segments = self.segmenter.update(windows.X[usable], windows.t_end[usable])
+            try:
+                segments = self.segmenter.update(windows.X[usable], windows.t_end[usable])
+            except Exception as exc:
+                raise StreamFault("segmentation") from exc
         states = []
         for i in range(len(windows)):
             t_end = float(windows.t_end[i])
