@@ -62,7 +62,8 @@ def main(argv=None):
             inside.append(time.perf_counter() - start)
             start = time.perf_counter()
             subprocess.run([sys.executable, "-m", "distractd.cli", "simulate", "--seed", str(seed),
-                            "--duration", str(args.duration), "--out", path, "-q"], check=True)
+                            "--duration", str(args.duration), "--out", path, "-q"], check=True,
+                           cwd=folder)  # not a checkout's folder: python -m looks there first
             times.append(time.perf_counter() - start)
         print(json.dumps({
             "name": "simulate_command", "duration_s": args.duration, "rate_hz": 60.0,
