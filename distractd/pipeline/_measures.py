@@ -19,21 +19,16 @@ from numba import njit
 
 from ._config import _EYELID, _record
 
-# Measure ring columns.
-_M_ID = 0
-_M_BLINKS = 1
-_M_BLINK_S = 2
-_M_OBSERVED_S = 3
-_M_EYELID_S = 4
-_M_CLOSED_S = 5
-_M_SIZE = 6
+# A hop of the measure ring: its hop number (-1: none held), then its sums.
+HOP = _record("id", "blinks", "blink_s", "observed_s", "eyelid_s", "closed_s")
+_EMPTY_HOP = np.zeros(1, HOP)   # copied to clear a hop (a global array: numba never frees it)
 
 # Measure state: totals over the complete hops of each span.
 STATE = _record("blinks", "blink_s", "observed_s", "eyelid_s", "closed_s")
 
 
 def _new_ring(n_hops):
-    ring = np.empty((n_hops, _M_SIZE))
+    ring = np.empty(n_hops, HOP)
     _clear_ring(ring)
     return ring
 
@@ -41,8 +36,9 @@ def _new_ring(n_hops):
 @njit(cache=True)
 def _clear_ring(ring):
     """Forget every hop (no hop held)."""
-    ring[:, :] = 0.0
-    ring[:, _M_ID] = -1.0
+    for row in range(ring.shape[0]):
+        ring[row] = _EMPTY_HOP[0]
+        ring[row].id = -1.0
 
 
 def _new_state():
@@ -65,32 +61,32 @@ def _advance(ring, state, last_hop, hop, params):
     h = max(last_hop + 1.0, hop - n + 1.0)
     while h <= hop:
         row = int(h) % n
-        ring[row, :] = 0.0
-        ring[row, _M_ID] = h
+        ring[row] = _EMPTY_HOP[0]
+        ring[row].id = h
         h += 1.0
     _clear_totals(state)
     for i in range(1, int(params.blink_hops)):
         row = int(hop - i) % n
-        if ring[row, _M_ID] == hop - i:
-            state.blinks += ring[row, _M_BLINKS]
-            state.blink_s += ring[row, _M_BLINK_S]
-            state.observed_s += ring[row, _M_OBSERVED_S]
+        if ring[row].id == hop - i:
+            state.blinks += ring[row].blinks
+            state.blink_s += ring[row].blink_s
+            state.observed_s += ring[row].observed_s
     for i in range(1, int(params.perclos_hops)):
         row = int(hop - i) % n
-        if ring[row, _M_ID] == hop - i:
-            state.eyelid_s += ring[row, _M_EYELID_S]
-            state.closed_s += ring[row, _M_CLOSED_S]
+        if ring[row].id == hop - i:
+            state.eyelid_s += ring[row].eyelid_s
+            state.closed_s += ring[row].closed_s
 
 
 @njit(cache=True, inline="always")
 def _measure_sample(ring, state, hop, params, x, dt, blink_status, blink_duration, out):
     """Add one accepted sample; write blink frequency (Hz), duration (s), PERCLOS to ``out[2:5]``."""
-    row = int(hop) % ring.shape[0]
+    slot = ring[int(hop) % ring.shape[0]]
     if blink_status >= 0:
-        ring[row, _M_OBSERVED_S] += dt
+        slot.observed_s += dt
     if not np.isnan(blink_duration):
-        ring[row, _M_BLINKS] += 1.0
-        ring[row, _M_BLINK_S] += blink_duration
+        slot.blinks += 1.0
+        slot.blink_s += blink_duration
     opening = np.nan
     right = x[_EYELID[0]]
     left = x[_EYELID[1]]
@@ -101,18 +97,18 @@ def _measure_sample(ring, state, hop, params, x, dt, blink_status, blink_duratio
     elif not np.isnan(left):
         opening = left
     if not np.isnan(opening):
-        ring[row, _M_EYELID_S] += dt
+        slot.eyelid_s += dt
         if opening <= params.perclos_opening_max:
-            ring[row, _M_CLOSED_S] += dt
+            slot.closed_s += dt
     warmup = params.warmup_s
     out[2] = out[3] = out[4] = np.nan
     if blink_status >= -1:
-        observed = state.observed_s + ring[row, _M_OBSERVED_S]
+        observed = state.observed_s + slot.observed_s
         if observed >= warmup and observed > 0.0:
-            blinks = state.blinks + ring[row, _M_BLINKS]
+            blinks = state.blinks + slot.blinks
             out[2] = blinks / observed
             if blinks > 0.0:
-                out[3] = (state.blink_s + ring[row, _M_BLINK_S]) / blinks
-    eyelid = state.eyelid_s + ring[row, _M_EYELID_S]
+                out[3] = (state.blink_s + slot.blink_s) / blinks
+    eyelid = state.eyelid_s + slot.eyelid_s
     if eyelid >= warmup and eyelid > 0.0:
-        out[4] = (state.closed_s + ring[row, _M_CLOSED_S]) / eyelid
+        out[4] = (state.closed_s + slot.closed_s) / eyelid
