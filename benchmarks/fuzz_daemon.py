@@ -4,13 +4,17 @@
 replays a simulated drive (stream ``good``, block form) at ``--speed``; meanwhile this process sends
 ``--messages`` malformed or hostile messages drawn uniformly from :data:`KINDS` (type confusion in
 every field of both forms, truncated and random msgpack, deep nesting, huge containers, odd topics,
-single and extra frames, forged ``seq``, absurd times, a stream-id flood), pacing itself on the
+single and extra frames, forged ``seq``, absurd times, a stream-id flood, IEEE 754 extremes
+(:data:`FLOAT_EXTREMES`) in every number slot and text beyond ASCII (:data:`UNICODE`) in stream ids,
+field names, keys, extra frames and every string or number slot), pacing itself on the
 daemon's received count so nothing is lost in queues. Then it sends payloads over ZeroMQ's own
 bound (4 x ``input.max_message_bytes``) on separate connections, which ZeroMQ drops.
 
 Oracle (printed as one JSON object; ``ok`` is their conjunction):
 
 - ``crashes``: the daemon is alive throughout and exits 0 on SIGTERM;
+- ``hangs``: it takes every message within 600 s of its sending (a wait that times out ends the
+  run with ``hangs`` 1);
 - ``counts_match``: ``distractd_messages_received_total`` equals every message sent, each
   ``distractd_messages_rejected_total{reason}`` equals the messages of the kinds expected under
   that reason, ``distractd_seq_resets_total`` the forged sequence numbers, no message is counted
@@ -48,8 +52,23 @@ from distractd.simulators import NotifyReceiver, free_port, replay, simulate_dri
 
 MAX_MESSAGE_BYTES = 65536
 MAX_BLOCK_SAMPLES = 64
-VALID_STREAMS = ("fz-extra", "fz-seq", "fz-time")
+VALID_STREAMS = ("fz-extra", "fz-seq", "fz-time", "fz-float", "fz-fblock", "fz-uni")
 """Streams of the accepted hostile kinds; each gets its session before the flood fills the table."""
+
+FLOAT_EXTREMES = (1.7976931348623157e308, -1.7976931348623157e308, 1e308, -1e308, 9e307, -9e307,
+                  1e300, -1e300, float("inf"), -float("inf"), float("nan"), 5e-324, -5e-324,
+                  2.2250738585072014e-308, 1e-310, -0.0, 0.0, 2.0**63, 1e18)
+"""IEEE 754 doubles at and near the edges: the largest, ±9e307 (whose quotient by a hop
+overflows), infinities, NaN, subnormals, the smallest normal, signed zeros."""
+
+UNICODE = ("é", "²", "١٢", "流", "😀", "\u200b", "\u202e", "t\u0301", "Ａ", "ß", "ǅ", "\ufeff",
+           "t\u0000", "Ω" * 200)
+"""Text beyond ASCII: accents, superscript and Arabic-Indic digits, CJK, emoji, zero-width and
+bidirectional controls, a combining accent, full-width letters, a BOM, an embedded NUL, a long
+string."""
+
+_BLOCK_SEQ = iter(range(1, 2**62))
+"""Sequence numbers of the accepted ``fz-fblock`` stream (its first message is a map)."""
 
 _ODD = [None, True, False, 1.5, -7, 2**64 - 1, "x", b"\x00bin", [], [1.0], {}, {"t": 1.0}]
 """Values of every msgpack type, for type confusion."""
@@ -78,7 +97,24 @@ def _either(rng, **fields):
 
 
 def _not_number(rng):
-    return _pick(rng, [None, True, "x", b"\x00", [], [1.0], {}, {"a": 1}][1:])
+    return _pick(rng, [None, True, "x", b"\x00", [], [1.0], {}, {"a": 1}, *UNICODE][1:])
+
+
+def _extreme_block(rng):
+    """A block of accepted stream ``fz-fblock``: its next ``seq``, times and values drawn from
+    :data:`FLOAT_EXTREMES` and ordinary numbers."""
+    n = int(rng.integers(1, 5))
+    names = ["t", *(FIELDS[k] for k in rng.choice(np.arange(1, N_FIELDS),
+                                                    size=int(rng.integers(1, 4)), replace=False))]
+    values = np.array(FLOAT_EXTREMES + (0.5, 1.0, 100.0))[rng.integers(0, len(FLOAT_EXTREMES) + 3,
+                                                                       size=(n, len(names)))]
+    return {"v": 1, "seq": next(_BLOCK_SEQ), "fields": names, "dtype": "<f8",
+            "data": values.tobytes()}
+
+
+def _invalid_utf8_key():
+    """A map whose key is a msgpack str that is not UTF-8."""
+    return b"\x83\xa1v\x01\xa1t\xcb" + np.float64(1.0).tobytes()[::-1] + b"\xa2\xff\xfe\x01"
 
 
 KINDS = {
@@ -136,7 +172,34 @@ KINDS = {
     "forged_seq": ("seq_reset", lambda rng, i: [b"samples.fz-seq", _packed(
         _block(rng, seq=int(rng.integers(0, 2**63 - 1))))]),
     "absurd_times": (None, lambda rng, i: [b"samples.fz-time", _packed(_map(rng, t=_pick(rng, [
-        1e300, -1e300, float("nan"), float("inf"), -float("inf"), 0.0, 1e18, -5.0, 2**63])))]),
+        *FLOAT_EXTREMES, -5.0, 2**63, 2**64 - 1, -2**63])))]),
+    "extreme_values": (None, lambda rng, i: [b"samples.fz-float", _packed(_map(rng, **{
+        FIELDS[k]: _pick(rng, FLOAT_EXTREMES)
+        for k in rng.choice(np.arange(1, N_FIELDS), size=int(rng.integers(1, 6)), replace=False)
+    }))]),
+    "extreme_block": (None, lambda rng, i: [b"samples.fz-fblock", _packed(_extreme_block(rng))]),
+    "extreme_seq": ("wrong_type", lambda rng, i: [b"samples.fz-s", _packed(_either(
+        rng, seq=_pick(rng, [x for x in FLOAT_EXTREMES] + [2**63, -2**63])))]),
+    "extreme_version": ("unknown_version", lambda rng, i: [b"samples.fz-v", _packed(
+        {**_either(rng), "v": _pick(rng, FLOAT_EXTREMES)})]),
+    "unicode_topic": ("bad_topic", lambda rng, i: [
+        ("samples." + _pick(rng, UNICODE)[:100]).encode(),
+        _packed(_map(rng))]),
+    "unicode_values": ("wrong_type", lambda rng, i: [b"samples.fz-u", _packed(_pick(rng, [
+        _map(rng, **{FIELDS[int(rng.integers(1, N_FIELDS))]: _pick(rng, UNICODE)}),
+        _map(rng, t=_pick(rng, UNICODE)), _either(rng, seq=_pick(rng, UNICODE)),
+        _block(rng, fields=["t", 7, _pick(rng, UNICODE)])]))]),
+    "unicode_version": ("unknown_version", lambda rng, i: [b"samples.fz-u", _packed(
+        {**_either(rng), "v": _pick(rng, UNICODE)})]),
+    "unicode_block": ("bad_block", lambda rng, i: [b"samples.fz-u", _packed(_pick(rng, [
+        _block(rng, fields=["t", _pick(rng, UNICODE)]),
+        _block(rng, fields=["t", "head_x" + _pick(rng, UNICODE)]),
+        _block(rng, dtype="<f" + _pick(rng, ["８", "٨", "8\u200b"]))]))]),
+    "unicode_keys": (None, lambda rng, i: [b"samples.fz-uni", _packed(
+        {**_map(rng), **{_pick(rng, UNICODE): _pick(rng, [1.0, _pick(rng, UNICODE), None])
+                         for _ in range(int(rng.integers(1, 4)))}}),
+        *[_pick(rng, UNICODE).encode()] * int(rng.integers(0, 3))]),
+    "invalid_utf8": ("undecodable", lambda rng, i: [b"samples.fz-u", _invalid_utf8_key()]),
     "stream_flood": ("flood", lambda rng, i: [
         f"samples.fz-flood-{i}".encode(), _packed(_map(rng))]),
 }
@@ -251,6 +314,7 @@ def run(n_messages, seed, speed, n_dropped_connections, max_streams=200, out=sys
                      f"sessions.max_streams={max_streams}", "sessions.idle_timeout_s=3600",
                      "service.rejection_log_interval_s=5"], context)
     alive = True
+    hang = None
     start = time.monotonic()
     rusage_before = resource.getrusage(resource.RUSAGE_CHILDREN)
     try:
@@ -267,7 +331,8 @@ def run(n_messages, seed, speed, n_dropped_connections, max_streams=200, out=sys
         fuzzer.connect(daemon.input)
         time.sleep(0.5)
         for stream in VALID_STREAMS:   # their sessions exist before the flood fills the table
-            fuzzer.send_multipart([f"samples.{stream}".encode(), _packed(_block(rng))])
+            first = _map(rng) if stream == "fz-fblock" else _block(rng)  # (its seq starts at 1)
+            fuzzer.send_multipart([f"samples.{stream}".encode(), _packed(first)])
         n_first = len(VALID_STREAMS)
         _wait(lambda: daemon.value("distractd_active_streams") >= 1 + n_first, 60,
               "the fuzz streams' sessions")
@@ -298,10 +363,17 @@ def run(n_messages, seed, speed, n_dropped_connections, max_streams=200, out=sys
         exit_code = daemon.process.wait(timeout=120)
         time.sleep(0.5)
         daemon.stop_collecting()
+    except RuntimeError as exc:   # a wait timed out: the daemon stopped taking input (a hang)
+        hang = str(exc)
     finally:
         if daemon.process.poll() is None:
             daemon.process.kill()
         daemon.notify.__exit__()
+    if hang is not None:
+        result = {"benchmark": "fuzz_daemon", "seed": seed, "per_kind": sent, "hangs": 1,
+                  "hang": hang, "ok": False, "daemon_log_tail": daemon.stderr()[-3000:]}
+        print(json.dumps(result), file=out, flush=True)
+        return result
     cpu = resource.getrusage(resource.RUSAGE_CHILDREN)
     cpu_s = (cpu.ru_utime + cpu.ru_stime) - (rusage_before.ru_utime + rusage_before.ru_stime)
 
@@ -338,9 +410,12 @@ def run(n_messages, seed, speed, n_dropped_connections, max_streams=200, out=sys
         "benchmark": "fuzz_daemon", "seed": seed, "kinds": len(KINDS),
         "max_streams": max_streams, "messages_malformed": sum(sent.values()), "messages_good": n_good,
         "messages_total": total, "per_kind": sent, "dropped_connections": dropped,
-        "crashes": 0 if alive and exit_code == 0 else 1, "exit_code": exit_code,
+        "crashes": 0 if alive and exit_code == 0 else 1, "hangs": 0, "exit_code": exit_code,
         "counts_expected": {k: int(v) for k, v in sorted(expected.items())},
         "counts_counted": counted, "counts_match": bool(counts_match),
+        "samples_rejected": {name: int(value) for (metric_name, labels), value in metrics.items()
+                             if metric_name == "distractd_samples_rejected_total" and value
+                             for _, name in labels},
         "good_windows": len(windows), "good_states_received": len(states),
         "good_stream_identical": bool(identical), "elapsed_s": round(elapsed_s, 1),
         "daemon_cpu_s": round(cpu_s, 1),
