@@ -72,6 +72,12 @@ SUBMODELS = ("gaze_only", "sparse_gaze")
 
 _GAZE = np.array([name.startswith("gaze_") for name in FIELDS])
 
+_EXTRA_SHAPES = {"segmenter": {"X": ("n_frames", "n_features")},
+                 "anchors": {"X": ("n_anchors", "n_features"), "y": ("n_anchors",)}}
+"""The shapes of the extras' arrays in the model's own feature space, checked at load when they
+are there: the segmentation prototypes' frames (z-scored features) and the cohort's anchor rows
+(:func:`train_cohort`) and their labels."""
+
 
 class Choice:
     """Which sub-model scores a stream, or why none can.
@@ -424,6 +430,18 @@ def _check_part(path, part, arrays, prefix, normalizer):
                  if type(value) is int and key.startswith("n_"))
     shapes = {f"{prefix}model/{name}": dims for name, dims in _KINDS[kind]._ARRAY_SHAPES.items()}
     shapes.update(dict.fromkeys(normalizer, ("n_features",)))
+    _check_shapes(path, arrays, shapes, sizes)
+    classes = arrays[f"{prefix}model/classes"]
+    if classes.tolist() != [0, 1]:
+        raise ModelError(f"model file {path}: array {prefix}model/classes must be [0, 1], got "
+                         f"{classes.tolist()}")
+
+
+def _check_shapes(path, arrays, shapes, sizes):
+    """Refuse an array of ``shapes`` (name to dimensions: a number, or a named size) that is
+    missing, not of real numbers, or of another shape; a named size is the same wherever it
+    appears (``sizes`` holds those known beforehand; the others are set by their first array)."""
+    sizes = dict(sizes)
     for name, dims in shapes.items():
         if name not in arrays:
             raise ModelError(f"model file {path}: array {name} is missing")
@@ -441,10 +459,6 @@ def _check_part(path, part, arrays, prefix, normalizer):
                               else str(dim) for dim in dims)
             raise ModelError(f"model file {path}: array {name} must have shape ({shown}), got "
                              f"{value.shape}")
-    classes = arrays[f"{prefix}model/classes"]
-    if classes.tolist() != [0, 1]:
-        raise ModelError(f"model file {path}: array {prefix}model/classes must be [0, 1], got "
-                         f"{classes.tolist()}")
 
 
 def load_model(path):
@@ -514,6 +528,11 @@ def load_model(path):
         if isinstance(part, dict) and isinstance(part.get("json"), dict):
             prefix = f"extras/{key}/"
             _check_part(path, part["json"], contents, prefix, (f"{prefix}mean", f"{prefix}scale"))
+    for key, shapes in _EXTRA_SHAPES.items():  # those there (their owners check the rest)
+        _check_shapes(path, contents, {f"extras/{key}/{name}": dims
+                                       for name, dims in shapes.items()
+                                       if f"extras/{key}/{name}" in contents},
+                      {"n_features": len(header["feature_names"])})
     try:
         PipelineConfig.from_dict(header.get("pipeline_config"))
     except (ConfigError, TypeError) as error:
