@@ -424,7 +424,7 @@ def _check_part(path, part, arrays, prefix, normalizer):
         if isinstance(value, bool) or not isinstance(value, (int, float)) \
                 or not low < value < np.inf:
             wanted = "a finite number above 0" if low == 0.0 else "a finite number"
-            raise ModelError(f"{where}summary.{key} must be {wanted}, got {value!r}")
+            raise ModelError(f"{where}summary.{key} must be {wanted}, got {value!r:.80}")
     sizes = {"n_features": len(names)}
     sizes.update((key, value) for key, value in params.items()
                  if type(value) is int and key.startswith("n_"))
@@ -517,7 +517,7 @@ def load_model(path):
         raise ModelError(f"model file {path}: content does not match its checksum (corrupt or "
                          f"edited)")
     if header.get("model_id") != checksum[:16]:
-        raise ModelError(f"model file {path}: model_id {header.get('model_id')!r} is not its "
+        raise ModelError(f"model file {path}: model_id {header.get('model_id')!r:.40} is not its "
                          f"content's {checksum[:16]} (saved before model ids hashed the weights, "
                          f"or edited): train the model again")
     _check_values(path, contents)
