@@ -38,7 +38,9 @@ from ..pipeline.formats import recording_identity
 from ..models.detectors import DecisionRule, load_model, predict_windows
 from ..models.segmentation import SegmentPrototypes
 from ._downsample import envelope, runs, runs_in_view
-from ._labels import check_intervals, file_digest, read_label_file, save_intervals, save_path
+from ._labels import (
+    check_intervals, check_reviewed, file_digest, read_label_file, save_intervals, save_path,
+)
 
 __all__ = ["ReviewDrive", "load_drive", "PANELS", "GLANCES_AWAY"]
 
@@ -95,6 +97,7 @@ class ReviewDrive:
         self.truth = []
         self.labels = []
         self.labels_source = None
+        self.reviewed = []
         self.features_baseline = False
 
     @property
@@ -123,6 +126,7 @@ class ReviewDrive:
                          zip(FEATURE_NAMES, np.isfinite(w.X).any(axis=0)) if any_finite],
             "alerts": self.alerts, "segments": self.segments,
             "truth": self.truth, "labels": self.labels, "labels_source": self.labels_source,
+            "reviewed": self.reviewed,
             "save_to": str(self.save_to) if self.save_to else None,
             "glances_away": list(GLANCES_AWAY),
         }
@@ -146,16 +150,19 @@ class ReviewDrive:
             raise KeyError(name)
         return _plain(self.windows.X[:, FEATURE_NAMES.index(name)], 5)
 
-    def save(self, rows):
-        """Check the page's intervals and write them to :attr:`save_to`; return a short report."""
+    def save(self, rows, reviewed=None):
+        """Check the page's intervals and reviewed stretches and write them to :attr:`save_to`
+        (the stretches to its sidecar); return a short report."""
         if self.save_to is None:
             raise ConfigError("labels: saving is off: " + "; ".join(self.errors))
         intervals = check_intervals(rows, self.t_span)
+        reviewed = check_reviewed([] if reviewed is None else reviewed, self.t_span)
         backup, self.loaded_digest = save_intervals(intervals, self.save_to, self.loaded_digest,
-                                                    self.identity)
+                                                    self.identity, reviewed)
         self.labels = [list(row) for row in intervals]
+        self.reviewed = reviewed
         return {"path": str(self.save_to), "backup": str(backup) if backup else None,
-                "intervals": len(intervals)}
+                "intervals": len(intervals), "reviewed": len(reviewed)}
 
 
 def load_drive(path, labels=None, model=None, config=None, decision=None):
@@ -239,6 +246,7 @@ def _add_labels(drive, labels):
             return
         drive.labels, drive.labels_source = [list(row) for row in found.intervals], str(labels)
         drive.confidence, drive.cluster = found.confidence, found.cluster
+        drive.reviewed = found.reviewed
     save_to = save_path(drive.path, labels, found.kind if found else None)
     if save_to.exists() and save_to != (Path(labels) if labels is not None else None):
         saved = _attempt(errors, read_label_file, save_to, drive.t_span, drive.windows,
@@ -249,6 +257,7 @@ def _add_labels(drive, labels):
             return
         drive.labels = [list(row) for row in saved.intervals]
         drive.labels_source = f"{save_to} (the corrections saved before)"
+        drive.reviewed = saved.reviewed
     drive.save_to = save_to
     drive.loaded_digest = file_digest(save_to)
 

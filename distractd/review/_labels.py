@@ -16,7 +16,9 @@ Saving writes the interval CSV ``distractd train --labels`` reads: to a temporar
 folder, flushed to disk, then moved over the target with :func:`os.replace`, so the target is at
 every moment either the previous file or the new one; the previous :data:`GENERATIONS` files are
 first kept as ``<target>.bak.1`` (the newest) to ``<target>.bak.5`` the same way, and the sidecar
-is written beside it. A target that changed since the page loaded it (another page or an editor
+is written beside it, with the stretches the expert marked reviewed (``"reviewed"``, read back
+by :func:`~distractd.pipeline.formats.read_reviewed` when the file is opened again, so "next
+low-confidence" keeps skipping them). A target that changed since the page loaded it (another page or an editor
 saved it) is never overwritten (:class:`StaleLabels`).
 """
 
@@ -26,7 +28,7 @@ import math
 import os
 import shutil
 import uuid
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
@@ -35,10 +37,12 @@ from .._errors import ConfigError, SchemaError
 from ..models.clustering import WindowLabels
 from ..models.detectors import read_labels
 from ..pipeline import write_intervals
-from ..pipeline.formats import check_label_file, label_extent, write_label_identity
+from ..pipeline.formats import (
+    check_label_file, label_extent, read_reviewed, write_label_identity,
+)
 
-__all__ = ["LabelFile", "read_label_file", "save_path", "check_intervals", "save_intervals",
-           "file_digest", "StaleLabels", "GENERATIONS"]
+__all__ = ["LabelFile", "read_label_file", "save_path", "check_intervals", "check_reviewed",
+           "save_intervals", "file_digest", "StaleLabels", "GENERATIONS"]
 
 GENERATIONS = 5
 """Previous versions of a saved label file kept beside it."""
@@ -63,12 +67,15 @@ class LabelFile:
         where the file has none.
     cluster : ndarray of shape (n_windows,) or None
         Cluster per window (-1 where none), likewise.
+    reviewed : list of [float, float]
+        The stretches marked reviewed in the file's sidecar.
     """
 
     intervals: list
     kind: str
     confidence: np.ndarray = None
     cluster: np.ndarray = None
+    reviewed: list = field(default_factory=list)
 
 
 class StaleLabels(ConfigError):
@@ -122,9 +129,11 @@ def read_label_file(path, t_span, windows, identity):
     """
     kind, value = read_labels(path)
     check_label_file(path, identity, label_extent(kind, value))
+    reviewed = read_reviewed(path)
+    _check_span([(s, e, None) for s, e in reviewed], t_span, f"{path} reviewed")
     if kind == "intervals":
         _check_span(value, t_span, path)
-        return LabelFile([(s, e, int(label)) for s, e, label in value], kind)
+        return LabelFile([(s, e, int(label)) for s, e, label in value], kind, reviewed=reviewed)
     t_end, labels = value
     rows = _window_rows(path, t_end, windows.t_end)
     n = len(windows)
@@ -140,7 +149,7 @@ def read_label_file(path, t_span, windows, identity):
         cluster[rows] = np.nan_to_num(extra["cluster"], nan=-1).astype(int)
     intervals = WindowLabels(windows.t_start, windows.t_end, np.full(n, -1), label,
                              np.full(n, np.nan), "file", "file").intervals()
-    return LabelFile(intervals, kind, confidence, cluster)
+    return LabelFile(intervals, kind, confidence, cluster, reviewed)
 
 
 def check_intervals(rows, t_span):
@@ -186,7 +195,41 @@ def check_intervals(rows, t_span):
     return intervals
 
 
-def save_intervals(intervals, path, loaded_digest, identity):
+def check_reviewed(rows, t_span):
+    """Reviewed stretches from the page as sorted, merged ``[start_s, end_s]`` pairs.
+
+    Raises
+    ------
+    ConfigError
+        Naming the first bad row and its value.
+
+    Examples
+    --------
+    >>> check_reviewed([[5, 8], [1, 2.5], [7, 9]], (0.0, 10.0))
+    [[1.0, 2.5], [5.0, 9.0]]
+    """
+    if not isinstance(rows, list):
+        raise ConfigError(f"labels.reviewed must be a list of [start, end], got "
+                          f"{type(rows).__name__}")
+    pairs = []
+    for i, row in enumerate(rows):
+        if not (isinstance(row, list) and len(row) == 2
+                and all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in row)
+                and all(math.isfinite(v) for v in row) and row[0] < row[1]):
+            raise ConfigError(f"labels.reviewed[{i}] must be [start_s, end_s] with finite "
+                              f"start < end, got {row!r}")
+        pairs.append([float(row[0]), float(row[1])])
+    _check_span([(s, e, None) for s, e in pairs], t_span, "labels.reviewed", hint="")
+    merged = []
+    for start, end in sorted(pairs):
+        if merged and start <= merged[-1][1]:
+            merged[-1][1] = max(merged[-1][1], end)
+        else:
+            merged.append([start, end])
+    return merged
+
+
+def save_intervals(intervals, path, loaded_digest, identity, reviewed=None):
     """Write ``intervals`` to ``path`` atomically, keeping :data:`GENERATIONS` previous files.
 
     Parameters
@@ -197,6 +240,8 @@ def save_intervals(intervals, path, loaded_digest, identity):
         :func:`file_digest` of ``path`` when its labels were loaded (None: there was no file).
     identity : dict
         The recording's identity, written to the sidecar.
+    reviewed : list of [float, float] or None, default=None
+        The stretches marked reviewed, written to the sidecar too.
 
     Returns
     -------
@@ -224,7 +269,7 @@ def save_intervals(intervals, path, loaded_digest, identity):
         backup = _generation(path, 1)
         _atomic_write(backup, lambda file: file.write(path.read_bytes()), binary=True)
     _atomic_write(path, lambda file: write_intervals(intervals, file), binary=False)
-    write_label_identity(path, identity)
+    write_label_identity(path, identity, reviewed)
     return backup, file_digest(path)
 
 

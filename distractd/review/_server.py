@@ -8,8 +8,8 @@ Routes (JSON unless noted):
 - ``GET /api/view?t0=&t1=&px=``: :meth:`ReviewDrive.view`, the samples and event runs of a time
   range for a chart ``px`` pixels wide;
 - ``GET /api/feature?name=``: one window feature;
-- ``POST /api/labels`` with ``{"intervals": [[start_s, end_s, label], ...]}``: check and save
-  (:meth:`ReviewDrive.save`).
+- ``POST /api/labels`` with ``{"intervals": [[start_s, end_s, label], ...], "reviewed":
+  [[start_s, end_s], ...]}`` (``reviewed`` optional): check and save (:meth:`ReviewDrive.save`).
 
 A bad request is answered ``{"error": "<one line>"}`` with status 400 (409 when saving is off);
 the line is printed on the console too. No traceback reaches the page or the console.
@@ -321,7 +321,7 @@ class _Handler(BaseHTTPRequestHandler):
             return self._error(HTTPStatus.CONFLICT, "saving is off: " + "; ".join(drive.errors))
         try:
             with self.server.save_lock:
-                report = drive.save(body["intervals"])
+                report = drive.save(body["intervals"], body.get("reviewed", []))
         except StaleLabels as exc:
             return self._error(HTTPStatus.CONFLICT, str(exc))
         except DistractdError as exc:

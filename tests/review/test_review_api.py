@@ -105,7 +105,7 @@ def test_save_writes_what_train_reads_and_keeps_the_previous_file(labelled_serve
     status, report = labelled_server.post("/api/labels", {"intervals": edited})
     assert status == 200, report
     assert report == {"path": str(interval_csv), "backup": str(interval_csv) + ".bak.1",
-                      "intervals": 3}
+                      "intervals": 3, "reviewed": 0}
     assert read_labels(interval_csv) == ("intervals", [tuple(row) for row in edited])
     assert (interval_csv.parent / (interval_csv.name + ".bak.1")).read_bytes() == before
     assert not list(interval_csv.parent.glob(".*.tmp"))     # the temporary files are gone
@@ -118,6 +118,10 @@ def test_save_writes_what_train_reads_and_keeps_the_previous_file(labelled_serve
             ({"intervals": [[10, 5, 1]]}, "labels.intervals[0] needs finite start < end"),
             ({"intervals": [[0, 9000, 1]]}, "lies outside the recording"),
             ({"intervals": "all"}, "labels.intervals must be a list"),
+            ({"intervals": [], "reviewed": [[5, 2]]},
+             "labels.reviewed[0] must be [start_s, end_s] with finite start < end, got [5, 2]"),
+            ({"intervals": [], "reviewed": [[0, 9000]]}, "labels.reviewed: interval 1"),
+            ({"intervals": [], "reviewed": {"a": 1}}, "labels.reviewed must be a list"),
             ({"labels": []}, "the body must be"),
             (b"{not json", "the body is not JSON")):
         status, answer = labelled_server.post("/api/labels", body)

@@ -6,7 +6,9 @@ the saved file back with :func:`~distractd.models.detectors.read_labels`. With
 ``DISTRACTD_REVIEW_SCREENSHOT=<path>`` it also writes the screenshot of docs/review.md.
 """
 
+import json
 import os
+import shutil
 from pathlib import Path
 
 import numpy as np
@@ -116,6 +118,94 @@ def test_a_stretch_edited_in_the_browser_is_saved_for_training(browser, review_s
         page.evaluate("window.scrollTo(0, 0)")
         page.wait_for_timeout(500)
         page.screenshot(path=screenshot, full_page=True)
+    page.close()
+
+
+def _status(page, start):
+    page.wait_for_function(f"document.getElementById('status').textContent.startsWith({start!r})")
+    return page.locator("#status").inner_text()
+
+
+def _first_low_run(drive):
+    """``(start, end)`` of the first run of low-confidence windows, over the stretches the
+    windows own (half-way to the neighbours' centres), as the page selects it."""
+    windows = drive["windows"]
+    t_start, t_end = np.array(windows["t_start"]), np.array(windows["t_end"])
+    low = np.array([c is not None and c < drive["low_confidence"] for c in windows["confidence"]])
+    centre = 0.5 * (t_start + t_end)
+    edges = np.r_[t_start[0], 0.5 * (centre[1:] + centre[:-1]), t_end[-1]]
+    first = int(np.argmax(low))
+    last = first + int(np.argmin(low[first:])) - 1
+    return max(drive["t0"], edges[first]), edges[last + 1]
+
+
+def test_label_rows_legend_and_reviewed_stretches_survive_reopening(
+        browser, review_server, review_drive, run_distractd, tmp_path):
+    drive = tmp_path / "drive.npz"
+    shutil.copy(review_drive, drive)
+    run_distractd("label", drive, "--method", "kmeans", "--prior", "none", "--drive-side",
+                  "right", "--out", tmp_path / "labels.csv")
+    server = review_server(drive, "--labels", tmp_path / "labels.csv")
+    page = browser.new_page(viewport={"width": 1400, "height": 1000})
+    problems = []
+    page.on("pageerror", lambda error: problems.append(str(error)))
+    page.goto(server.url)
+    page.wait_for_selector("body[data-ready='1']", timeout=60_000)
+
+    # the label rows open the page, above the signals, and stay in view as the signals scroll
+    rows, gaze = (page.locator(f"#{id}").bounding_box() for id in ("labels-chart", "chart-gaze"))
+    assert rows["y"] + rows["height"] <= 1000 and rows["y"] < gaze["y"]
+    page.evaluate("window.scrollTo(0, document.body.scrollHeight)")
+    assert page.evaluate("window.scrollY") > rows["y"] + rows["height"]   # else out of view
+    rows = page.locator("#labels-chart").bounding_box()
+    assert rows["y"] >= 0 and rows["y"] + rows["height"] <= 1000
+    # every colour the two timelines draw has its entry in the on-page legend
+    drawn = set()
+    for chart in ("#labels-chart", "#timeline"):
+        drawn |= set(page.locator(chart).get_attribute("data-keys").split())
+    items = page.locator("#legend .legend-item")
+    legend = {items.nth(i).get_attribute("data-key"): items.nth(i) for i in range(items.count())}
+    assert set(legend) == drawn >= {"distracted", "attentive", "reviewed", "low",
+                                    "long_distraction", "time_sharing", "track_loss"}
+    assert all(item.inner_text().strip() for item in legend.values())
+    assert legend["reviewed"].inner_text().strip() == "reviewed (next skips it)"
+
+    # the first low-confidence stretch, from the drive's start, corrected; the next one looked
+    # at and marked reviewed; saved with the labels
+    _, summary = server.get("/api/drive")
+    assert summary["reviewed"] == []
+    page.evaluate("window.scrollTo(0, 0)")
+    page.keyboard.press("n")
+    first = _selection(page)
+    assert first == pytest.approx(_first_low_run(summary), abs=1e-3)
+    page.keyboard.press("d")
+    page.keyboard.press("n")
+    second = _selection(page)
+    assert second[0] >= first[1]
+    page.keyboard.press("r")
+    page.keyboard.press("s")
+    merged = 1 if second[0] <= first[1] else 2
+    assert f"and {merged} reviewed stretches" in _status(page, "saved")
+    saved = tmp_path / "labels.intervals.csv"
+    sidecar = json.loads(saved.with_name(saved.name + ".recording.json").read_text())
+    reviewed = sidecar["reviewed"]
+    assert len(reviewed) == merged
+    assert reviewed[0][0] == pytest.approx(first[0]) and reviewed[-1][1] == pytest.approx(second[1])
+    page.close()
+    server.stop()
+
+    # reopened: the stretches are still reviewed, and "next" starts after them
+    server = review_server(drive, "--labels", tmp_path / "labels.csv")
+    _, summary = server.get("/api/drive")
+    assert summary["reviewed"] == reviewed
+    page = browser.new_page(viewport={"width": 1400, "height": 1000})
+    page.goto(server.url)
+    page.wait_for_selector("body[data-ready='1']", timeout=60_000)
+    page.keyboard.press("n")
+    third = _selection(page)
+    assert third[0] >= second[1]
+    assert "clustering" in page.locator("#status").inner_text()
+    assert problems == []
     page.close()
 
 

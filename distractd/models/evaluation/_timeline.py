@@ -139,7 +139,7 @@ def _glance_panel(ax, glances):
                                                       reversed(GLANCE_ROWS)])
     ax.set_ylim(0, len(GLANCE_ROWS))
     ax.tick_params(axis="y", length=0)
-    ax.set_ylabel("glances away")
+    ax.set_ylabel("glance channel")
 
 
 def _runs(t, mask, step):

@@ -7,7 +7,8 @@ never import each other (DESIGN §1).
 from ._files import RECORDING_SUFFIXES, read_recordings, recording_files
 from ._label_files import (
     LABEL_SIDECAR_SUFFIX, check_label_file, check_overwrite, label_extent, label_sidecar,
-    labels_by_recording, read_label_identity, recording_identity, write_label_identity,
+    labels_by_recording, read_label_identity, read_reviewed, recording_identity,
+    write_label_identity,
 )
 from ._lsl import STATE_CHANNEL_META, STATE_CHANNELS, LslMapping, lsl_mapping, lsl_stream_id
 from ._parquet import write_table
@@ -45,6 +46,6 @@ __all__ = [
     "LslMapping", "lsl_mapping", "lsl_stream_id", "STATE_CHANNELS", "STATE_CHANNEL_META",
     "read_taamneh", "is_taamneh", "DRIVES", "DEG_PER_PX", "CENTER_PX", "read_recordings",
     "recording_files", "RECORDING_SUFFIXES", "LABEL_SIDECAR_SUFFIX", "recording_identity", "label_sidecar",
-    "read_label_identity", "write_label_identity", "label_extent", "check_label_file", "check_overwrite",
+    "read_label_identity", "read_reviewed", "write_label_identity", "label_extent", "check_label_file", "check_overwrite",
     "labels_by_recording", "write_table",
 ]

@@ -7,7 +7,9 @@ label file they write::
 
     {"format": "distractd-labels", "recording_id": "drive", "t_start_s": 0.0, "t_end_s": 599.98}
 
-and ``train``, ``review`` and ``label`` check it against the recording (:func:`check_label_file`):
+(the review page adds ``"reviewed": [[start_s, end_s], ...]``, the stretches an expert has
+looked at, :func:`read_reviewed`) and ``train``, ``review`` and ``label`` check it against the
+recording (:func:`check_label_file`):
 another id, or a span more than :data:`SPAN_SLACK_S` away, is refused in one line naming both.
 The sidecar keeps the CSV itself readable by every CSV tool. A legacy file without one is
 accepted only when its labels cover the recording: from within :data:`COVER_SLACK_S` of its first
@@ -31,7 +33,7 @@ from ._recording import read_intervals
 
 __all__ = [
     "LABEL_SIDECAR_SUFFIX", "recording_identity", "label_sidecar", "read_label_identity",
-    "write_label_identity", "label_extent", "check_label_file", "check_overwrite",
+    "write_label_identity", "read_reviewed", "label_extent", "check_label_file", "check_overwrite",
     "labels_by_recording",
 ]
 
@@ -68,11 +70,37 @@ def label_sidecar(labels_path):
     return labels_path.with_name(labels_path.name + LABEL_SIDECAR_SUFFIX)
 
 
-def write_label_identity(labels_path, identity):
-    """Write the sidecar of ``labels_path`` naming the recording ``identity``; return its path."""
+def write_label_identity(labels_path, identity, reviewed=None):
+    """Write the sidecar of ``labels_path`` naming the recording ``identity`` (and, from the
+    review page, the ``reviewed`` stretches ``[[start_s, end_s], ...]``); return its path."""
     sidecar = label_sidecar(labels_path)
-    sidecar.write_text(json.dumps({"format": _FORMAT, **identity}) + "\n", encoding="utf-8")
+    extra = {} if reviewed is None else {"reviewed": [[float(s), float(e)] for s, e in reviewed]}
+    sidecar.write_text(json.dumps({"format": _FORMAT, **identity, **extra}) + "\n",
+                       encoding="utf-8")
     return sidecar
+
+
+def read_reviewed(labels_path):
+    """The stretches ``[[start_s, end_s], ...]`` the sidecar of ``labels_path`` marks reviewed
+    (empty without a sidecar or the key).
+
+    Raises
+    ------
+    SchemaError
+        ``reviewed`` that is not a list of ``[start_s, end_s]`` with finite start < end.
+    """
+    if read_label_identity(labels_path) is None:
+        return []
+    sidecar = label_sidecar(labels_path)
+    reviewed = json.loads(sidecar.read_text(encoding="utf-8")).get("reviewed", [])
+    good = isinstance(reviewed, list) and all(
+        isinstance(pair, list) and len(pair) == 2
+        and all(isinstance(v, (int, float)) and not isinstance(v, bool) and np.isfinite(v)
+                for v in pair) and pair[0] < pair[1] for pair in reviewed)
+    if not good:
+        raise SchemaError(f"{sidecar}: reviewed must be [[start_s, end_s], ...] with start < end, "
+                          f"got {json.dumps(reviewed)[:200]}")
+    return [[float(s), float(e)] for s, e in reviewed]
 
 
 def read_label_identity(labels_path):

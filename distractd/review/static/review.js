@@ -4,16 +4,30 @@
 "use strict";
 
 (function () {
-  const COLOURS = { 1: "#d62728", 0: "#2ca02c" };
+  // Every colour the timelines draw, with what it means: the on-page legend is built from this.
+  const PALETTE = {
+    distracted: ["#d62728", "distracted"], attentive: ["#2ca02c", "attentive"],
+    unlabelled: ["#f2f2f2", "unknown: no label"], undecided: ["#cccccc", "unknown: no decision"],
+    reviewed: ["#3b6fb6", "reviewed (next skips it)"], low: ["#ff7f0e", "low confidence"],
+    segment: ["#e8a0a0", "segment (shade: cluster)"],
+    cluster1: ["#8c564b", "cluster: distracted"], cluster0: ["#c49c94", "cluster: attentive"],
+    off_road: ["#9467bd", "glance off road"], mirror: ["#e377c2", "glance mirror"],
+    instrument: ["#bcbd22", "glance instrument"], track_loss: ["#7f7f7f", "track loss"],
+    saccade: ["#1f77b4", "saccade"], blink: ["#17becf", "blink"],
+    long_distraction: ["#a01010", "long-glance alert"],
+    time_sharing: ["#e6a100", "time-sharing alert"],
+  };
+  const colour = (key) => PALETTE[key][0];
+  const labelKey = (v) => (v === 1 ? "distracted" : v === 0 ? "attentive" : "undecided");
   const SERIES_COLOURS = ["#1f77b4", "#ff7f0e", "#9467bd", "#8c564b"];
-  const GLANCE_COLOURS = { off_road: "#9467bd", mirror: "#e377c2", instrument: "#bcbd22" };
   const LEFT_AXIS_PX = 112, RIGHT_AXIS_PX = 56, ROW_PX = 15;
   const $ = (id) => document.getElementById(id);
 
   const app = {
-    drive: null, view: [0, 1], selection: null, labels: [], history: [], dirty: false,
-    runs: {}, cursorT: null, feature: null, featureValues: null,
-    sampleCharts: [], windowChart: null, timeline: null, fetchTimer: null, fetchSeq: 0,
+    drive: null, view: [0, 1], selection: null, labels: [], reviewed: [], history: [],
+    dirty: false, runs: {}, cursorT: null, feature: null, featureValues: null,
+    sampleCharts: [], windowChart: null, labelChart: null, timeline: null, fetchTimer: null,
+    fetchSeq: 0,
   };
 
   // ---------- formatting and small helpers ----------
@@ -103,17 +117,42 @@
   function applyLabel(label) {
     if (!app.selection) { status("select a stretch first: drag across a chart", true); return; }
     const [a, b] = app.selection;
-    app.history.push(app.labels);
+    app.history.push([app.labels, app.reviewed]);
     app.labels = relabel(app.labels, a, b, label);
+    app.reviewed = markReviewed(app.reviewed, a, b);   // a corrected stretch has been looked at
     setDirty(true);
     const name = label === 1 ? "distracted" : label === 0 ? "attentive" : "unknown";
     status(`${clock(a, 0.1)} – ${clock(b, 0.1)} set ${name}`);
     redrawAll();
   }
 
+  // Reviewed stretches: [start, end] pairs, merged; "next low-confidence" skips them.
+  function markReviewed(reviewed, a, b) {
+    const out = [...reviewed.map((r) => r.slice()), [a, b]].sort((p, q) => p[0] - q[0]);
+    const merged = [];
+    for (const r of out) {
+      const last = merged[merged.length - 1];
+      if (last && r[0] <= last[1] + 1e-9) last[1] = Math.max(last[1], r[1]);
+      else merged.push(r);
+    }
+    return merged;
+  }
+
+  const isReviewed = (t) => app.reviewed.some(([a, b]) => a <= t && t <= b);
+
+  function setReviewed() {
+    if (!app.selection) { status("select a stretch first: drag across a chart", true); return; }
+    const [a, b] = app.selection;
+    app.history.push([app.labels, app.reviewed]);
+    app.reviewed = markReviewed(app.reviewed, a, b);
+    setDirty(true);
+    status(`${clock(a, 0.1)} – ${clock(b, 0.1)} marked reviewed`);
+    redrawAll();
+  }
+
   function undo() {
     if (!app.history.length) return;
-    app.labels = app.history.pop();
+    [app.labels, app.reviewed] = app.history.pop();
     setDirty(true);
     status("undone");
     redrawAll();
@@ -125,10 +164,11 @@
       const report = await getJSON("/api/labels", {
         method: "POST",
         headers: { "Content-Type": "application/json", "X-Distractd-Token": sessionToken() },
-        body: JSON.stringify({ intervals: app.labels }),
+        body: JSON.stringify({ intervals: app.labels, reviewed: app.reviewed }),
       });
       setDirty(false);
-      status(`saved ${report.intervals} intervals to ${report.path}` +
+      status(`saved ${report.intervals} intervals and ${report.reviewed} reviewed stretches ` +
+             `to ${report.path}` +
              (report.backup ? ` (previous file kept as ${report.backup})` : ""));
     } catch (err) {
       status(`not saved: ${err.message}`, true);
@@ -158,12 +198,18 @@
     const bound = parseFloat($("low-bound").value);
     if (!conf || !isFinite(bound)) return;
     const [lo, hi] = ownedEdges(w);
-    const low = (i) => conf[i] !== null && conf[i] < bound;
+    // a window counts once it is reviewed: its owned stretch's middle lies in a reviewed one
+    const low = (i) => conf[i] !== null && conf[i] < bound && !isReviewed(0.5 * (lo[i] + hi[i]));
+    // the first run to start whose first window ends after the view's start (windows may
+    // start before the first sample) or after the last stretch shown
     const from = app.cursorT === null ? app.view[0] : app.cursorT;
-    let i = w.t_end.findIndex((_, k) => lo[k] >= from && low(k) && (k === 0 || !low(k - 1)));
+    let i = w.t_end.findIndex((_, k) => hi[k] > from && low(k) && (k === 0 || !low(k - 1)));
     let wrapped = false;
     if (i < 0) { i = w.t_end.findIndex((_, k) => low(k)); wrapped = true; }
-    if (i < 0) { status(`no window with ${d.confidence_kind} below ${bound}`); return; }
+    if (i < 0) {
+      status(`no window with ${d.confidence_kind} below ${bound} left unreviewed`);
+      return;
+    }
     let j = i;
     while (j + 1 < w.t_end.length && low(j + 1)) j++;
     app.cursorT = hi[j];
@@ -200,7 +246,7 @@
   async function fetchView() {
     const seq = ++app.fetchSeq;
     const [t0, t1] = app.view;
-    const px = Math.max(100, Math.round(app.timeline.bbox.width / devicePixelRatio));
+    const px = Math.max(100, Math.round(app.labelChart.bbox.width / devicePixelRatio));
     let data;
     try {
       data = await getJSON(`/api/view?t0=${t0}&t1=${t1}&px=${px}`);
@@ -215,13 +261,15 @@
       chart.u.setScale("x", { min: t0, max: t1 });
     }
     app.timeline.redraw(false);
+    app.labelChart.redraw(false);
     document.body.dataset.detail = data.full ? "samples" : "envelope";
     document.body.dataset.ready = "1";
   }
 
   // ---------- charts ----------
   function allCharts() {
-    return [...app.sampleCharts.map((c) => c.u), app.windowChart, app.timeline].filter(Boolean);
+    return [app.labelChart, ...app.sampleCharts.map((c) => c.u), app.windowChart, app.timeline]
+      .filter(Boolean);
   }
 
   function redrawAll() {
@@ -355,24 +403,16 @@
     app.windowChart.setScale("x", { min: app.view[0], max: app.view[1] });
   }
 
-  // The timeline: one row per kind of interval, drawn on the canvas.
-  function timelineRows() {
+  // The timelines: one row per kind of interval, drawn on the canvas. The label rows sit on
+  // top, under the toolbar, and stay in view while the signals scroll (sticky); the event rows
+  // close the page. Each row names the PALETTE keys it draws, for the legend.
+  function labelRows() {
     const d = app.drive, w = d.windows, rows = [];
-    const colourOf = (v) => COLOURS[v] || "#bbb";
-    rows.push({ name: "labels (edit)", spans: () => app.labels, colour: (s) => colourOf(s[2]) });
-    if (d.truth.length) rows.push({ name: "truth", spans: () => d.truth, colour: (s) => colourOf(s[2]) });
     const [lo, hi] = ownedEdges(w);
-    if (w.state) {
-      const state = runsOf(lo, hi, w.state);
-      rows.push({ name: "state", spans: () => state, colour: (s) => (s[2] < 0 ? "#ccc" : colourOf(s[2])) });
-    }
-    if (d.segments.length) {
-      rows.push({ name: "segments", spans: () => d.segments, colour: (s, k) => segmentColour(s, k) });
-    }
-    if (w.cluster) {
-      const clusters = runsOf(lo, hi, w.cluster, (v) => v >= 0);
-      rows.push({ name: "clusters", spans: () => clusters, colour: (s) => (s[2] ? "#8c564b" : "#c49c94") });
-    }
+    rows.push({ name: "labels (edit)", spans: () => app.labels, colour: (s) => colour(labelKey(s[2])),
+                keys: ["distracted", "attentive", "unlabelled"] });
+    rows.push({ name: "reviewed", spans: () => app.reviewed, colour: () => colour("reviewed"),
+                keys: ["reviewed"] });
     if (w.confidence) {
       rows.push({
         name: "low confidence",
@@ -380,20 +420,42 @@
           const bound = parseFloat($("low-bound").value);
           return runsOf(lo, hi, w.confidence.map((c) => (c !== null && c < bound ? 1 : null)));
         },
-        colour: () => "#ff7f0e",
+        colour: () => colour("low"), keys: ["low"],
       });
+    }
+    if (d.truth.length) {
+      rows.push({ name: "truth", spans: () => d.truth, colour: (s) => colour(labelKey(s[2])),
+                  keys: ["distracted", "attentive", "unlabelled"] });
+    }
+    if (w.state) {
+      const state = runsOf(lo, hi, w.state);
+      rows.push({ name: "state", spans: () => state, colour: (s) => colour(labelKey(s[2])),
+                  keys: ["distracted", "attentive", "undecided"] });
+    }
+    return rows;
+  }
+
+  function eventRows() {
+    const d = app.drive, w = d.windows, rows = [];
+    const [lo, hi] = ownedEdges(w);
+    if (d.segments.length) {
+      rows.push({ name: "segments", spans: () => d.segments, colour: (s) => segmentColour(s),
+                  keys: ["segment"] });
+    }
+    if (w.cluster) {
+      const clusters = runsOf(lo, hi, w.cluster, (v) => v >= 0);
+      rows.push({ name: "clusters", spans: () => clusters,
+                  colour: (s) => colour(s[2] ? "cluster1" : "cluster0"), keys: ["cluster1", "cluster0"] });
     }
     for (const g of d.glances_away) {
-      rows.push({
-        name: `glance ${g.replace("_", " ")}`, spans: () => app.runs[g] || [],
-        colour: () => GLANCE_COLOURS[g],
-      });
+      rows.push({ name: `glance ${g.replace("_", " ")}`, spans: () => app.runs[g] || [],
+                  colour: () => colour(g), keys: [g] });
     }
-    rows.push({ name: "track loss", spans: () => app.runs.track_loss || [], colour: () => "#7f7f7f" });
-    rows.push({ name: "saccades", spans: () => app.runs.saccade || [], colour: () => "#1f77b4" });
-    rows.push({ name: "blinks", spans: () => app.runs.blink || [], colour: () => "#17becf" });
+    for (const [key, name] of [["track_loss", "track loss"], ["saccade", "saccades"], ["blink", "blinks"]]) {
+      rows.push({ name, spans: () => app.runs[key] || [], colour: () => colour(key), keys: [key] });
+    }
     rows.push({ name: "alerts", spans: () => d.alerts.map(([t, kind]) => [t, t, kind]),
-                colour: (s) => (s[2] === "long_distraction" ? "#d62728" : "#ff7f0e"), marks: true });
+                colour: (s) => colour(s[2]), marks: true, keys: ["long_distraction", "time_sharing"] });
     return rows;
   }
 
@@ -405,16 +467,16 @@
     return `rgb(${base.map(mix).join(",")})`;
   }
 
-  function buildTimeline(width) {
-    const rows = timelineRows();
-    const box = chartBox("timeline");
-    box.id = "timeline";
-    const height = rows.length * ROW_PX + 46;
-    const opts = baseOptions(width, height, {
+  function buildTimeline(rows, id, title, showAxis) {
+    const box = chartBox(title);
+    box.id = id;
+    box.dataset.keys = [...new Set(rows.flatMap((r) => r.keys))].join(" ");
+    const height = rows.length * ROW_PX + (showAxis ? 46 : 12);
+    const opts = baseOptions(chartWidth(), height, {
       legend: { show: false },
       series: [{}, { label: "", stroke: "transparent", scale: "rows" }],
       axes: [
-        timeAxis(true),
+        timeAxis(showAxis),
         {
           scale: "rows", size: LEFT_AXIS_PX, gap: 2, grid: { show: false }, ticks: { show: false },
           splits: () => rows.map((_, i) => i + 0.5),
@@ -446,8 +508,26 @@
       });
       ctx.restore();
     });
-    app.timeline = new uPlot(opts, [[app.drive.t0, app.drive.t1], [null, null]], box);
-    app.timeline.setScale("x", { min: app.view[0], max: app.view[1] });
+    const u = new uPlot(opts, [[app.drive.t0, app.drive.t1], [null, null]], box);
+    u.setScale("x", { min: app.view[0], max: app.view[1] });
+    return [u, box];
+  }
+
+  // The legend: a swatch and a meaning for every colour the page's timelines draw.
+  function buildLegend(rowSets) {
+    const el = $("legend");
+    const keys = [...new Set(rowSets.flat().flatMap((r) => r.keys))];
+    for (const key of keys) {
+      const item = document.createElement("span");
+      item.className = "legend-item";
+      item.dataset.key = key;
+      const swatch = document.createElement("span");
+      swatch.className = "swatch";
+      swatch.style.background = colour(key);
+      item.append(swatch, PALETTE[key][1]);
+      el.appendChild(item);
+    }
+    el.hidden = false;
   }
 
   async function chooseFeature(name) {
@@ -464,6 +544,11 @@
     buildWindowChart(chartWidth());
     const timeline = $("timeline");
     timeline.parentNode.appendChild(timeline);   // keep the timeline last
+  }
+
+  function stickBelowToolbar() {
+    // the label rows stick just below the (wrapping, so measured) toolbar
+    document.documentElement.style.setProperty("--toolbar-h", `${$("toolbar").offsetHeight}px`);
   }
 
   function chartWidth() {
@@ -489,6 +574,7 @@
     $("set-attentive").onclick = () => applyLabel(0);
     $("set-unknown").onclick = () => applyLabel(null);
     $("undo").onclick = undo;
+    $("set-reviewed").onclick = setReviewed;
     $("save").onclick = save;
     $("next-low").onclick = nextLowConfidence;
     $("low-bound").onchange = redrawAll;
@@ -497,6 +583,7 @@
       if (e.target.tagName === "INPUT" || e.target.tagName === "SELECT") return;
       const keys = {
         d: () => applyLabel(1), a: () => applyLabel(0), u: () => applyLabel(null), z: undo,
+        r: setReviewed,
         n: nextLowConfidence, s: save, "+": () => zoom(0.5), "=": () => zoom(0.5),
         "-": () => zoom(2), ArrowLeft: () => pan(-0.5), ArrowRight: () => pan(0.5),
         0: () => setView(app.drive.t0, app.drive.t1), Escape: () => select(0, 0),
@@ -517,6 +604,7 @@
       resizeTimer = setTimeout(() => {
         const width = chartWidth();
         for (const u of allCharts()) u.setSize({ width, height: u.height });
+        stickBelowToolbar();
         fetchView();
       }, 150);
     });
@@ -553,9 +641,16 @@
       $("feature").appendChild(option);
     }
     const width = chartWidth();
+    app.reviewed = (d.reviewed || []).map((r) => r.slice());
+    const labels = labelRows(), events = eventRows();
+    let box;
+    [app.labelChart, box] = buildTimeline(labels, "labels-chart", "labels", true);
+    box.appendChild($("legend"));
+    buildLegend([labels, events]);
     buildSampleCharts(width);
     buildWindowChart(width);
-    buildTimeline(width);
+    [app.timeline] = buildTimeline(events, "timeline", "eye events, glances, alerts", true);
+    stickBelowToolbar();
     bindControls();
     setDirty(false);
     await fetchView();
