@@ -1,35 +1,49 @@
-"""Daemon load benchmark: K streams at 60 Hz, map and block form, lag, drops, CPU and RSS.
+"""Daemon load benchmark: the steady state of K streams at 60 Hz beside a lean receiver.
 
-Three parts, each printing one JSON line per measurement:
+Three parts, each printing one JSON line per measurement (and appending it to ``--out``):
 
 1. ``single``: one stream in-process (session + detector + smoother + segmenter, no sockets), fed a
    simulated drive in blocks of 10 samples; processing latency per completed window (ms).
-2. ``load``: ``distractd run`` as a subprocess with the shipped model, ``distractd replay
-   --streams K`` as the sender (copies of one simulated drive, hop phases staggered), and this
-   process subscribing to the states. Lag = time a state is received minus the scheduled send time
-   of the message holding the sample that completed its window (includes the sender's own lateness,
-   two loopback hops and this subscriber, so it over-estimates the daemon's own lag); the
-   daemon's own arrival-to-publication histogram is reported too (as bucket upper bounds).
-   Drops = messages sent minus messages the daemon counted, and states expected minus received.
-   CPU = daemon CPU seconds per wall second; RSS per stream = (RSS under load - idle RSS) / K. With
-   ``--scrape-storm N`` a separate process keeps N concurrent scrapes of ``/metrics`` going for
-   the whole run (each run is then done twice, without and with the storm). With
-   ``--adaptation AFTER_S`` each run is also done with ``[adaptation]`` on (``after_s`` = AFTER_S;
-   the drive must outlast the baselines' 60 s warm-up plus AFTER_S), reporting the fits done and
-   refused by the full queue.
+2. ``load``: ``distractd run`` as a subprocess with the shipped model and, in the same run, a lean
+   receiver (a plain Python process: SUB recv + msgpack decode + append to a list, nothing else),
+   the ceiling. One or more sender processes publish every message to both at once from a
+   pre-encoded message list (one simulated drive; the K streams share its payloads and differ by
+   topic and by a send schedule staggered over one hop, so their windows complete at different
+   moments). The drive lasts ``--duration`` s (default 140) and every figure is taken over the
+   last ``--window`` s of it (default 60, ending 2 s before the drive does), after the per-stream
+   baselines' 60 s warm-up, so the windows are scored with ready baselines (the fraction of states
+   saying ``"baseline": "ready"`` is reported). Per configuration (form x streams x
+   segmentation) it reports:
+   - CPU per sample over the window: the daemon's process, its loop thread (the main thread,
+     read from ``/proc/<pid>/task/<tid>/stat``), every other thread by its kernel name (libzmq's
+     ``ZMQbg/IO/0``; Python threads keep the process name), the lean receiver's process, and the
+     daemon's ratios to the lean receiver;
+   - lag p50/p99/p99.9/max (ms) of the states of windows completed in the measured window: a
+     state's arrival at this process's subscriber minus the moment the sender sent the message
+     holding the sample that completed the window (two loopback hops and this subscriber
+     included); the same from the message's scheduled send (adds the sender's lateness); the
+     daemon's own arrival-to-publication histogram (bucket upper bounds);
+   - the sender's achieved rate against its schedule over the window and its lateness, so a
+     sender that cannot keep up shows; drops (messages sent minus those the daemon and the lean
+     receiver counted); RSS per stream.
+   With ``--scrape-storm N`` a separate process keeps N concurrent scrapes of ``/metrics`` going
+   (each run is then done twice, without and with the storm). With ``--adaptation AFTER_S`` each
+   run is also done with ``[adaptation]`` on, reporting the fits done and refused.
 3. ``channels``: CPU per sample of the per-stream work (session: pipeline, decision rule) with the
    shipped model's pipeline settings and with its per-stream baselines and glance channel turned
    off, in-process over the same streams (issue 13: the channels may cost <= 25 %).
 
-Run: ``.venv/bin/python benchmarks/daemon_load.py [--streams 100 300 1000] [--forms block map]
-[--duration 25] [--no-segmentation] [--scrape-storm 200] [--adaptation 20]
-[--parts single load channels]``.
-Timings depend on the machine's load; report them with it.
+Run: ``.venv/bin/python benchmarks/daemon_load.py [--block-streams 300 1000] [--map-streams 300]
+[--segmentation on off] [--duration 140] [--window 60] [--senders 1] [--out results.jsonl]
+[--quick] [--parts single load channels]``.
+Timings depend on the machine's load: each line carries the 1-minute load average; compare the
+daemon with the lean receiver of the same line, not absolute times across runs.
 """
 
 import argparse
 import dataclasses
 import json
+import math
 import os
 import subprocess
 import sys
@@ -37,13 +51,14 @@ import tempfile
 import time
 from pathlib import Path
 
+import msgpack
 import numpy as np
 import zmq
 from threadpoolctl import threadpool_limits
 
 from distractd.daemon import Model, Session, decision_options, default_model_path, load_config
-from distractd.pipeline import PipelineConfig, write_recording
-from distractd.pipeline.formats import decode_output
+from distractd.pipeline import PipelineConfig
+from distractd.pipeline.formats import FIELDS, decode_output, encode_block, encode_map
 from distractd.simulators import NotifyReceiver, free_port, simulate_drive
 
 BLOCK_SAMPLES = 10
@@ -169,11 +184,134 @@ def channels(recording, n_streams=50):
     return out
 
 
-def load(recording, path, n_streams, form, segmentation, scrape_storm=0, adaptation_after_s=None):
-    """One load run; returns the JSON-ready result."""
-    input_ep = f"tcp://127.0.0.1:{free_port()}"
-    output_ep = f"tcp://127.0.0.1:{free_port()}"
-    metrics_port = free_port()
+SENDER = """
+import json, sys, time
+import msgpack, numpy as np, zmq
+spec = json.loads(sys.argv[1])
+with open(spec["payloads"], "rb") as f:
+    payloads, due = msgpack.unpackb(f.read())
+due = np.asarray(due)
+streams = range(spec["first"], spec["last"])
+offsets = np.asarray([spec["stagger_s"] * k / spec["n_streams"] for k in streams])
+topics = [b"samples.s-%d" % k for k in streams]
+when = (due[None, :] + offsets[:, None]).ravel()   # stream-major: entry = stream * n + message
+order = np.argsort(when, kind="stable")
+when = when[order]
+n = len(payloads)
+context = zmq.Context()
+sock = context.socket(zmq.XPUB)
+sock.xpub_verbose = True     # one subscription message per subscriber, not per topic
+sock.sndhwm = 0
+for endpoint in spec["endpoints"]:
+    sock.connect(endpoint)
+for _ in spec["endpoints"]:
+    sock.recv()
+start = spec["start_monotonic_s"]
+sent_at = np.empty(len(order))
+i = 0
+while i < len(order):
+    delay = start + when[i] - time.monotonic()
+    if delay > 0:
+        time.sleep(delay)
+    now = time.monotonic()
+    j = max(int(np.searchsorted(when, now - start, side="right")), i + 1)
+    for entry in order[i:j].tolist():   # everything due by now, in schedule order
+        sock.send_multipart((topics[entry // n], payloads[entry % n]))
+    sent_at[i:j] = time.monotonic()
+    i = j
+late = sent_at - (start + when)
+per_sample = np.asarray(spec["samples_per_message"])[order % n]
+w0, w1 = spec["window_monotonic_s"]
+in_window = (sent_at >= w0) & (sent_at < w1)
+due_in_window = (start + when >= w0) & (start + when < w1)
+print(json.dumps({"messages": int(len(order)), "samples": int(per_sample.sum()),
+                  "window_samples_sent": int(per_sample[in_window].sum()),
+                  "window_samples_due": int(per_sample[due_in_window].sum()),
+                  "late_ms_p50": float(np.percentile(late, 50) * 1e3),
+                  "late_ms_p99": float(np.percentile(late, 99) * 1e3),
+                  "late_ms_max": float(late.max() * 1e3)}))
+sent_by_entry = np.empty(len(order))
+sent_by_entry[order] = sent_at
+np.save(spec["sent_path"], sent_by_entry)
+sock.close(linger=5000)
+context.term()
+"""
+"""One sender process: publishes streams [first, last) of the pre-encoded message list on its
+schedule (every stream shares the payloads; its send times are shifted by its stagger), to the
+daemon and the lean receiver at once; prints what it sent and how late, and saves each
+message's send time (stream-major) for the lag."""
+
+LEAN = """
+import signal, sys
+import msgpack, numpy as np, zmq
+context = zmq.Context()
+sub = context.socket(zmq.SUB)
+sub.rcvhwm = 0
+sub.subscribe(b"samples.")
+sub.bind(sys.argv[1])
+signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
+received = []
+n_received = 0
+try:
+    while True:
+        topic, payload = sub.recv_multipart()
+        message = msgpack.unpackb(payload)
+        if "data" in message:
+            message["data"] = np.frombuffer(message["data"], dtype=message["dtype"])
+        received.append(message)
+        if len(received) == 10000:   # bounded memory: a long map-form run holds millions
+            n_received += len(received)
+            received.clear()
+finally:
+    print(n_received + len(received), flush=True)
+"""
+"""The lean receiver, the ceiling: SUB recv + msgpack decode (+ the block's bytes as an array) +
+append to a list (emptied every 10,000 messages), nothing else; prints the messages received when terminated."""
+
+
+
+def _thread_cpu_s(pid):
+    """CPU seconds of each thread of ``pid``, keyed by tid: ``(name, seconds)``; the main thread
+    (tid = pid, the daemon's loop) is named ``loop``, the others by their kernel name (libzmq
+    names its threads ``ZMQbg/IO/0`` and ``ZMQbg/Reaper``; Python threads keep the process name)."""
+    out = {}
+    for task in Path(f"/proc/{pid}/task").iterdir():
+        try:
+            text = (task / "stat").read_text()
+        except OSError:  # the thread ended between the listing and the read
+            continue
+        name = text[text.index("(") + 1:text.rindex(")")]
+        fields = text.rsplit(")", 1)[1].split()
+        seconds = (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+        out[int(task.name)] = ("loop" if int(task.name) == pid else name, seconds)
+    return out
+
+
+def _thread_split(before, after):
+    """CPU seconds spent between two :func:`_thread_cpu_s` readings, summed by thread name."""
+    split = {}
+    for tid, (name, seconds) in after.items():
+        split[name] = split.get(name, 0.0) + seconds - before.get(tid, (name, 0.0))[1]
+    return split
+
+
+def _payloads(recording, form, per_message):
+    """The drive's messages as (payloads, due_s, samples per message): one pre-encoded payload
+    list that every stream shares (streams differ by topic and by their send schedule)."""
+    t = recording.t
+    ends = np.arange(per_message, len(t) + per_message, per_message).clip(max=len(t))
+    starts = np.concatenate([[0], ends[:-1]])
+    if form == "map":
+        payloads = [encode_map("s", {name: value for name, value in zip(FIELDS, row.tolist())
+                                     if not math.isnan(value)})[1]
+                    for row in recording.samples]
+    else:
+        payloads = [encode_block("s", recording.samples[lo:hi], seq)[1]
+                    for seq, (lo, hi) in enumerate(zip(starts, ends))]
+    return payloads, (t[ends - 1] - t[0]).tolist(), (ends - starts).tolist()
+
+
+def _daemon_command(input_ep, output_ep, metrics_port, segmentation, adaptation_after_s):
     command = [sys.executable, "-m", "distractd.cli", "run",
                "--set", f'input.bind=["{input_ep}"]', "--set", f"output.bind={output_ep}",
                "--set", f"metrics.port={metrics_port}", "--set", "service.log_level=warning",
@@ -182,14 +320,34 @@ def load(recording, path, n_streams, form, segmentation, scrape_storm=0, adaptat
     if adaptation_after_s is not None:
         command += ["--set", "adaptation.enabled=true",
                     "--set", f"adaptation.after_s={adaptation_after_s}"]
+    return command
+
+
+def load(recording, tmp, n_streams, form, segmentation, window_s, block_samples=30, senders=1,
+         scrape_storm=0, adaptation_after_s=None):
+    """One steady-state load run of the daemon and the lean receiver side by side; returns the
+    JSON-ready result. The figures are taken over the last ``window_s`` of the drive (less 2 s)."""
+    input_ep = f"tcp://127.0.0.1:{free_port()}"
+    lean_ep = f"tcp://127.0.0.1:{free_port()}"
+    output_ep = f"tcp://127.0.0.1:{free_port()}"
+    metrics_port = free_port()
     config = PipelineConfig()
     t = recording.t
-    per_message = 1 if form == "map" else BLOCK_SAMPLES
+    duration_s = float(t[-1] - t[0])
+    per_message = 1 if form == "map" else block_samples
+    payloads, due, samples_per_message = _payloads(recording, form, per_message)
+    payload_path = Path(tmp) / f"{form}-{per_message}.msgpack"
+    payload_path.write_bytes(msgpack.packb([payloads, due]))
     stagger_s = 0.5
+    lean = subprocess.Popen([sys.executable, "-c", LEAN, lean_ep], stdout=subprocess.PIPE,
+                            text=True)
     with NotifyReceiver() as notify:
-        daemon = subprocess.Popen(command, env={**os.environ, "NOTIFY_SOCKET": notify.path})
+        daemon = subprocess.Popen(_daemon_command(input_ep, output_ep, metrics_port, segmentation,
+                                                  adaptation_after_s),
+                                  env={**os.environ, "NOTIFY_SOCKET": notify.path})
+        shards = []
         try:
-            assert notify.wait_for("READY=1", 180), "daemon not ready"
+            assert notify.wait_for("READY=1", 300), "daemon not ready"
             idle_rss = _proc_rss_bytes(daemon.pid)
             context = zmq.Context()
             sub = context.socket(zmq.SUB)
@@ -201,16 +359,29 @@ def load(recording, path, n_streams, form, segmentation, scrape_storm=0, adaptat
             scraper = subprocess.Popen(
                 [sys.executable, "-c", SCRAPER, f"http://127.0.0.1:{metrics_port}/metrics",
                  str(scrape_storm)]) if scrape_storm else None
-            cpu0 = _proc_cpu_s(daemon.pid)
-            sender = subprocess.Popen(
-                [sys.executable, "-m", "distractd.cli", "replay", str(path), "--endpoint",
-                 input_ep, "--streams", str(n_streams), "--form", form, "--stream-id", "s",
-                 "--block-samples", str(BLOCK_SAMPLES), "--json"], stdout=subprocess.PIPE,
-                text=True)
-            received_t, received_stream, received_at = [], [], []
+            start = time.monotonic() + 5.0  # the senders load their messages and connect first
+            w0, w1 = start + duration_s - 2.0 - window_s, start + duration_s - 2.0
+            bounds = np.linspace(0, n_streams, senders + 1).round().astype(int)
+            for first, last in zip(bounds[:-1], bounds[1:]):
+                spec = {"payloads": str(payload_path), "first": int(first), "last": int(last),
+                        "n_streams": n_streams, "stagger_s": stagger_s,
+                        "endpoints": [input_ep, lean_ep], "start_monotonic_s": start,
+                        "samples_per_message": samples_per_message,
+                        "window_monotonic_s": [w0, w1],
+                        "sent_path": str(Path(tmp) / f"sent-{first}.npy")}
+                shards.append(subprocess.Popen([sys.executable, "-c", SENDER, json.dumps(spec)],
+                                               stdout=subprocess.PIPE, text=True))
+            received_t, received_stream, received_at, ready = [], [], [], []
+            marks = {}
             quiet_since = None
-            while True:  # receive until the sender is done and the daemon has gone quiet
-                if sub.poll(100):
+            while True:  # receive until the senders are done and the daemon has gone quiet
+                now = time.monotonic()
+                for name, at in (("w0", w0), ("w1", w1)):
+                    if name not in marks and now >= at:  # CPU readings at the window's ends
+                        marks[name] = (_thread_cpu_s(daemon.pid), _proc_cpu_s(lean.pid), now)
+                timeout_ms = 100 if len(marks) == 2 else max(1, min(100, 1e3 * (
+                    (w0 if "w0" not in marks else w1) - now)))
+                if sub.poll(timeout_ms):
                     quiet_since = None
                     while True:
                         try:
@@ -221,17 +392,15 @@ def load(recording, path, n_streams, form, segmentation, scrape_storm=0, adaptat
                         _, stream, message = decode_output(frames)
                         received_stream.append(int(stream.rsplit("-", 1)[1]))
                         received_t.append(message["t"])
-                elif sender.poll() is not None:
+                        ready.append(message.get("baseline") == "ready")
+                elif all(shard.poll() is not None for shard in shards) and len(marks) == 2:
                     quiet_since = quiet_since or time.monotonic()
                     if time.monotonic() - quiet_since > 1.0:
                         break
-            wall0 = time.monotonic() - 1.0
             if scraper is not None:
                 scraper.kill()
                 scraper.wait()
-            summary = json.loads(sender.stdout.read())
-            cpu_s = _proc_cpu_s(daemon.pid) - cpu0
-            wall_s = summary["elapsed_s"] + (time.monotonic() - wall0)
+            sent = [json.loads(shard.stdout.read()) for shard in shards]
             rss = _proc_rss_bytes(daemon.pid)
             received_msgs = _scrape(metrics_port, "distractd_messages_received_total")
             daemon_latency = _histogram_quantiles(metrics_port,
@@ -243,40 +412,97 @@ def load(recording, path, n_streams, form, segmentation, scrape_storm=0, adaptat
             sub.close()
             context.term()
         finally:
+            for shard in shards:
+                if shard.poll() is None:
+                    shard.kill()
+                    shard.wait()
             daemon.terminate()
             daemon.wait(30)
-    # lag: state received minus the scheduled send of the message completing its window
-    stream = np.asarray(received_stream)
-    offset = stagger_s * stream / n_streams
-    t_end = np.asarray(received_t) - offset
-    completing = np.searchsorted(t, t_end + config.lag_s - 1e-9, side="left")
-    message_end = np.minimum((completing // per_message + 1) * per_message, len(t)) - 1
-    due = summary["start_monotonic_s"] + (t[message_end] - t[0]) + offset
-    lag = np.asarray(received_at) - due
-    expected_states = n_streams * int((t[-1] - t[0] - config.window_s - config.lag_s)
-                                      / config.hop_s)
-    return {"bench": "load", "form": form, "streams": n_streams, "segmentation": segmentation,
+            lean.terminate()
+            lean_received = lean.stdout.read().strip()
+            lean.wait(30)
+    window_samples = sum(s["window_samples_sent"] for s in sent)
+    window_due = sum(s["window_samples_due"] for s in sent)
+    messages_sent = sum(s["messages"] for s in sent)
+    (threads0, lean0, at0), (threads1, lean1, at1) = marks["w0"], marks["w1"]
+    split = _thread_split(threads0, threads1)
+    daemon_cpu_s = sum(split.values())
+    lean_cpu_s = lean1 - lean0
+    # lag: state received minus the send of the message holding the sample completing its window
+    sent_at = np.concatenate([np.load(Path(tmp) / f"sent-{first}.npy")
+                              for first in bounds[:-1]]).reshape(n_streams, len(payloads))
+    stream = np.asarray(received_stream, dtype=int)
+    completing = np.searchsorted(t, np.asarray(received_t) + config.lag_s - 1e-9, side="left")
+    message = np.minimum(completing // per_message, len(payloads) - 1)
+    scheduled = start + np.asarray(due)[message] + stagger_s * stream / n_streams
+    in_window = (scheduled >= w0) & (scheduled < w1)
+    lag = (np.asarray(received_at) - sent_at[stream, message])[in_window]
+    lag_from_schedule = (np.asarray(received_at) - scheduled)[in_window]
+    per_sample = 1e6 / max(window_samples, 1)
+    daemon_us = daemon_cpu_s * per_sample
+    lean_us = lean_cpu_s * per_sample
+    loop_us = split.get("loop", 0.0) * per_sample
+    return {"bench": "load", "form": form, "samples_per_message": per_message,
+            "streams": n_streams, "segmentation": segmentation,
             "scrape_storm": scrape_storm, "adaptation_after_s": adaptation_after_s,
             "adaptation_fits": fits if adaptation_after_s is not None else None,
-            "duration_s": round(float(t[-1] - t[0]), 1),
-            "samples_per_s": round(summary["samples"] / summary["elapsed_s"]),
-            "messages_sent": summary["messages"], "messages_dropped":
-                int(summary["messages"] - (received_msgs or 0)),
-            "states_received": len(lag), "states_expected_about": expected_states,
-            "sender_behind_max_s": round(summary["behind_s"], 3),
-            "lag_ms": _percentiles(lag), "daemon_latency_ms_upper_bucket": daemon_latency,
-            "daemon_cpu_per_wall_s": round(cpu_s / wall_s, 3),
-            "cpu_us_per_sample": round(1e6 * cpu_s / max(summary["samples"], 1), 2),
+            "duration_s": round(duration_s, 1),
+            "window_s": [round(w0 - start, 1), round(w1 - start, 1)],
+            "window_wall_s": round(at1 - at0, 2),
+            "loadavg_1min": round(os.getloadavg()[0], 2),
+            "senders": senders,
+            "send_rate_samples_per_s": round(window_samples / (at1 - at0)),
+            "schedule_rate_samples_per_s": round(window_due / window_s),
+            "send_rate_vs_schedule": round(window_samples / max(window_due, 1), 4),
+            "sender_late_ms": {k: round(max(s[f"late_ms_{k}"] for s in sent), 2)
+                               for k in ("p50", "p99", "max")},
+            "messages_sent": messages_sent,
+            "messages_dropped": int(messages_sent - (received_msgs or 0)),
+            "lean_messages_dropped": messages_sent - int(lean_received or 0),
+            "window_states": int(in_window.sum()),
+            "window_states_expected": int(round(n_streams * window_s / config.hop_s)),
+            "window_baseline_ready": round(float(np.asarray(ready)[in_window].mean()), 4)
+                if in_window.any() else None,
+            "lag_ms": _percentiles(lag), "lag_from_schedule_ms": _percentiles(lag_from_schedule),
+            "daemon_latency_ms_upper_bucket": daemon_latency,
+            "cpu_us_per_sample": {"daemon_process": round(daemon_us, 3),
+                                  "daemon_loop_thread": round(loop_us, 3),
+                                  "lean_process": round(lean_us, 3)},
+            "daemon_threads_us_per_sample": {name: round(seconds * per_sample, 3)
+                                             for name, seconds in sorted(split.items())},
+            "ratio_to_lean": {"daemon_process": round(daemon_us / lean_us, 2) if lean_us else None,
+                              "daemon_loop_thread": round(loop_us / lean_us, 2)
+                                  if lean_us else None},
+            "daemon_cpu_per_wall_s": round(daemon_cpu_s / (at1 - at0), 3),
             "rss_mb": round(rss / 2**20, 1),
             "rss_kb_per_stream": round((rss - idle_rss) / 1024 / n_streams, 1)}
 
 
+def _emit(result, out):
+    line = json.dumps(result)
+    print(line, flush=True)
+    if out is not None:
+        with open(out, "a") as f:
+            f.write(line + "\n")
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--streams", type=int, nargs="+", default=[100, 300, 1000])
-    parser.add_argument("--forms", nargs="+", choices=("block", "map"), default=["block", "map"])
-    parser.add_argument("--duration", type=float, default=25.0, help="seconds per load run")
-    parser.add_argument("--no-segmentation", action="store_true")
+    parser.add_argument("--block-streams", type=int, nargs="*", default=[300, 1000],
+                        metavar="K", help="stream counts of the block form (none: skip it)")
+    parser.add_argument("--map-streams", type=int, nargs="*", default=[300], metavar="K",
+                        help="stream counts of the map form (none: skip it)")
+    parser.add_argument("--block-samples", type=int, default=30, help="samples per block message")
+    parser.add_argument("--segmentation", nargs="+", choices=("on", "off"), default=["off", "on"])
+    parser.add_argument("--duration", type=float, default=140.0, help="seconds per load run")
+    parser.add_argument("--window", type=float, default=60.0,
+                        help="seconds measured, ending 2 s before the drive does")
+    parser.add_argument("--senders", type=int, default=1, help="sender processes")
+    parser.add_argument("--out", type=Path, default=None,
+                        help="also append each JSON line to this file as it is measured")
+    parser.add_argument("--quick", action="store_true",
+                        help="a small set: 50 block streams, segmentation off, 30 s drive, 10 s "
+                             "window (before the baselines are ready: not the steady state)")
     parser.add_argument("--scrape-storm", type=int, default=0, metavar="N",
                         help="also run each load with N concurrent scrapers")
     parser.add_argument("--adaptation", type=float, default=None, metavar="AFTER_S",
@@ -284,27 +510,34 @@ def main():
     parser.add_argument("--parts", nargs="+", choices=("single", "load", "channels"),
                         default=["single", "load", "channels"])
     args = parser.parse_args()
-    segmentation = not args.no_segmentation
-    print(json.dumps({"bench": "machine", "cpus": os.cpu_count(),
-                      "loadavg_1min": os.getloadavg()[0]}), flush=True)
+    if args.quick:
+        args.block_streams, args.map_streams, args.segmentation = [50], [], ["off"]
+        args.duration, args.window = 30.0, 10.0
+    if not 0 < args.window <= args.duration - 12:
+        parser.error(f"--window {args.window:g} must be in (0, duration - 12] = "
+                     f"(0, {args.duration - 12:g}]: windows start 10 s into the drive")
+    if args.senders < 1 or args.block_samples < 1:
+        parser.error(f"--senders {args.senders} and --block-samples {args.block_samples} must "
+                     "be at least 1")
+    _emit({"bench": "machine", "cpus": os.cpu_count(), "loadavg": os.getloadavg(),
+           "argv": sys.argv[1:]}, args.out)
     if "single" in args.parts:
-        print(json.dumps(single_stream(simulate_drive(3, duration_s=300.0), segmentation)),
-              flush=True)
+        _emit(single_stream(simulate_drive(3, duration_s=300.0), True), args.out)
     if "channels" in args.parts:
-        print(json.dumps(channels(simulate_drive(3, duration_s=180.0))), flush=True)
+        _emit(channels(simulate_drive(3, duration_s=180.0)), args.out)
     if "load" not in args.parts:
         return
     recording = simulate_drive(3, duration_s=args.duration)
     storms = (0, args.scrape_storm) if args.scrape_storm else (0,)
+    runs = [("block", k) for k in args.block_streams] + [("map", k) for k in args.map_streams]
     with tempfile.TemporaryDirectory() as tmp:
-        path = Path(tmp) / "drive.npz"
-        write_recording(recording, path)
-        for form in args.forms:
-            for n_streams in args.streams:
+        for form, n_streams in runs:
+            for segmentation in args.segmentation:
                 for storm in storms:
                     for after_s in (None, args.adaptation) if args.adaptation else (None,):
-                        print(json.dumps(load(recording, path, n_streams, form, segmentation,
-                                              storm, after_s)), flush=True)
+                        _emit(load(recording, tmp, n_streams, form, segmentation == "on",
+                                   args.window, args.block_samples, args.senders, storm, after_s),
+                              args.out)
 
 
 if __name__ == "__main__":
