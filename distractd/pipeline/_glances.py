@@ -43,8 +43,8 @@ their sources; in short:
   fallback classes off road is away), so track loss alone never raises one.
 
 The module is over 450 lines because the compiled per-sample step, its helpers (road-centre
-mode, classification, glance closing, time-sharing) and their state layout must live together:
-numba kernels inline each other and share the state's index constants.
+mode, classification, glance closing, time-sharing) and their state record must live together:
+numba kernels inline each other and share the state's fields.
 """
 
 import math
@@ -436,7 +436,8 @@ def _close_glance(state, ring, min_dip):
 @njit(cache=True, inline="always")
 def _glance_step(x, has_gaze, t, dt, gap, lost, params, state, hist, ring, out, alerts, n_a):
     """Advance the glance channel by one accepted sample; write its outputs to ``out`` (an
-    :data:`OUTPUT` record) and any alert rows to ``alerts`` from row ``n_a``. Returns the new alert row count.
+    :data:`OUTPUT` record) and any alert rows to ``alerts`` from row ``n_a``. Returns the new
+    alert row count.
 
     ``has_gaze``: the sample had a gaze value before validation (a tracker with a gaze field);
     ``dt`` is the step from the previous accepted sample (0 for the first), ``gap`` whether the

@@ -175,7 +175,7 @@ def _order(x, label, index, params, state, buffer, rows, base):
     if state.started == 0.0:
         return ORDER_ACCEPT
     if state.suspect == 1.0:
-        suspect = buffer[0, 0]
+        suspect = buffer[0, _TIME]
         if t == suspect:
             return _drop(state, _DUPLICATE, rows, index - base)
         state.suspect = 0.0
