@@ -702,7 +702,8 @@ def _declare_simulate(parser):
     parser.add_argument("--protocol", choices=PROTOCOLS, default="cognitive",
                         help="secondary task (default: %(default)s)")
     parser.add_argument("--duration", type=_drive_duration, default=None, metavar="SECONDS",
-                        help="drive length in seconds (default: the protocol, about 20-35 min)")
+                        help="drive length in seconds, at least one window of the default "
+                             "pipeline (10 s) (default: the protocol, about 20-35 min)")
     parser.add_argument("--rate", type=_RATE_HZ, default=60.0, metavar="HZ",
                         help="tracker frame rate in Hz (default 60; sparse-gaze: the export "
                              "rate, at most 60, Taamneh's is 1)")
