@@ -20,6 +20,7 @@ Oracle (printed as one JSON object; ``ok`` is their conjunction):
   that reason, ``distractd_seq_resets_total`` the forged sequence numbers, no message is counted
   lost, and ``distractd_connections_closed_total{socket="input"}`` grows by exactly the dropped
   connections;
+- ``stream_errors``: ``distractd_stream_errors_total`` stays 0 (no stage of any stream raised);
 - ``good_stream_identical``: the good stream's published states (time, window, state, score,
   quality) equal the batch prediction of the same drive (``predict_windows`` with the daemon's
   decision rule), as for a clean run.
@@ -413,6 +414,8 @@ def run(n_messages, seed, speed, n_dropped_connections, max_streams=200, out=sys
         "crashes": 0 if alive and exit_code == 0 else 1, "hangs": 0, "exit_code": exit_code,
         "counts_expected": {k: int(v) for k, v in sorted(expected.items())},
         "counts_counted": counted, "counts_match": bool(counts_match),
+        "stream_errors": int(sum(value for (name, _), value in metrics.items()
+                                 if name == "distractd_stream_errors_total")),
         "samples_rejected": {name: int(value) for (metric_name, labels), value in metrics.items()
                              if metric_name == "distractd_samples_rejected_total" and value
                              for _, name in labels},
@@ -422,7 +425,8 @@ def run(n_messages, seed, speed, n_dropped_connections, max_streams=200, out=sys
         "daemon_us_per_message": round(1e6 * cpu_s / max(total, 1), 2),
         "load_average": os.getloadavg()[0],
     }
-    result["ok"] = result["crashes"] == 0 and result["counts_match"] and identical
+    result["ok"] = (result["crashes"] == 0 and result["counts_match"] and identical
+                    and result["stream_errors"] == 0)
     if not result["ok"]:
         result["daemon_log_tail"] = daemon.stderr()[-3000:]
     print(json.dumps(result), file=out, flush=True)

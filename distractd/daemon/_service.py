@@ -43,6 +43,7 @@ from ._adaptation import Adapter, StreamAdaptation
 from ._config import DEFAULTS, load_config
 from ._files import check_archive
 from ._lsl import LslBridge, LslStates
+from ._memory import trim_heap
 from ._metrics import Metrics, MetricsServer
 from ._session import Session, StreamFault, StreamSegmenter
 from ._sockets import Sockets
@@ -198,6 +199,7 @@ class Service:
                            config["adaptation"]["enabled"])
         self.metrics.set_model(self.model.detector.model_id, self.model.detector.kind)
         self.inboxes = {}
+        self._ended_since_trim = 0  # sessions expired since the heap was last trimmed
         self.pupil = None
         self.lsl_states = None
         self.gaze_frames = {}  # stream id -> "head" for eye-in-head sources (Pupil, LSL)
@@ -795,6 +797,10 @@ class Service:
         if expired:
             self.metrics.streams_expired.inc(len(expired))
             self.metrics.active_streams.set(len(self.inboxes))
+            self._ended_since_trim += len(expired)
+            if self._ended_since_trim >= _TRIM_AFTER_SESSIONS:
+                trim_heap()
+                self._ended_since_trim = 0
 
     def _status_text(self, counts, now):
         elapsed = max(now - counts.since_s, 1e-9)
@@ -884,6 +890,10 @@ takes beyond ``service.drain_timeout_s`` at most; a chunk started runs to its en
 
 _FLUSH_CHUNK = 256
 """Streams flushed (and their last windows classified) in one batch at stop."""
+
+_TRIM_AFTER_SESSIONS = 256
+"""Expired sessions after which the heap is trimmed (:func:`trim_heap`: about 20 MB of session
+memory)."""
 
 _HOLD_MAX_SAMPLES = 256
 """Most samples an inbox holds before feeding them regardless (36 KB)."""
