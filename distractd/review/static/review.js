@@ -9,7 +9,8 @@
     distracted: ["#d62728", "distracted"], attentive: ["#2ca02c", "attentive"],
     unlabelled: ["#f2f2f2", "unknown: no label"], undecided: ["#cccccc", "unknown: no decision"],
     reviewed: ["#3b6fb6", "reviewed (next skips it)"], low: ["#ff7f0e", "low confidence"],
-    segment: ["#e8a0a0", "segment (shade: cluster)"],
+    segment1: [segmentColour([0, 0, 0, 1]), "segment: distracted (shade: cluster)"],
+    segment0: [segmentColour([0, 0, 0, 0]), "segment: attentive"],
     cluster1: ["#8c564b", "cluster: distracted"], cluster0: ["#c49c94", "cluster: attentive"],
     off_road: ["#9467bd", "glance off road"], mirror: ["#e377c2", "glance mirror"],
     instrument: ["#bcbd22", "glance instrument"], track_loss: ["#7f7f7f", "track loss"],
@@ -440,7 +441,7 @@
     const [lo, hi] = ownedEdges(w);
     if (d.segments.length) {
       rows.push({ name: "segments", spans: () => d.segments, colour: (s) => segmentColour(s),
-                  keys: ["segment"] });
+                  keys: ["segment1", "segment0"] });
     }
     if (w.cluster) {
       const clusters = runsOf(lo, hi, w.cluster, (v) => v >= 0);
