@@ -359,9 +359,9 @@ class PipelineConfig:
 def _record(*fields):
     """An aligned record dtype of float64 fields, each a name or ``(name, shape)``: the layout of
     one kernel state or parameter record, read by name (``state.period``) in numba and numpy."""
-    return np.dtype([(field, np.float64) if isinstance(field, str) else (*field[:1], np.float64,
-                                                                           field[1])
-                     for field in fields], align=True)
+    layout = [(field, np.float64) if isinstance(field, str) else (field[0], np.float64, field[1])
+              for field in fields]
+    return np.dtype(layout, align=True)
 
 
 PARAMS = _record(
