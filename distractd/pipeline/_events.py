@@ -40,10 +40,7 @@ from numba import njit
 
 from ._config import _BLINK_FLAG, _EYELID, _GAZE, _GAZE_PITCH, _GAZE_YAW, _SACCADE_FLAG, _record
 from ._glances import _cyclopean
-from ._windows import (
-    _H_PENDING_BLINK, _H_PENDING_BLINK_COUNT, _H_PENDING_SACCADE, _H_T_COUNT, _H_T_SUM, BLINK,
-    SACCADE, _settle, _slot,
-)
+from ._windows import BLINK, SACCADE, _settle, _slot
 
 __all__ = ["EVENT_KINDS"]
 
@@ -114,26 +111,30 @@ def _abandon(state, ring, last_hop):
     """End of data: open runs can no longer be settled; their samples become unresolved (taken
     out of the event counts), and the runs are closed for good."""
     if state.s_state == _OPEN:
-        _unresolve(ring, state.s_hop0, last_hop, _H_PENDING_SACCADE, -1, _H_T_COUNT + SACCADE)
+        _unresolve(ring, state.s_hop0, last_hop, SACCADE)
         state.s_state = _DEAD
     if state.b_state == _OPEN:
-        _unresolve(ring, state.b_hop0, last_hop, _H_PENDING_BLINK, _H_PENDING_BLINK_COUNT,
-                   _H_T_COUNT + BLINK)
+        _unresolve(ring, state.b_hop0, last_hop, BLINK)
         state.b_state = _DEAD
 
 
 @njit(cache=True)
-def _unresolve(ring, first_hop, last_hop, pending, pending_uncounted, count):
+def _unresolve(ring, first_hop, last_hop, kind):
+    """Take the pending samples of an open ``kind`` run over hops ``first_hop..last_hop`` out of
+    the event counts, and drop them."""
     h = first_hop
     while h <= last_hop:
         row = _slot(ring, h)
         if row >= 0:
-            counted = ring[row, pending]
-            if pending_uncounted >= 0:
-                counted -= ring[row, pending_uncounted]
-                ring[row, pending_uncounted] = 0.0
-            ring[row, count] -= counted
-            ring[row, pending] = 0.0
+            slot = ring[row]
+            if kind == SACCADE:
+                slot.t_count[SACCADE] -= slot.pending_saccade
+                slot.pending_saccade = 0.0
+            else:
+                counted = slot.pending_blink - slot.pending_blink_count
+                slot.pending_blink_count = 0.0
+                slot.t_count[BLINK] -= counted
+                slot.pending_blink = 0.0
         h += 1.0
 
 
@@ -186,8 +187,7 @@ def _saccade_step(x, t, dt, gap, period, hop, last_hop, params, state, ring, eve
             state.s_pitch1 = pitch
             state.s_peak = max(state.s_peak, velocity)
         elif fast:
-            _settle(ring, state.s_hop0, last_hop, _H_PENDING_SACCADE, _H_T_SUM + SACCADE,
-                    -1, -1, False)
+            _settle(ring, state.s_hop0, last_hop, SACCADE, False)
             state.s_state = _DEAD
             state.s_break = 1.0
         else:
@@ -196,8 +196,7 @@ def _saccade_step(x, t, dt, gap, period, hop, last_hop, params, state, ring, eve
                                    state.s_pitch1)
             accept = flags or (available and duration >= params.saccade_min_s
                                and amplitude >= _min_amplitude(period, params, state))
-            _settle(ring, state.s_hop0, last_hop, _H_PENDING_SACCADE, _H_T_SUM + SACCADE,
-                    -1, -1, accept)
+            _settle(ring, state.s_hop0, last_hop, SACCADE, accept)
             if accept:
                 state.s_break = 1.0
             if accept and n_events < events.shape[0]:
@@ -307,16 +306,14 @@ def _blink_step(x, t, gap, lost, period, hop, last_hop, params, state, ring, eve
         if closed and not gap and t - state.b_t_first <= params.blink_max_s:
             state.b_t_last = t
         elif closed or gap:
-            _settle(ring, state.b_hop0, last_hop, _H_PENDING_BLINK, _H_T_SUM + BLINK,
-                    _H_PENDING_BLINK_COUNT, _H_T_COUNT + BLINK, False)
+            _settle(ring, state.b_hop0, last_hop, BLINK, False)
             state.b_state = _DEAD
         else:
             length = (0.5 * (t + state.b_t_last)
                       - 0.5 * (state.b_t_first + state.b_t_before))
             accept = flags or params.blink_min_s <= length <= params.blink_max_s
             accept = accept and length <= params.blink_max_s
-            _settle(ring, state.b_hop0, last_hop, _H_PENDING_BLINK, _H_T_SUM + BLINK,
-                    _H_PENDING_BLINK_COUNT, _H_T_COUNT + BLINK, accept)
+            _settle(ring, state.b_hop0, last_hop, BLINK, accept)
             if accept:
                 duration = length
                 if n_events < events.shape[0]:

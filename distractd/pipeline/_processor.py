@@ -33,8 +33,7 @@ from ._validate import (
     _order, _release, _validate_row,
 )
 from ._windows import (
-    _H_PENDING_BLINK, _H_PENDING_BLINK_COUNT, _H_PENDING_SACCADE, _H_T_COUNT, _O_SIZE, BLINK,
-    FEATURE_NAMES, N_TEMPORAL, SACCADE, Windows, _add_glance, _add_sample, _emit, _slot,
+    _O_SIZE, BLINK, FEATURE_NAMES, N_TEMPORAL, SACCADE, Windows, _add_glance, _add_sample, _emit, _slot,
 )
 
 __all__ = ["StreamProcessor", "extract_features", "detect_events", "Events", "detect_glances"]
@@ -57,12 +56,13 @@ _NO_ROWS = np.empty((0, _R_SIZE))   # also stands for "no event buffer" (the ker
 _NO_WINDOWS = Windows.empty()   # shared: arrays of size 0 cannot be changed
 
 _StreamState = namedtuple("_StreamState", (
-    "params", "validation", "held", "events", "windows", "ring", "measures", "measure_ring",
-    "glances", "glance_hist", "glance_ring", "glance_out"))
+    "params", "validation", "held", "events", "windows", "ring", "hop_sums", "measures",
+    "measure_ring", "glances", "glance_hist", "glance_ring", "glance_out"))
 """One stream's kernel state, in the order :func:`_run` unpacks it: one-record arrays (the
 parameters, and the validation, event, window, measure and glance states: :data:`PARAMS`,
-``_validate.STATE``, ...), the held-sample buffer, the hop and measure rings, the glance histogram
-and glance ring, and the glance channel's per-sample outputs. :func:`_run` takes it as a plain
+``_validate.STATE``, ...), the held-sample buffer, the hop ring and a hop record for a window's
+sums (``_windows.HOP``), the measure ring, the glance histogram and glance ring, and the glance
+channel's per-sample outputs. :func:`_run` takes it as a plain
 tuple: numba reads a plain tuple of arrays about as fast as separate arguments, a named one about
 10 us slower per call."""
 
@@ -137,7 +137,8 @@ class StreamProcessor:
         self._state = _StreamState(
             params=params, validation=_validate._new_state(), held=_validate._new_buffer(),
             events=_events._new_state(), windows=np.zeros(1, _windows.STATE),
-            ring=_windows._new_ring(self._margin), measures=_measures._new_state(),
+            ring=_windows._new_ring(self._margin), hop_sums=np.zeros(1, _windows.HOP),
+            measures=_measures._new_state(),
             measure_ring=_measures._new_ring(int(params["measure_hops"][0])), glances=g._state,
             glance_hist=g._hist, glance_ring=g._ring, glance_out=g._out)
         self._kernel_state = tuple(self._state)
@@ -274,8 +275,8 @@ def _run(block, labels, start, base, final, state, out, out_f):
     where it never ran. Alert rows go to ``out_a`` with the count of windows written before them.
     Returns ``(next row, windows written, events written, alert rows written, done)``.
     """
-    (param_array, v_array, held, e_array, w_array, ring, m_array, mring, g_array, ghist, gring,
-     g_out) = state
+    (param_array, v_array, held, e_array, w_array, ring, hop_sums, m_array, mring, g_array, ghist,
+     gring, g_out) = state
     out_w, out_e, out_a, rows = out
     params = param_array[0]
     vstate = v_array[0]
@@ -327,7 +328,7 @@ def _run(block, labels, start, base, final, state, out, out_f):
             order = _order(x, label, base + k, params, vstate, held, rows, base)
             if order == ORDER_RESET:
                 n_e = _close_fixation(vstate, params, estate, out_e, n_e)
-                n_w = _finish(params, vstate, estate, wstate, ring, out_w, n_w)
+                n_w = _finish(params, vstate, estate, wstate, ring, hop_sums, out_w, n_w)
                 _restart(vstate, e_array, w_array, ring, mstate, mring)
                 _glances._restart(g_array, ghist, gring)
             if order != ORDER_ACCEPT:
@@ -368,24 +369,24 @@ def _run(block, labels, start, base, final, state, out, out_f):
             if wstate.next_end - n_hops > last_hop:   # the rest lie in a gap: empty
                 wstate.next_end = max(wstate.next_end, hop + 1.0)
                 break
-            if _emit(ring, wstate, params, period, out_w[n_w]):
+            if _emit(ring, wstate, params, period, hop_sums, out_w[n_w]):
                 n_w += 1
             wstate.next_end += 1.0
         if hop > last_hop:
             _windows._advance(ring, last_hop, hop)
             _measures._advance(mring, mstate, last_hop, hop, params)
             wstate.hop = hop
-        row = _slot(ring, hop)
+        slot = ring[_slot(ring, hop)]
         if s_status >= 0:
-            ring[row, _H_T_COUNT + SACCADE] += 1.0
+            slot.t_count[SACCADE] += 1.0
             if s_status == 1:
-                ring[row, _H_PENDING_SACCADE] += 1.0
+                slot.pending_saccade += 1.0
         if b_status == 0 or b_status == 1:
-            ring[row, _H_T_COUNT + BLINK] += 1.0
+            slot.t_count[BLINK] += 1.0
         if b_status == 1 or b_status == 2:
-            ring[row, _H_PENDING_BLINK] += 1.0
+            slot.pending_blink += 1.0
         if b_status == 2:
-            ring[row, _H_PENDING_BLINK_COUNT] += 1.0
+            slot.pending_blink_count += 1.0
         _measures._measure_sample(mring, mstate, hop, params, x, 0.0 if gap else dt, b_status,
                                   b_duration, measures)
         _add_sample(ring, wstate, hop, x, not lost, measures, label)
@@ -409,7 +410,7 @@ def _run(block, labels, start, base, final, state, out, out_f):
     if final:
         _release(vstate, held, rows, base)
         n_e = _close_fixation(vstate, params, estate, out_e, n_e)
-        n_w = _finish(params, vstate, estate, wstate, ring, out_w, n_w)
+        n_w = _finish(params, vstate, estate, wstate, ring, hop_sums, out_w, n_w)
     return i, n_w, n_e, n_a, True
 
 
@@ -424,7 +425,7 @@ def _close_fixation(vstate, params, estate, out_e, n_e):
 
 
 @njit(cache=True)
-def _finish(params, vstate, estate, wstate, ring, out_w, n_w):
+def _finish(params, vstate, estate, wstate, ring, hop_sums, out_w, n_w):
     """End of the current clock: leave open event runs unresolved and write the windows whose
     last hop is complete into ``out_w`` from row ``n_w``; return the new row count."""
     if wstate.started == 0.0:
@@ -436,7 +437,7 @@ def _finish(params, vstate, estate, wstate, ring, out_w, n_w):
     _events._abandon(estate, ring, last_hop)
     limit = vstate.last_t + _FLUSH_PERIODS * period
     while wstate.next_end * hop_s <= limit and wstate.next_end - n_hops <= last_hop:
-        if _emit(ring, wstate, params, period, out_w[n_w]):
+        if _emit(ring, wstate, params, period, hop_sums, out_w[n_w]):
             n_w += 1
         wstate.next_end += 1.0
     return n_w

@@ -118,36 +118,29 @@ N_FEATURES = len(FEATURE_NAMES)
 N_GLANCE_FEATURES = len(GLANCE_FEATURES)
 SACCADE, BLINK, BLINK_FREQUENCY, BLINK_DURATION, PERCLOS = range(N_TEMPORAL)
 
-# Hop ring columns.
-_H_ID = 0
-_H_ACCEPTED = 1
-_H_VALID = 2
-_H_LABEL1 = 3
-_H_LABEL0 = 4
-_H_COUNT = 5                          # spatial counts
-_H_SUM = _H_COUNT + N_SPATIAL         # spatial sums of (value - reference)
-_H_SQUARES = _H_SUM + N_SPATIAL       # spatial sums of squares of (value - reference)
-_H_T_COUNT = _H_SQUARES + N_SPATIAL   # temporal counts
-_H_T_SUM = _H_T_COUNT + N_TEMPORAL    # temporal sums
-_H_PENDING_SACCADE = _H_T_SUM + N_TEMPORAL   # samples of an open saccade candidate
-_H_PENDING_BLINK = _H_PENDING_SACCADE + 1    # samples of an open blink candidate
-_H_PENDING_BLINK_COUNT = _H_PENDING_BLINK + 1  # of which not yet counted (untracked samples)
-# Glance sums (samples after the stream's first gaze value; times in s).
-_H_G_N = _H_PENDING_BLINK_COUNT + 1   # samples
-_H_G_LOST = _H_G_N + 1                # lost samples
-_H_G_TRACKED = _H_G_N + 2             # classified tracked samples
-_H_G_ROAD = _H_G_N + 3                # of which on road
-_H_G_TIME_S = _H_G_N + 4              # observed time
-_H_G_AWAY_S = _H_G_N + 5              # of which away (off road, mirror, instrument)
-_H_G_COUNT = _H_G_N + 6               # glances counted
-# Not sums: the longest glance (max), then the glance state after the hop's last sample.
-_H_G_LONGEST = _H_G_N + 7
-_H_G_SET = _H_G_N + 8
-_H_G_ON_ROAD = _H_G_N + 9
-_H_G_OFF_S = _H_G_N + 10
-_H_G_BUFFER = _H_G_N + 11
-_H_G_READY = _H_G_N + 12
-_H_SIZE = _H_G_READY + 1
+# A hop of the hop ring: its hop number (-1: none held), then its partial sums.
+HOP = _record(
+    "id", "accepted", "valid", "label1", "label0",
+    ("count", (N_SPATIAL,)),     # spatial counts
+    ("sum", (N_SPATIAL,)),       # spatial sums of (value - reference)
+    ("squares", (N_SPATIAL,)),   # spatial sums of squares of (value - reference)
+    ("t_count", (N_TEMPORAL,)),  # temporal counts
+    ("t_sum", (N_TEMPORAL,)),    # temporal sums
+    "pending_saccade",           # samples of an open saccade candidate
+    "pending_blink",             # samples of an open blink candidate
+    "pending_blink_count",       # of which not yet counted (untracked samples)
+    # Glance sums (samples after the stream's first gaze value; times in s).
+    "g_n",                       # samples
+    "g_lost",                    # lost samples
+    "g_tracked",                 # classified tracked samples
+    "g_road",                    # of which on road
+    "g_time_s",                  # observed time
+    "g_away_s",                  # of which away (off road, mirror, instrument)
+    "g_count",                   # glances counted
+    # Not sums: the longest glance (max), then the glance state after the hop's last sample.
+    "g_longest", "g_set", "g_on_road", "g_off_s", "g_buffer", "g_ready",
+)
+_EMPTY_HOP = np.zeros(1, HOP)   # copied to clear a hop (a global array: numba never frees it)
 
 # Window state.
 STATE = _record(
@@ -262,7 +255,7 @@ class Windows:
 
 
 def _new_ring(n_hops):
-    ring = np.empty((n_hops, _H_SIZE))
+    ring = np.empty(n_hops, HOP)
     _clear_ring(ring)
     return ring
 
@@ -270,15 +263,16 @@ def _new_ring(n_hops):
 @njit(cache=True)
 def _clear_ring(ring):
     """Empty every hop of the ring (no hop held)."""
-    ring[:, :] = 0.0
-    ring[:, _H_ID] = -1.0
+    for row in range(ring.shape[0]):
+        ring[row] = _EMPTY_HOP[0]
+        ring[row].id = -1.0
 
 
 @njit(cache=True, inline="always")
 def _slot(ring, hop):
     """Row of ``hop`` in the ring, or -1 when the ring no longer (or not yet) holds it."""
     row = int(hop) % ring.shape[0]
-    return row if ring[row, _H_ID] == hop else -1
+    return row if ring[row].id == hop else -1
 
 
 @njit(cache=True)
@@ -288,25 +282,30 @@ def _advance(ring, last_hop, hop):
     h = first
     while h <= hop:
         row = int(h) % ring.shape[0]
-        ring[row, :] = 0.0
-        ring[row, _H_ID] = h
+        ring[row] = _EMPTY_HOP[0]
+        ring[row].id = h
         h += 1.0
 
 
 @njit(cache=True)
-def _settle(ring, first_hop, last_hop, pending, total, pending_count, count, accept):
-    """Close a pending event over hops ``first_hop..last_hop``: add it to the sums, or drop it."""
+def _settle(ring, first_hop, last_hop, kind, accept):
+    """Close a pending event of ``kind`` (:data:`SACCADE` or :data:`BLINK`) over hops
+    ``first_hop..last_hop``: add it to the sums, or drop it."""
     h = first_hop
     while h <= last_hop:
         row = _slot(ring, h)
         if row >= 0:
-            if accept:
-                ring[row, total] += ring[row, pending]
-                if pending_count >= 0:
-                    ring[row, count] += ring[row, pending_count]
-            ring[row, pending] = 0.0
-            if pending_count >= 0:
-                ring[row, pending_count] = 0.0
+            slot = ring[row]
+            if kind == SACCADE:
+                if accept:
+                    slot.t_sum[SACCADE] += slot.pending_saccade
+                slot.pending_saccade = 0.0
+            else:
+                if accept:
+                    slot.t_sum[BLINK] += slot.pending_blink
+                    slot.t_count[BLINK] += slot.pending_blink_count
+                slot.pending_blink = 0.0
+                slot.pending_blink_count = 0.0
         h += 1.0
 
 
@@ -314,13 +313,13 @@ def _settle(ring, first_hop, last_hop, pending, total, pending_count, count, acc
 def _add_sample(ring, state, hop, x, valid, measures, label):
     """Add one accepted sample's spatial values, derived measures and label to its hop."""
     row = _slot(ring, hop)
-    ring[row, _H_ACCEPTED] += 1.0
+    ring[row].accepted += 1.0
     if valid:
-        ring[row, _H_VALID] += 1.0
+        ring[row].valid += 1.0
     if label == 1:
-        ring[row, _H_LABEL1] += 1.0
+        ring[row].label1 += 1.0
     elif label == 0:
-        ring[row, _H_LABEL0] += 1.0
+        ring[row].label0 += 1.0
     for j in range(N_SPATIAL):
         v = x[_SPATIAL[j]]
         if not np.isnan(v):
@@ -328,36 +327,37 @@ def _add_sample(ring, state, hop, x, valid, measures, label):
                 state.ref_set[j] = 1.0
                 state.ref[j] = v
             d = v - state.ref[j]
-            ring[row, _H_COUNT + j] += 1.0
-            ring[row, _H_SUM + j] += d
-            ring[row, _H_SQUARES + j] += d * d
+            ring[row].count[j] += 1.0
+            ring[row].sum[j] += d
+            ring[row].squares[j] += d * d
     for m in range(BLINK_FREQUENCY, N_TEMPORAL):
         v = measures[m]
         if not np.isnan(v):
-            ring[row, _H_T_COUNT + m] += 1.0
-            ring[row, _H_T_SUM + m] += v
+            ring[row].t_count[m] += 1.0
+            ring[row].t_sum[m] += v
 
 
 @njit(cache=True)
-def _emit(ring, state, params, period, out):
-    """Write the window ending at hop ``state.next_end`` into ``out``; False if it is empty."""
+def _emit(ring, state, params, period, total, out):
+    """Write the window ending at hop ``state.next_end`` into ``out``; False if it is empty.
+    ``total`` (a one-record :data:`HOP` array) receives the window's sums."""
     n_hops = int(params.window_hops)
     end = state.next_end
-    sums = np.zeros(_H_SIZE)
+    total[0] = _EMPTY_HOP[0]
+    sums = total[0]
     for i in range(n_hops):
         row = _slot(ring, end - n_hops + i)
         if row >= 0:
-            for c in range(1, _H_G_LONGEST):
-                sums[c] += ring[row, c]
-    if sums[_H_ACCEPTED] == 0.0:
+            _add_hop(sums, ring[row])
+    if sums.accepted == 0.0:
         return False
     hop_s = params.hop_s
     out[0] = (end - n_hops) * hop_s
     out[1] = end * hop_s
     expected = params.window_s / period if period > 0.0 else np.inf
-    out[2] = min(1.0, sums[_H_VALID] / expected)
-    n1 = sums[_H_LABEL1]
-    n0 = sums[_H_LABEL0]
+    out[2] = min(1.0, sums.valid / expected)
+    n1 = sums.label1
+    n0 = sums.label0
     purity = params.label_purity
     out[3] = -1.0
     if n1 > n0 and n1 >= purity * (n1 + n0):
@@ -365,19 +365,42 @@ def _emit(ring, state, params, period, out):
     elif n0 > n1 and n0 >= purity * (n1 + n0):
         out[3] = 0.0
     for j in range(N_SPATIAL):
-        n = sums[_H_COUNT + j]
-        s = sums[_H_SUM + j]
+        n = sums.count[j]
+        s = sums.sum[j]
         out[_O_FEATURES + j] = state.ref[j] + s / n if n > 0.0 else np.nan
         if n > 1.0:
-            var = (sums[_H_SQUARES + j] - s * s / n) / (n - 1.0)
+            var = (sums.squares[j] - s * s / n) / (n - 1.0)
             out[_O_FEATURES + N_SPATIAL + N_TEMPORAL + j] = np.sqrt(max(var, 0.0))
         else:
             out[_O_FEATURES + N_SPATIAL + N_TEMPORAL + j] = np.nan
     for m in range(N_TEMPORAL):
-        n = sums[_H_T_COUNT + m]
-        out[_O_FEATURES + N_SPATIAL + m] = sums[_H_T_SUM + m] / n if n > 0.0 else np.nan
+        n = sums.t_count[m]
+        out[_O_FEATURES + N_SPATIAL + m] = sums.t_sum[m] / n if n > 0.0 else np.nan
     _emit_glances(ring, end, n_hops, params, sums, out)
     return True
+
+
+@njit(cache=True, inline="always")
+def _add_hop(sums, hop):
+    """Add a hop's partial sums (not its pending samples, maxima or glance state) to ``sums``."""
+    sums.accepted += hop.accepted
+    sums.valid += hop.valid
+    sums.label1 += hop.label1
+    sums.label0 += hop.label0
+    for j in range(N_SPATIAL):
+        sums.count[j] += hop.count[j]
+        sums.sum[j] += hop.sum[j]
+        sums.squares[j] += hop.squares[j]
+    for m in range(N_TEMPORAL):
+        sums.t_count[m] += hop.t_count[m]
+        sums.t_sum[m] += hop.t_sum[m]
+    sums.g_n += hop.g_n
+    sums.g_lost += hop.g_lost
+    sums.g_tracked += hop.g_tracked
+    sums.g_road += hop.g_road
+    sums.g_time_s += hop.g_time_s
+    sums.g_away_s += hop.g_away_s
+    sums.g_count += hop.g_count
 
 
 @njit(cache=True, inline="always")
@@ -386,23 +409,23 @@ def _add_glance(ring, hop, g):
     row = _slot(ring, hop)
     if g.has_gaze == 1.0:
         cls = g.internal
-        ring[row, _H_G_N] += 1.0
-        ring[row, _H_G_TIME_S] += g.dt
+        ring[row].g_n += 1.0
+        ring[row].g_time_s += g.dt
         if cls == LOST:
-            ring[row, _H_G_LOST] += 1.0
+            ring[row].g_lost += 1.0
         elif cls == ON_ROAD:
-            ring[row, _H_G_TRACKED] += 1.0
-            ring[row, _H_G_ROAD] += 1.0
+            ring[row].g_tracked += 1.0
+            ring[row].g_road += 1.0
         elif cls == OFF_ROAD or cls == MIRROR or cls == INSTRUMENT:
-            ring[row, _H_G_TRACKED] += 1.0
-            ring[row, _H_G_AWAY_S] += g.dt
-        ring[row, _H_G_COUNT] += g.count
-        ring[row, _H_G_LONGEST] = max(ring[row, _H_G_LONGEST], g.duration)
-    ring[row, _H_G_SET] = 1.0
-    ring[row, _H_G_ON_ROAD] = g.on_road
-    ring[row, _H_G_OFF_S] = g.off_s
-    ring[row, _H_G_BUFFER] = g.buffer
-    ring[row, _H_G_READY] = g.ready
+            ring[row].g_tracked += 1.0
+            ring[row].g_away_s += g.dt
+        ring[row].g_count += g.count
+        ring[row].g_longest = max(ring[row].g_longest, g.duration)
+    ring[row].g_set = 1.0
+    ring[row].g_on_road = g.on_road
+    ring[row].g_off_s = g.off_s
+    ring[row].g_buffer = g.buffer
+    ring[row].g_ready = g.ready
 
 
 @njit(cache=True, inline="always")
@@ -412,25 +435,25 @@ def _emit_glances(ring, end, n_hops, params, sums, out):
         out[_O_GLANCE + f] = np.nan
     out[_O_ON_ROAD] = out[_O_OFF_S] = out[_O_BUFFER] = np.nan
     out[_O_READY] = 0.0
-    n = sums[_H_G_N]
+    n = sums.g_n
     if n > 0.0:
         longest = 0.0
         for i in range(n_hops):
             row = _slot(ring, end - n_hops + i)
             if row >= 0:
-                longest = max(longest, ring[row, _H_G_LONGEST])
-        tracked = sums[_H_G_TRACKED]
-        out[_O_GLANCE] = sums[_H_G_ROAD] / tracked if tracked > 0.0 else np.nan
-        time_s = sums[_H_G_TIME_S]
-        out[_O_GLANCE + 1] = sums[_H_G_AWAY_S] / time_s if time_s > 0.0 else np.nan
+                longest = max(longest, ring[row].g_longest)
+        tracked = sums.g_tracked
+        out[_O_GLANCE] = sums.g_road / tracked if tracked > 0.0 else np.nan
+        time_s = sums.g_time_s
+        out[_O_GLANCE + 1] = sums.g_away_s / time_s if time_s > 0.0 else np.nan
         out[_O_GLANCE + 2] = longest
-        out[_O_GLANCE + 3] = sums[_H_G_COUNT] / params.glance_window_min
-        out[_O_GLANCE + 4] = sums[_H_G_LOST] / n
+        out[_O_GLANCE + 3] = sums.g_count / params.glance_window_min
+        out[_O_GLANCE + 4] = sums.g_lost / n
     for i in range(n_hops):
         row = _slot(ring, end - 1 - i)
-        if row >= 0 and ring[row, _H_G_SET] == 1.0:
-            out[_O_ON_ROAD] = ring[row, _H_G_ON_ROAD]
-            out[_O_OFF_S] = ring[row, _H_G_OFF_S]
-            out[_O_BUFFER] = ring[row, _H_G_BUFFER]
-            out[_O_READY] = ring[row, _H_G_READY]
+        if row >= 0 and ring[row].g_set == 1.0:
+            out[_O_ON_ROAD] = ring[row].g_on_road
+            out[_O_OFF_S] = ring[row].g_off_s
+            out[_O_BUFFER] = ring[row].g_buffer
+            out[_O_READY] = ring[row].g_ready
             break
