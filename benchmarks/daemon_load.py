@@ -8,8 +8,9 @@ Three parts, each printing one JSON line per measurement (and appending it to ``
    receiver (a plain Python process: SUB recv + msgpack decode + append to a list, nothing else),
    the ceiling. One or more sender processes publish every message to both at once from a
    pre-encoded message list (one simulated drive; the K streams share its payloads and differ by
-   topic and by a send schedule staggered over one hop, so their windows complete at different
-   moments). The drive lasts ``--duration`` s (default 140) and every figure is taken over the
+   topic, by where in the drive they start, spread over ``--spread`` s so that their segments and
+   events do not fall together, and by a send schedule staggered over one hop, so that their
+   windows complete at different moments). The drive lasts ``--duration`` s (default 140) and every figure is taken over the
    last ``--window`` s of it (default 60, ending 2 s before the drive does), after the per-stream
    baselines' 60 s warm-up, so the windows are scored with ready baselines (the fraction of states
    saying ``"baseline": "ready"`` is reported). Per configuration (form x streams x
@@ -193,11 +194,13 @@ with open(spec["payloads"], "rb") as f:
 due = np.asarray(due)
 streams = range(spec["first"], spec["last"])
 offsets = np.asarray([spec["stagger_s"] * k / spec["n_streams"] for k in streams])
+shifts = np.asarray(spec["shifts"])                # each stream's first message in the drive
 topics = [b"samples.s-%d" % k for k in streams]
-when = (due[None, :] + offsets[:, None]).ravel()   # stream-major: entry = stream * n + message
+n = spec["n_messages"]
+payload_of = (shifts[:, None] + np.arange(n)).ravel()   # stream-major: entry = stream * n + j
+when = (due[payload_of].reshape(len(shifts), n) - due[shifts][:, None] + offsets[:, None]).ravel()
 order = np.argsort(when, kind="stable")
 when = when[order]
-n = len(payloads)
 context = zmq.Context()
 sock = context.socket(zmq.XPUB)
 sock.xpub_verbose = True     # one subscription message per subscriber, not per topic
@@ -216,11 +219,11 @@ while i < len(order):
     now = time.monotonic()
     j = max(int(np.searchsorted(when, now - start, side="right")), i + 1)
     for entry in order[i:j].tolist():   # everything due by now, in schedule order
-        sock.send_multipart((topics[entry // n], payloads[entry % n]))
+        sock.send_multipart((topics[entry // n], payloads[payload_of[entry]]))
     sent_at[i:j] = time.monotonic()
     i = j
 late = sent_at - (start + when)
-per_sample = np.asarray(spec["samples_per_message"])[order % n]
+per_sample = np.asarray(spec["samples_per_message"])[payload_of[order]]
 w0, w1 = spec["window_monotonic_s"]
 in_window = (sent_at >= w0) & (sent_at < w1)
 due_in_window = (start + when >= w0) & (start + when < w1)
@@ -237,8 +240,9 @@ sock.close(linger=5000)
 context.term()
 """
 """One sender process: publishes streams [first, last) of the pre-encoded message list on its
-schedule (every stream shares the payloads; its send times are shifted by its stagger), to the
-daemon and the lean receiver at once; prints what it sent and how late, and saves each
+schedule (every stream shares the payloads: stream k sends ``n_messages`` of them from its own
+start in the drive, its send times shifted by its stagger), to the daemon and the lean receiver at
+once; prints what it sent and how late, and saves each
 message's send time (stream-major) for the lag."""
 
 LEAN = """
@@ -323,19 +327,22 @@ def _daemon_command(input_ep, output_ep, metrics_port, segmentation, adaptation_
     return command
 
 
-def load(recording, tmp, n_streams, form, segmentation, window_s, block_samples=30, senders=1,
-         scrape_storm=0, adaptation_after_s=None):
+def load(recording, tmp, n_streams, form, segmentation, duration_s, window_s, block_samples=30,
+         senders=1, scrape_storm=0, adaptation_after_s=None):
     """One steady-state load run of the daemon and the lean receiver side by side; returns the
-    JSON-ready result. The figures are taken over the last ``window_s`` of the drive (less 2 s)."""
+    JSON-ready result. Each stream sends ``duration_s`` of ``recording`` from its own start, spread
+    evenly over the rest of it; the figures are taken over the last ``window_s`` of the drive (less
+    2 s)."""
     input_ep = f"tcp://127.0.0.1:{free_port()}"
     lean_ep = f"tcp://127.0.0.1:{free_port()}"
     output_ep = f"tcp://127.0.0.1:{free_port()}"
     metrics_port = free_port()
     config = PipelineConfig()
     t = recording.t
-    duration_s = float(t[-1] - t[0])
     per_message = 1 if form == "map" else block_samples
     payloads, due, samples_per_message = _payloads(recording, form, per_message)
+    n_messages = int(np.searchsorted(due, duration_s, side="left"))
+    shifts = np.arange(n_streams) * (len(due) - n_messages) // n_streams
     payload_path = Path(tmp) / f"{form}-{per_message}.msgpack"
     payload_path.write_bytes(msgpack.packb([payloads, due]))
     stagger_s = 0.5
@@ -364,7 +371,8 @@ def load(recording, tmp, n_streams, form, segmentation, window_s, block_samples=
             bounds = np.linspace(0, n_streams, senders + 1).round().astype(int)
             for first, last in zip(bounds[:-1], bounds[1:]):
                 spec = {"payloads": str(payload_path), "first": int(first), "last": int(last),
-                        "n_streams": n_streams, "stagger_s": stagger_s,
+                        "n_streams": n_streams, "stagger_s": stagger_s, "n_messages": n_messages,
+                        "shifts": shifts[first:last].tolist(),
                         "endpoints": [input_ep, lean_ep], "start_monotonic_s": start,
                         "samples_per_message": samples_per_message,
                         "window_monotonic_s": [w0, w1],
@@ -430,11 +438,13 @@ def load(recording, tmp, n_streams, form, segmentation, window_s, block_samples=
     lean_cpu_s = lean1 - lean0
     # lag: state received minus the send of the message holding the sample completing its window
     sent_at = np.concatenate([np.load(Path(tmp) / f"sent-{first}.npy")
-                              for first in bounds[:-1]]).reshape(n_streams, len(payloads))
+                              for first in bounds[:-1]]).reshape(n_streams, n_messages)
     stream = np.asarray(received_stream, dtype=int)
     completing = np.searchsorted(t, np.asarray(received_t) + config.lag_s - 1e-9, side="left")
-    message = np.minimum(completing // per_message, len(payloads) - 1)
-    scheduled = start + np.asarray(due)[message] + stagger_s * stream / n_streams
+    message = np.clip(completing // per_message - shifts[stream], 0, n_messages - 1)  # the stream's
+    due = np.asarray(due)
+    scheduled = (start + due[shifts[stream] + message] - due[shifts[stream]]
+                 + stagger_s * stream / n_streams)
     in_window = (scheduled >= w0) & (scheduled < w1)
     lag = (np.asarray(received_at) - sent_at[stream, message])[in_window]
     lag_from_schedule = (np.asarray(received_at) - scheduled)[in_window]
@@ -447,6 +457,7 @@ def load(recording, tmp, n_streams, form, segmentation, window_s, block_samples=
             "scrape_storm": scrape_storm, "adaptation_after_s": adaptation_after_s,
             "adaptation_fits": fits if adaptation_after_s is not None else None,
             "duration_s": round(duration_s, 1),
+            "spread_s": round(float(due[shifts[-1]]), 1),
             "window_s": [round(w0 - start, 1), round(w1 - start, 1)],
             "window_wall_s": round(at1 - at0, 2),
             "loadavg_1min": round(os.getloadavg()[0], 2),
@@ -497,6 +508,9 @@ def main():
     parser.add_argument("--duration", type=float, default=140.0, help="seconds per load run")
     parser.add_argument("--window", type=float, default=60.0,
                         help="seconds measured, ending 2 s before the drive does")
+    parser.add_argument("--spread", type=float, default=60.0,
+                        help="seconds of drive over which the streams' starts are spread, so "
+                             "their segments and events do not fall at the same moments")
     parser.add_argument("--senders", type=int, default=1, help="sender processes")
     parser.add_argument("--out", type=Path, default=None,
                         help="also append each JSON line to this file as it is measured")
@@ -519,6 +533,8 @@ def main():
     if args.senders < 1 or args.block_samples < 1:
         parser.error(f"--senders {args.senders} and --block-samples {args.block_samples} must "
                      "be at least 1")
+    if args.spread < 0:
+        parser.error(f"--spread {args.spread:g} must be at least 0")
     _emit({"bench": "machine", "cpus": os.cpu_count(), "loadavg": os.getloadavg(),
            "argv": sys.argv[1:]}, args.out)
     if "single" in args.parts:
@@ -527,7 +543,7 @@ def main():
         _emit(channels(simulate_drive(3, duration_s=180.0)), args.out)
     if "load" not in args.parts:
         return
-    recording = simulate_drive(3, duration_s=args.duration)
+    recording = simulate_drive(3, duration_s=args.duration + args.spread)
     storms = (0, args.scrape_storm) if args.scrape_storm else (0,)
     runs = [("block", k) for k in args.block_streams] + [("map", k) for k in args.map_streams]
     with tempfile.TemporaryDirectory() as tmp:
@@ -536,8 +552,8 @@ def main():
                 for storm in storms:
                     for after_s in (None, args.adaptation) if args.adaptation else (None,):
                         _emit(load(recording, tmp, n_streams, form, segmentation == "on",
-                                   args.window, args.block_samples, args.senders, storm, after_s),
-                              args.out)
+                                   args.duration, args.window, args.block_samples, args.senders,
+                                   storm, after_s), args.out)
 
 
 if __name__ == "__main__":

@@ -1,0 +1,45 @@
+"""A small run of ``benchmarks/daemon_load.py`` (the load part: the real daemon and the lean receiver
+fed by the same sender) in the suite: every message reaches both, every window gets its state, and
+the JSON line written to stdout is the one appended to ``--out``. No timing is asserted here; the
+figures are the benchmark's to print."""
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+BENCHMARK = Path(__file__).resolve().parents[2] / "benchmarks" / "daemon_load.py"
+
+
+def test_load_run_reaches_daemon_and_lean_receiver(tmp_path):
+    out = tmp_path / "results.jsonl"
+    result = subprocess.run([sys.executable, str(BENCHMARK), "--parts", "load",
+                             "--block-streams", "4", "--map-streams", "2", "--segmentation", "on",
+                             "--duration", "16", "--window", "2", "--out", str(out)],
+                            capture_output=True, text=True, timeout=600)
+    assert result.returncode == 0, result.stderr[-2000:]
+    lines = result.stdout.strip().splitlines()
+    assert out.read_text().splitlines() == lines
+    runs = [json.loads(line) for line in lines[1:]]
+    assert [(run["form"], run["streams"], run["segmentation"]) for run in runs] == [
+        ("block", 4, True), ("map", 2, True)]
+    for run in runs:
+        per_message = 30 if run["form"] == "block" else 1
+        assert run["messages_sent"] == run["streams"] * -(-16 * 60 // per_message)
+        assert run["messages_dropped"] == 0 and run["lean_messages_dropped"] == 0
+        # windows completed in the 2 s measured: 4 hops per stream, give or take one at each end
+        assert abs(run["window_states"] - run["window_states_expected"]) <= run["streams"], run
+        assert run["window_states_expected"] == run["streams"] * 4
+        assert run["lag_ms"]["p50"] > 0   # a state arrives after the sample that completed it
+        assert run["send_rate_vs_schedule"] > 0
+        assert set(run["cpu_us_per_sample"]) == {"daemon_process", "daemon_loop_thread",
+                                                 "lean_process"}
+        assert set(run["daemon_threads_us_per_sample"]) >= {"loop", "ZMQbg/IO/0"}
+
+
+def test_bad_window_is_one_line_and_exit_2():
+    result = subprocess.run([sys.executable, str(BENCHMARK), "--duration", "20", "--window", "30"],
+                            capture_output=True, text=True, timeout=120)
+    assert result.returncode == 2
+    assert "--window 30 must be in (0, duration - 12] = (0, 8]" in result.stderr
+    assert "Traceback" not in result.stderr
