@@ -17,10 +17,10 @@ rotated by Zᵀ; then every λ is one tridiagonal SPD solve ``(I + λT)⁻¹`` w
 (l labelled rows).
 
 LapSVM (:func:`lapsvm_grid_search`): per fold the graph Laplacian once, per fold and kernel width
-the Gram matrices and (Newton solver) one Hessenberg reduction ``LK = Z Hs Zᵀ``; every ratio
-γ_A/γ_I is then one O(n²) shifted Hessenberg elimination and a triangular solve with l
-right-hand sides, and every (γ_A, γ_I) only the Newton steps on the labelled points (no n × n
-factorisation per grid point).
+the Gram matrices and ``LK``; with the Newton solver every ratio γ_A/γ_I is one solve with l
+right-hand sides (an LU of ``γ_A/γ_I I + LK`` for a few ratios, else one Hessenberg reduction
+``LK = Z Hs Zᵀ`` shared by every ratio), and every (γ_A, γ_I) only the Newton steps on the
+labelled points.
 """
 
 import numpy as np
@@ -281,10 +281,9 @@ def lapsvm_grid_search(estimator, grid, X, y, cv, random_state=None):
     """Best ``gamma_A``, ``gamma_I`` and ``kernel_width`` of a :class:`LapSVMClassifier`.
 
     Parameters are as for :func:`sselm_grid_search`; the estimator's solver settings are used for
-    every fit. With the Newton solver and every ``gamma_I > 0``, each fold and width reduces
-    ``LK`` to Hessenberg form once and every ratio γ_A/γ_I costs one shifted Hessenberg solve
-    (see :func:`_lapsvm_width_outputs`); otherwise every grid point is one solver run on the
-    fold's Gram matrices.
+    every fit. With the Newton solver and every ``gamma_I > 0``, every ratio γ_A/γ_I of a fold
+    and width costs one solve shared by its grid points (see :func:`_lapsvm_width_outputs`);
+    otherwise every grid point is one solver run on the fold's Gram matrices.
 
     Returns
     -------
@@ -320,21 +319,75 @@ def lapsvm_grid_search(estimator, grid, X, y, cv, random_state=None):
     return _best(axes, scores)
 
 
+_LU_RATIOS_MAX = 6
+"""Up to this many distinct ratios γ_A/γ_I, one LU of ``μI + LK`` per ratio (LAPACK ``dgetrf``,
+blocked BLAS-3) is cheaper than one Hessenberg reduction (``dgehrd``, 14 times slower than
+``dgetrf`` at n = 2100 on one core, measured 2026-11-25) and its reflector applications."""
+
+
 def _lapsvm_width_outputs(K, K_test, L, signed, gamma_A_grid, gamma_I_grid, fit_intercept,
                           max_iter):
     """Newton LapSVM test outputs, shape (len(gamma_A_grid), len(gamma_I_grid), n_test).
 
-    ``LK = Z Hs Zᵀ`` (Hessenberg, LAPACK ``dgehrd`` once; Z is kept as reflectors, applied by
-    :func:`_reflect`), so ``ZᵀB⁻¹E_l = X_μ / γ_I`` with
-    ``X_μ = (μI + Hs)⁻¹ZᵀE_l`` and ``μ = γ_A/γ_I``. Grid points sharing a ratio μ (25 distinct
-    ratios on a 13 × 13 decade grid; ratios equal to 12 significant digits are merged) share one
-    O(n²) elimination of the shifted Hessenberg matrix, one triangular solve with l right-hand
-    sides and the products with ``K_l Z``, ``1ᵀZ`` and ``K_test Z``; each point then runs the
-    Newton steps of :func:`._primal_solvers._newton_sv_steps` on the labelled points only.
+    ``B⁻¹E_l = X_μ / γ_I`` with ``X_μ = (μI + LK)⁻¹E_l`` and ``μ = γ_A/γ_I``: grid points
+    sharing a ratio μ (5 distinct ratios on a 3 × 3 decade grid, 25 on a 13 × 13 one; ratios
+    equal to 12 significant digits are merged) share X_μ and the products ``K_l X_μ``, ``1ᵀX_μ``
+    and ``K_test X_μ``; each point then runs the Newton steps of
+    :func:`._primal_solvers._newton_sv_steps` on the labelled points only. X_μ comes from one LU
+    per ratio (up to :data:`_LU_RATIOS_MAX` ratios) or else from one Hessenberg reduction
+    ``LK = Z Hs Zᵀ`` shared by every ratio (:func:`_hessenberg_ratio_products`).
     """
     n = len(K)
     lab = np.flatnonzero(signed != 0)
     LK = _weighted_graph_product(np.zeros(n), 1.0, L.indptr, L.indices, L.data, K)
+    ratios = {}
+    for i, gamma_A in enumerate(gamma_A_grid):
+        for j, gamma_I in enumerate(gamma_I_grid):
+            ratios.setdefault(float(f"{gamma_A / gamma_I:.12e}"), []).append((i, j))
+    if len(ratios) <= _LU_RATIOS_MAX:
+        products = _lu_ratio_products(LK, K, K_test, lab, ratios)
+    else:
+        products = _hessenberg_ratio_products(LK, K, K_test, lab, ratios)
+    y_l, c_l = signed[lab], np.ones(len(lab))
+    outputs = np.empty((len(gamma_A_grid), len(gamma_I_grid), len(K_test)))
+    for (Q_mu, ones_mu, test_mu), points in zip(products, ratios.values()):
+        for i, j in points:
+            scale = 1.0 / gamma_I_grid[j]
+            z, sv_rows, b, _ = _newton_sv_steps(scale * Q_mu, scale * ones_mu, y_l, c_l,
+                                                fit_intercept, max_iter)
+            outputs[i, j] = scale * (test_mu[:, sv_rows] @ z) + b
+    return outputs
+
+
+def _lu_ratio_products(LK, K, K_test, lab, ratios):
+    """``(K_l X_μ, 1ᵀX_μ, K_test X_μ)`` per ratio μ, X_μ from an LU of ``μI + LK``.
+
+    As in :func:`._primal_solvers._newton_graph`, the C-ordered matrix is factorised as its
+    (Fortran-ordered) transpose and solved with ``trans=1``: no copy to Fortran order.
+    """
+    n = len(LK)
+    E = np.zeros((n, len(lab)), order="F")
+    E[lab, np.arange(len(lab))] = 1.0
+    K_lab = K[lab]
+    for mu in ratios:
+        shifted = LK.copy()
+        shifted[np.diag_indices(n)] += mu
+        lu, piv, info = lapack.dgetrf(shifted.T, overwrite_a=True)
+        if info > 0:
+            raise ModelError(f"lapsvm_grid_search: μI + LK is singular (μ = γ_A/γ_I = {mu})")
+        X_mu, _ = lapack.dgetrs(lu, piv, E, trans=1)
+        yield K_lab @ X_mu, X_mu.sum(axis=0), K_test @ X_mu
+
+
+def _hessenberg_ratio_products(LK, K, K_test, lab, ratios):
+    """``(K_l X_μ, 1ᵀX_μ, K_test X_μ)`` per ratio μ from one Hessenberg reduction of LK.
+
+    ``LK = Z Hs Zᵀ`` (LAPACK ``dgehrd`` once; Z is kept as reflectors, applied by
+    :func:`_reflect`), so ``ZᵀX_μ = (μI + Hs)⁻¹ZᵀE_l``: one O(n²) elimination of the shifted
+    Hessenberg matrix and one triangular solve with l right-hand sides per ratio, then the
+    products with ``K_l Z``, ``1ᵀZ`` and ``K_test Z``.
+    """
+    n = len(LK)
     reduced, tau, _ = lapack.dgehrd(np.asfortranarray(LK), overwrite_a=1,
                                     lwork=int(lapack.dgehrd_lwork(n)[0]))
     Hs = np.ascontiguousarray(reduced)
@@ -348,23 +401,11 @@ def _lapsvm_width_outputs(K, K_test, L, signed, gamma_A_grid, gamma_I_grid, fit_
     Y = _reflect(reduced, tau, Y)
     ZE = Y[:, :n_l].copy()
     K_lab_Z, ones_Z, K_test_Z = Y[:, n_l:2 * n_l].T, Y[:, 2 * n_l], Y[:, 2 * n_l + 1:].T
-    y_l, c_l = signed[lab], np.ones(len(lab))
-    outputs = np.empty((len(gamma_A_grid), len(gamma_I_grid), len(K_test)))
-    ratios = {}
-    for i, gamma_A in enumerate(gamma_A_grid):
-        for j, gamma_I in enumerate(gamma_I_grid):
-            ratios.setdefault(float(f"{gamma_A / gamma_I:.12e}"), []).append((i, j))
-    for mu, points in ratios.items():
+    for mu in ratios:
         R = ZE.copy()
         U = _eliminate_shifted_hessenberg(Hs, mu, R)
         X_mu = la.solve_triangular(U, R, check_finite=False, overwrite_b=True)
-        Q_mu, ones_mu, test_mu = K_lab_Z @ X_mu, ones_Z @ X_mu, K_test_Z @ X_mu
-        for i, j in points:
-            scale = 1.0 / gamma_I_grid[j]
-            z, sv_rows, b, _ = _newton_sv_steps(scale * Q_mu, scale * ones_mu, y_l, c_l,
-                                                fit_intercept, max_iter)
-            outputs[i, j] = scale * (test_mu[:, sv_rows] @ z) + b
-    return outputs
+        yield K_lab_Z @ X_mu, ones_Z @ X_mu, K_test_Z @ X_mu
 
 
 @njit(cache=True, error_model="numpy")

@@ -10,6 +10,7 @@ from distractd._errors import ModelError
 from distractd.models import LapSVMClassifier, SSELMClassifier
 from distractd.models.detectors import g_mean, g_mean_rows, rbf_kernel
 from distractd.models.detectors._elm import hidden_output
+from distractd.models.detectors import _selection
 from distractd.models.detectors._primal_solvers import _newton_sv_steps
 from distractd.models.detectors._selection import (
     _lapsvm_width_outputs, _reflect, _sselm_fold_outputs, lapsvm_grid_search,
@@ -69,7 +70,9 @@ def test_lapsvm_choice_equals_brute_force():
     assert estimator.get_params()["gamma_A"] == 1e-6
 
 
-def test_lapsvm_hessenberg_outputs_equal_newton_refits():
+@pytest.mark.parametrize("lu_ratios_max", [0, 100], ids=["hessenberg", "lu_per_ratio"])
+def test_lapsvm_width_outputs_equal_newton_refits(lu_ratios_max, monkeypatch):
+    monkeypatch.setattr(_selection, "_LU_RATIOS_MAX", lu_ratios_max)
     X, y, folds = _problem(3)
     train, test = folds[1]
     estimator = LapSVMClassifier(n_neighbors=5, kernel_width=1.5)
