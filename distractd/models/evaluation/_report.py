@@ -37,9 +37,6 @@ SCHEME_NOTES = {
               "reproduce the published table, nothing more",
 }
 """What each scheme's figures mean, printed with every table."""
-DECISION_VALUE_LABEL = "decision value\n(> 0 leans distracted)"
-"""The score axis of the evaluation's timelines: a fold's freshly fitted model scores windows by
-its raw decision function, not in a saved model's training spreads."""
 
 _ROWS = (
     # (label, metric, scale, decimals)
@@ -186,7 +183,6 @@ def _plot_traces(out_dir, scheme, model, drivers, decision):
             plot_timeline(out_dir / f"timeline_{scheme}_{name}.png", trace["t_end"],
                           trace["scores"], trace["states"], trace["label"],
                           DecisionRule(**decision), alerts=trace["alerts"],
-                          score_label=DECISION_VALUE_LABEL,
                           title=f"{record['recording_id']}: model {model}, window G-mean "
                                 f"{record['g_mean']:.3f}\nscheme {scheme}: {SCHEME_NOTES[scheme]}")
 

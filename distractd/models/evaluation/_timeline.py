@@ -38,8 +38,7 @@ name, colour."""
 _TRUTH_SHADE = "#fdd0a2"
 
 
-def plot_timeline(path, t_end, scores, states, truth, rule, *, title, alerts=(), glances=None,
-                  score_label=SCORE_LABEL):
+def plot_timeline(path, t_end, scores, states, truth, rule, *, title, alerts=(), glances=None):
     """Draw one drive's timeline to ``path``; return the figure.
 
     Parameters
@@ -49,7 +48,7 @@ def plot_timeline(path, t_end, scores, states, truth, rule, *, title, alerts=(),
     t_end : array-like of shape (n_windows,)
         Window end times, s.
     scores : array-like of shape (n_windows,)
-        Detector scores (NaN: no score).
+        Published scores, in units of the model's training spread (NaN: no score).
     states : array-like of shape (n_windows,)
         Published states: 1 distracted, 0 attentive, -1 unknown.
     truth : array-like of shape (n_windows,)
@@ -63,8 +62,6 @@ def plot_timeline(path, t_end, scores, states, truth, rule, *, title, alerts=(),
     glances : GlanceTrace or None, default=None
         The per-sample glance channel (:func:`~distractd.pipeline.detect_glances`); None leaves
         the glance panel out.
-    score_label : str, default=SCORE_LABEL
-        What the scores are, on their axis.
 
     Returns
     -------
@@ -76,7 +73,7 @@ def plot_timeline(path, t_end, scores, states, truth, rule, *, title, alerts=(),
     hop = float(np.median(np.diff(t_end))) if len(t_end) > 1 else 0.0
     ratios = [1.7, 1.0] + ([1.2] if glances is not None else [])
     with paper_figure(0.9 + 1.05 * sum(ratios), len(ratios), ratios) as (figure, axes):
-        _score_panel(axes[0], t_end, scores, truth, rule, hop, score_label)
+        _score_panel(axes[0], t_end, scores, truth, rule, hop)
         _state_panel(axes[1], t_end, states, truth, alerts, hop)
         if glances is not None:
             _glance_panel(axes[2], glances)
@@ -87,14 +84,14 @@ def plot_timeline(path, t_end, scores, states, truth, rule, *, title, alerts=(),
     return figure
 
 
-def _score_panel(ax, t_end, scores, truth, rule, hop, score_label):
+def _score_panel(ax, t_end, scores, truth, rule, hop):
     for lo, hi in _runs(t_end, truth == 1, hop):
         ax.axvspan(lo, hi, color=_TRUTH_SHADE, lw=0, zorder=0)
     ax.fill_between([], [], color=_TRUTH_SHADE, label="truth: distracted")
     ax.plot(t_end, scores, lw=0.7, color="#1f4e79", label="score")
     for value, label, style in _thresholds(rule.smoother):
         ax.axhline(value, color="k", lw=0.9, ls=style, label=label)
-    ax.set_ylabel(score_label)
+    ax.set_ylabel(SCORE_LABEL)
     ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), frameon=False, borderaxespad=0)
 
 
