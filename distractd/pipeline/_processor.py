@@ -33,7 +33,8 @@ from ._validate import (
     _order, _release, _validate_row,
 )
 from ._windows import (
-    _O_SIZE, BLINK, FEATURE_NAMES, N_TEMPORAL, SACCADE, Windows, _add_glance, _add_sample, _emit, _slot,
+    _O_SIZE, BLINK, FEATURE_NAMES, N_TEMPORAL, SACCADE, Windows, _add_glance, _add_sample,
+    _emit, _slot,
 )
 
 __all__ = ["StreamProcessor", "extract_features", "detect_events", "Events", "detect_glances"]
