@@ -360,23 +360,25 @@ def _lapsvm_width_outputs(K, K_test, L, signed, gamma_A_grid, gamma_I_grid, fit_
 
 
 def _lu_ratio_products(LK, K, K_test, lab, ratios):
-    """``(K_l X_μ, 1ᵀX_μ, K_test X_μ)`` per ratio μ, X_μ from an LU of ``μI + LK``.
+    """``(K_l X_μ, 1ᵀX_μ, K_test X_μ)`` per ratio μ, from an LU of ``A = μI + LK``.
 
-    As in :func:`._primal_solvers._newton_graph`, the C-ordered matrix is factorised as its
-    (Fortran-ordered) transpose and solved with ``trans=1``: no copy to Fortran order.
+    The three are the labelled rows of ``A⁻ᵀ[K_lᵀ, 1, K_testᵀ]``: one solve with l + 1 + n_test
+    right-hand sides, cheaper than solving for X_μ (l columns) and multiplying it by
+    ``[K_l; 1ᵀ; K_test]``. The C-ordered A is factorised as its Fortran-ordered transpose (no copy).
     """
-    n = len(LK)
-    E = np.zeros((n, len(lab)), order="F")
-    E[lab, np.arange(len(lab))] = 1.0
-    K_lab = K[lab]
+    n, n_l = len(LK), len(lab)
+    rhs = np.empty((n, n_l + 1 + len(K_test)), order="F")
+    rhs[:, :n_l] = K[lab].T
+    rhs[:, n_l] = 1.0
+    rhs[:, n_l + 1:] = K_test.T
     for mu in ratios:
         shifted = LK.copy()
         shifted[np.diag_indices(n)] += mu
         lu, piv, info = lapack.dgetrf(shifted.T, overwrite_a=True)
         if info > 0:
             raise ModelError(f"lapsvm_grid_search: μI + LK is singular (μ = γ_A/γ_I = {mu})")
-        X_mu, _ = lapack.dgetrs(lu, piv, E, trans=1)
-        yield K_lab @ X_mu, X_mu.sum(axis=0), K_test @ X_mu
+        solved = lapack.dgetrs(lu, piv, rhs)[0][lab]
+        yield solved[:, :n_l].T, solved[:, n_l], solved[:, n_l + 1:].T
 
 
 def _hessenberg_ratio_products(LK, K, K_test, lab, ratios):
