@@ -39,6 +39,17 @@ def test_every_help_loads_neither_scikit_learn_nor_scipy(command):
     assert _heavy(modules) == []
 
 
+@pytest.mark.parametrize("command", list(_COMMANDS))
+def test_every_help_loads_no_numba_kernel(command):
+    """``features --help`` names and counts the features from ``pipeline._feature_names``, not from
+    the kernels that compute them; no ``--help`` loads numba (issue 25: 4.5 s when it did)."""
+    modules = _new_modules("from distractd.cli import main\ntry:\n"
+                           f"    main([{command!r}, '--help'])\nexcept SystemExit:\n    pass",
+                           before="")
+    assert "distractd.cli" in modules
+    assert [m for m in modules if m.split(".")[0] == "numba"] == []
+
+
 def test_light_commands_start_without_scikit_learn_or_more_scipy_than_numba(tmp_path):
     """simulate, info, convert, events and features run with no scikit-learn and no scipy module
     beyond those numba loads itself when it runs a kernel."""

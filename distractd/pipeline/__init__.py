@@ -11,16 +11,16 @@ __getattr__, __dir__, __all__ = lazy_exports(__name__, {
     "._baseline": ("RunningBaseline",),
     "._config": ("PipelineConfig",),
     "._events": ("EVENT_KINDS",),
+    "._feature_names": ("FEATURE_NAMES", "GLANCE_FEATURES", "MEASURES"),
     "._glances": (
-        "ALERT_KINDS", "GLANCE_CLASSES", "GLANCE_FEATURES", "Alert", "GlanceChannel", "GlanceTrace",
+        "ALERT_KINDS", "GLANCE_CLASSES", "Alert", "GlanceChannel", "GlanceTrace",
     ),
     "._processor": (
         "Events", "StreamProcessor", "detect_events", "detect_glances", "extract_features",
     ),
     "._validate": ("REJECT_REASONS", "T_MAX_S"),
     "._windows": (
-        "FEATURE_NAMES", "MEASURES", "Windows", "feature_fields", "feature_min_rate_hz",
-        "gaze_only_features",
+        "Windows", "feature_fields", "feature_min_rate_hz", "gaze_only_features",
     ),
     ".formats": tuple(_formats_all),  # the canonical sample's forms: the pipeline's surface
 })

@@ -55,32 +55,12 @@ from numba import njit
 
 from ._config import _GAZE_PITCH, _GAZE_YAW, _HEAD_PITCH, _HEAD_YAW, _record
 
-__all__ = ["GLANCE_CLASSES", "GLANCE_FEATURES", "ALERT_KINDS", "Alert", "GlanceChannel",
+__all__ = ["GLANCE_CLASSES", "ALERT_KINDS", "Alert", "GlanceChannel",
            "GlanceTrace"]
 
 GLANCE_CLASSES = ("unknown", "on_road", "off_road", "mirror", "instrument", "lost")
 """Per-sample glance classes, indexed by code; ``unknown`` while the road centre warms up."""
 UNKNOWN, ON_ROAD, OFF_ROAD, MIRROR, INSTRUMENT, LOST = range(6)
-
-GLANCE_FEATURES = (
-    "glance_prc", "glance_off_road_fraction", "glance_longest_away_s", "glance_rate_per_min",
-    "glance_track_loss_fraction",
-)
-"""The window's glance features, appended to the 25 of S0 §5.3.5:
-
-- ``glance_prc``: percent road as a fraction (0..1): tracked samples on the road (inside the
-  forward roadway ellipse) over tracked samples, after Victor et al. 2005's percent road centre
-  (whose 8° circle is narrower); NaN when no sample was tracked;
-- ``glance_off_road_fraction``: time classified off road, mirror or instrument over the window's
-  observed time (lost samples count in the denominator only);
-- ``glance_longest_away_s``: longest glance away seen in the window, seconds (a glance that began
-  before the window counts from its start; 0 when none);
-- ``glance_rate_per_min``: glances away counted in the window (when they reach
-  ``glance_min_dip_s``) per minute of window length (``window_s``);
-- ``glance_track_loss_fraction``: lost samples over accepted samples.
-
-All are NaN for a window with no sample after the stream's first gaze value (a tracker with no
-gaze field at all); they need no head pose and no eyelid signal."""
 
 ALERT_KINDS = ("long_distraction", "time_sharing")
 """Alert kinds, indexed by the ``kind`` column of an alert row."""

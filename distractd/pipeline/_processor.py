@@ -24,6 +24,7 @@ from ._config import _TIME, PipelineConfig, _params
 from ._events import (
     _EV_EPOCH, EVENT_KINDS, _blink_step, _end_fixation, _fixation_step, _saccade_step,
 )
+from ._feature_names import FEATURE_NAMES
 from ._glances import (
     _A_MAX_ROWS, _A_SIZE, _A_WINDOW, GlanceChannel, GlanceTrace, _alerts_from_rows, _glance_step,
 )
@@ -33,7 +34,7 @@ from ._validate import (
     _order, _release, _validate_row,
 )
 from ._windows import (
-    _O_SIZE, BLINK, FEATURE_NAMES, N_TEMPORAL, SACCADE, Windows, _add_glance, _add_sample,
+    _O_SIZE, BLINK, N_TEMPORAL, SACCADE, Windows, _add_glance, _add_sample,
     _emit, _slot,
 )
 

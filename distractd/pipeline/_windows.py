@@ -17,24 +17,13 @@ import numpy as np
 from numba import njit
 
 from ._config import _SPATIAL, _record
+from ._feature_names import FEATURE_NAMES, GLANCE_FEATURES, MEASURES
 from ._glances import (
-    GLANCE_FEATURES, INSTRUMENT, LOST, MIRROR, OFF_ROAD, ON_ROAD,
+    INSTRUMENT, LOST, MIRROR, OFF_ROAD, ON_ROAD,
 )
 from .formats import FIELDS, SPATIAL_FIELDS
 
-__all__ = ["FEATURE_NAMES", "MEASURES", "Windows", "feature_fields", "feature_min_rate_hz",
-           "gaze_only_features"]
-
-MEASURES = SPATIAL_FIELDS + (
-    "saccade", "blink", "blink_frequency_hz", "blink_duration_s", "perclos",
-)
-"""The 15 per-sample measures of Table 5.1 (S0 §5.3.4), in feature order."""
-
-FEATURE_NAMES = (tuple(f"mean_{m}" for m in MEASURES) + tuple(f"sd_{m}" for m in SPATIAL_FIELDS)
-                 + GLANCE_FEATURES)
-"""The 30 window features: the 25 of S0 §5.3.5 (the mean of the 15 measures, then the standard
-deviation, ddof=1, of the 10 spatial ones), then the 5 glance features of
-:data:`~distractd.pipeline.GLANCE_FEATURES` (DESIGN §4.5)."""
+__all__ = ["Windows", "feature_fields", "feature_min_rate_hz", "gaze_only_features"]
 
 _SOURCES = {"saccade": ("gaze",), "blink": ("eyelid", "gaze"), "perclos": ("eyelid",),
             "glance": ("gaze",)}
