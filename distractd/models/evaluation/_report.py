@@ -209,7 +209,7 @@ def format_schemes(summaries, models=None):
     for scheme, summary in summaries.items():
         n = len(summary[models[0]]["drivers"])
         rows.append([f"{scheme} ({n} drivers)"] + [
-            _mean_sd(summary[m]["g_mean"]["mean"], summary[m]["g_mean"]["sd"], 3)
+            _format_mean_sd(summary[m]["g_mean"]["mean"], summary[m]["g_mean"]["sd"], 3)
             for m in models])
     return _columns(rows)
 
@@ -250,7 +250,7 @@ def format_table(summary, models=None):
         cells = [label]
         for name in models:
             value = summary[name][key]
-            cells.append(_mean_sd(value["mean"] * scale, value["sd"] * scale, decimals))
+            cells.append(_format_mean_sd(value["mean"] * scale, value["sd"] * scale, decimals))
         rows.append(cells)
     return _columns(rows)
 
@@ -336,7 +336,9 @@ def plot_sweep(curves, path, metric_label="G-mean"):
         save_figure(figure, path)
 
 
-def _mean_sd(mean, sd, decimals):
+def _format_mean_sd(mean, sd, decimals):
+    """``mean±sd`` at ``decimals`` for a table cell; ``-`` without a mean, the mean alone
+    without a spread (summarising is :func:`._stats._mean_sd`'s job)."""
     if not math.isfinite(mean):
         return "-"
     if not math.isfinite(sd):
