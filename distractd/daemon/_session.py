@@ -28,7 +28,7 @@ import numpy as np
 from .._errors import ModelError
 from ..models.detectors import UNDECIDED_REASONS, DecisionRule, undecided_reasons
 from ..models.segmentation import OnlineSegmenter
-from ..pipeline import StreamProcessor, feature_fields
+from ..pipeline import T_MAX_S, StreamProcessor, feature_fields
 from ..pipeline.formats import (
     FIELDS, N_FIELDS, STATES, alert_event, glance_state, segment_event, state_message,
     transition_event,
@@ -125,10 +125,15 @@ class Session:
     def process(self, block):
         """Run the pipeline on accepted samples; return the windows they complete.
 
-        Until the field check has run, also notes which fields the samples carry (finite anywhere).
+        Until the field check has run, also notes which fields the samples carry (finite anywhere),
+        counting only samples whose time the pipeline takes (finite, ``|t|`` within
+        :data:`~distractd.pipeline.T_MAX_S`): a dropped sample must not change the stream's
+        sub-model.
         """
         if not self.fields_checked:
-            self.fields_seen |= np.isfinite(block).any(axis=0)
+            t = block[:, 0]
+            timed = block[np.isfinite(t) & (np.abs(t) <= T_MAX_S)]
+            self.fields_seen |= np.isfinite(timed).any(axis=0)
         resets = self.processor.rejected["clock_reset"]
         windows = self.processor.update(block)
         if self.segmenter is not None and self.processor.rejected["clock_reset"] != resets:

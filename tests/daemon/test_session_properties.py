@@ -12,7 +12,6 @@ from collections import Counter
 
 import msgpack
 import numpy as np
-import pytest
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
@@ -178,8 +177,6 @@ def test_bad_messages_around_a_good_stream_change_nothing_but_the_counts(bad):
     assert +rejected == +expected
 
 
-@pytest.mark.xfail(strict=True, reason="Session.process notes the fields of every sample of a "
-                   "block, also of those the pipeline then drops for their time (_session.py)")
 def test_a_dropped_sample_leaves_a_gaze_only_stream_on_its_sub_model():
     """A gaze-only stream (no head pose) is scored by the gaze_only sub-model; one message whose
     sample is dropped for its NaN time, but carries head pose, must not move the stream to the
