@@ -75,7 +75,8 @@ def _newton_graph(K, L, y, c, gamma_A, gamma_I, fit_intercept, max_iter):
 
     The sv-dependent part ``E_s C_s K_s`` of the system matrix has rank |sv| ≤ l, so with
     ``P = B⁻¹E_l`` (l labelled columns) and ``Q = K_l P``, ``(B + E_s C_s K_s)⁻¹E_s =
-    P_s (I + C_s Q_ss)⁻¹`` (push-through); see :func:`_newton_sv_steps`.
+    P_s (I + C_s Q_ss)⁻¹`` (push-through); see :func:`_newton_sv_steps`. Only Q, ``1ᵀP`` and
+    ``α = P_s z`` are needed, all from solves with the LU of B.
     """
     n = len(y)
     lab = np.flatnonzero(y != 0)
@@ -86,12 +87,18 @@ def _newton_graph(K, L, y, c, gamma_A, gamma_I, fit_intercept, max_iter):
     if info > 0:
         raise ModelError(f"LapSVMClassifier: γ_A I + γ_I L K is singular (gamma_A={gamma_A}, "
                          f"gamma_I={gamma_I})")
-    E = np.zeros((n, len(lab)), order="F")
-    E[lab, np.arange(len(lab))] = 1.0
-    P, _ = lapack.dgetrs(lu, piv, E, trans=1, overwrite_b=True)
-    z, sv_rows, b, n_iter = _newton_sv_steps(K[lab] @ P, P.sum(axis=0), y[lab], c[lab],
+    # Q = K_l P and 1ᵀP are the labelled rows of B⁻ᵀ[K_lᵀ, 1] (one solve, P never formed: the
+    # LU is of Bᵀ, B being C-ordered), and α = P_s z = B⁻¹(E_s z) is one more solve.
+    rhs = np.empty((n, len(lab) + 1), order="F")
+    rhs[:, :-1] = K[lab].T
+    rhs[:, -1] = 1.0
+    solved = lapack.dgetrs(lu, piv, rhs, overwrite_b=True)[0][lab]
+    z, sv_rows, b, n_iter = _newton_sv_steps(solved[:, :-1].T, solved[:, -1], y[lab], c[lab],
                                              fit_intercept, max_iter)
-    return P[:, sv_rows] @ z, b, n_iter
+    E_z = np.zeros(n)
+    E_z[lab[sv_rows]] = z
+    alpha, _ = lapack.dgetrs(lu, piv, E_z, trans=1, overwrite_b=True)
+    return alpha, b, n_iter
 
 
 @njit(cache=True)
