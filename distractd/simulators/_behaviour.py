@@ -20,7 +20,7 @@ from numba import njit
 from ._oculomotor import main_sequence_peak, saccade_duration
 
 __all__ = ["TARGETS", "GLANCE_TARGETS", "GazePlan", "BlinkPlan", "PhoneUse", "DASHBOARD_DISPLAY",
-           "HAND_HELD_PHONE", "plan_gaze", "plan_blinks"]
+           "HAND_HELD_PHONE", "ScriptedGlance", "plan_gaze", "plan_blinks", "script_gaze"]
 
 TARGETS = ("road", "interior_mirror", "right_mirror", "left_mirror", "speedometer", "display")
 """Gaze targets of a right-hand-drive car, indexed as in :attr:`GazePlan.target`."""
@@ -81,6 +81,8 @@ class GazePlan:
 
     Saccade ``i`` moves gaze from the end of fixation ``i - 1`` to the start of fixation ``i``
     (``saccade_duration[0]`` is 0). ``distance_m`` is the viewing distance of each fixation.
+    ``head_share`` (None, or NaN where the driver's own head model applies) is the share of a
+    scripted fixation's gaze rotation, from the road, that the head makes (:func:`script_gaze`).
     """
 
     start: np.ndarray
@@ -95,9 +97,30 @@ class GazePlan:
     saccade_duration: np.ndarray
     saccade_amplitude: np.ndarray
     saccade_peak: np.ndarray
+    head_share: np.ndarray = None
 
     def __len__(self):
         return len(self.start)
+
+
+@dataclass(frozen=True)
+class ScriptedGlance:
+    """One scripted glance away from the road (times in s, angles in deg, + = right / up).
+
+    The glance runs from ``start_s``, where the saccade leaving the road starts (ISO 15007 counts
+    the transition into the glance), for ``duration_s``, to the start of the saccade back.
+    ``head_share`` is the share of the gaze rotation the head makes: about 0.8 for an "owl"
+    (head turns), 0 for a "lizard" (eyes only; the head still makes up what exceeds the eye's
+    range).
+    """
+
+    start_s: float
+    duration_s: float
+    yaw_deg: float
+    pitch_deg: float
+    head_share: float
+    target: int = 5
+    distance_m: float = 0.7
 
 
 @dataclass
@@ -243,6 +266,85 @@ def _plan_gaze_kernel(t_end, grid_dt, load, demand, visual, road, target_yaw, ta
                     target += 1
         i += 1
     return i
+
+
+def script_gaze(plan, glances, traits, *, clear_s=4.0, road_fixation_s=0.5):
+    """Replace a drive's gaze around scripted glances; return a new :class:`GazePlan`.
+
+    Every planned fixation that overlaps a scripted run (consecutive glances and the road
+    checks between them) widened by ``clear_s`` on each side is removed; the cleared time and the
+    road checks are filled with road fixations of ``road_fixation_s`` (at the last removed road
+    fixation's direction, so bends carry on), and the glances are inserted with main-sequence
+    saccades into them. The scripted glances' truth (:meth:`DriveTruth.glances`) is then exactly
+    ``start_s`` to ``start_s + duration_s``.
+    """
+    glances = sorted(glances, key=lambda g: g.start_s)
+    runs, current = [], [glances[0]] if glances else []
+    for glance in glances[1:]:
+        if glance.start_s - (current[-1].start_s + current[-1].duration_s) < 2 * clear_s:
+            current.append(glance)
+        else:
+            runs.append(current)
+            current = [glance]
+    if current:
+        runs.append(current)
+    rows = [dict(start=plan.start[i], duration=plan.duration[i], yaw=plan.yaw[i],
+                 pitch=plan.pitch[i], drift_yaw=plan.drift_yaw[i],
+                 drift_pitch=plan.drift_pitch[i], target=plan.target[i],
+                 distance_m=plan.distance_m[i], saccade_start=plan.saccade_start[i],
+                 head_share=np.nan) for i in range(len(plan))]
+    for run in runs:
+        lo = run[0].start_s - clear_s
+        hi = run[-1].start_s + run[-1].duration_s + clear_s
+        before = [r for r in rows if r["start"] + r["duration"] <= lo]
+        after = [r for r in rows if r["saccade_start"] >= hi]
+        removed_road = [r for r in rows[len(before):len(rows) - len(after)] if r["target"] == 0]
+        yaw0, pitch0 = ((removed_road[-1]["yaw"], removed_road[-1]["pitch"]) if removed_road
+                        else (0.0, traits.road_pitch_deg))
+        t = before[-1]["start"] + before[-1]["duration"] if before else lo
+        t_next = after[0]["saccade_start"] if after else hi
+        inserted = []
+        for glance in run:
+            inserted += _road_fill(t, glance.start_s, yaw0, pitch0, road_fixation_s)
+            inserted.append(dict(start=glance.start_s, duration=glance.duration_s,
+                                 yaw=glance.yaw_deg, pitch=glance.pitch_deg, drift_yaw=0.0,
+                                 drift_pitch=0.0, target=glance.target,
+                                 distance_m=glance.distance_m, saccade_start=glance.start_s,
+                                 head_share=glance.head_share))
+            t = glance.start_s + glance.duration_s
+        inserted += _road_fill(t, t_next, yaw0, pitch0, road_fixation_s)
+        rows = before + inserted + after
+    return _plan_from_rows(rows, traits)
+
+
+def _road_fill(t0, t1, yaw, pitch, fixation_s):
+    """Road fixations from saccade start ``t0`` to ``t1``, about ``fixation_s`` each, alternating
+    0.5 deg either side of the road direction."""
+    n = max(int(round((t1 - t0) / fixation_s)), 1) if t1 > t0 else 0
+    edges = np.linspace(t0, t1, n + 1)
+    return [dict(start=a, duration=b - a, yaw=yaw + 0.5 * (-1) ** k, pitch=pitch, drift_yaw=0.0,
+                 drift_pitch=0.0, target=0, distance_m=30.0, saccade_start=a, head_share=np.nan)
+            for k, (a, b) in enumerate(zip(edges[:-1], edges[1:]))]
+
+
+def _plan_from_rows(rows, traits):
+    """A :class:`GazePlan` from fixation rows whose ``start`` is their saccade's start: each
+    saccade takes its main-sequence duration out of the fixation it leads into."""
+    column = {key: np.array([r[key] for r in rows], dtype=np.float64) for key in rows[0]}
+    amplitude = np.r_[0.0, np.hypot(np.diff(column["yaw"]), np.diff(column["pitch"]))]
+    peak = np.array([main_sequence_peak(a, traits.vmax_deg_s, traits.c_deg) for a in amplitude])
+    into = np.array([saccade_duration(a, p, traits.c_deg / traits.vmax_deg_s) if a > 0 else 0.0
+                     for a, p in zip(amplitude, peak)])
+    scripted = column["start"] == column["saccade_start"]
+    into = np.where(scripted, np.minimum(into, 0.5 * column["duration"]), column["start"]
+                    - column["saccade_start"])
+    start = np.where(scripted, column["saccade_start"] + into, column["start"])
+    return GazePlan(
+        start=start, duration=column["start"] + column["duration"] - start, yaw=column["yaw"],
+        pitch=column["pitch"], drift_yaw=column["drift_yaw"], drift_pitch=column["drift_pitch"],
+        target=column["target"].astype(np.int8), distance_m=column["distance_m"],
+        saccade_start=start - into, saccade_duration=into, saccade_amplitude=amplitude,
+        saccade_peak=peak, head_share=column["head_share"])
 
 
 def plan_blinks(rng, traits, t_end_s, load, visual, gaze, *, grid_dt_s=_GRID_DT_S):

@@ -15,6 +15,8 @@ import tempfile
 import threading
 import time
 import urllib.request
+from contextlib import contextmanager
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
@@ -26,7 +28,7 @@ from ..pipeline.formats import STATES, Recording, decode_output
 from ._replay import replay
 from ._simulate import simulate_drive
 
-__all__ = ["demo", "free_port", "NotifyReceiver"]
+__all__ = ["demo", "free_port", "NotifyReceiver", "DaemonProcess", "running_daemon"]
 
 
 def free_port():
@@ -100,42 +102,74 @@ def demo(duration_s=600.0, speed=20.0, seed=7, protocol="visual-manual", out=Non
     drive = simulate_drive(seed, drive=1, protocol=protocol)
     first = drive.t < drive.t[0] + duration_s
     recording = Recording(drive.samples[first], drive.labels[first], drive.meta)
+    with running_daemon() as daemon:
+        print(f"daemon ready ({daemon.ready.splitlines()[-1]}); metrics at {daemon.metrics_url}",
+              file=out)
+        watcher = _Watcher(daemon.output, recording, out)
+        watcher.start()
+        time.sleep(0.3)
+        summary = replay([recording], daemon.input, speed=speed, prefix="demo")
+        watcher.wait_quiet(quiet_s=3.0, timeout_s=60)  # the idle stream's end flushes too
+        watcher.stop()
+        print(f"replayed {summary['samples']} samples in {summary['elapsed_s']:.1f} s; "
+              f"{watcher.summary()}", file=out)
+        with urllib.request.urlopen(daemon.metrics_url, timeout=5) as response:
+            for line in response.read().decode("utf-8").splitlines():
+                if line.startswith(("distractd_windows_classified_total",
+                                    "distractd_samples_received_total",
+                                    "distractd_processing_latency_seconds_count",
+                                    "distractd_model_info")):
+                    print(f"  {line}", file=out)
+    status = daemon.status
+    print(f"daemon stopped with exit status {status}", file=out)
+    return status
+
+
+@dataclass
+class DaemonProcess:
+    """A running ``distractd run`` child: its endpoints, its ``READY=1`` message and, once
+    stopped, its exit ``status``."""
+
+    input: str
+    output: str
+    metrics_url: str
+    ready: str
+    status: int = None
+
+
+@contextmanager
+def running_daemon(*settings):
+    """Run ``distractd run`` as a child on free loopback ports until the block ends.
+
+    ``settings`` are extra ``section.key=value`` overrides. The child is waited for (its systemd
+    ``READY=1`` on a private ``NOTIFY_SOCKET``, at most 120 s), then stopped with SIGTERM when the
+    block ends; :attr:`DaemonProcess.status` holds its exit status.
+    """
     input_port, output_port, metrics_port = free_port(), free_port(), free_port()
     command = [sys.executable, "-m", "distractd.cli", "run",
                "--set", f'input.bind=["tcp://127.0.0.1:{input_port}"]',
                "--set", f"output.bind=tcp://127.0.0.1:{output_port}",
                "--set", f"metrics.port={metrics_port}",
                "--set", "service.log_level=warning", "--set", "sessions.idle_timeout_s=1"]
+    for setting in settings:
+        command += ["--set", setting]
     with NotifyReceiver() as notify:
-        daemon = subprocess.Popen(command, env={**os.environ, "NOTIFY_SOCKET": notify.path})
+        child = subprocess.Popen(command, env={**os.environ, "NOTIFY_SOCKET": notify.path})
+        daemon = None
         try:
             ready = notify.wait_for("READY=1", timeout_s=120)
-            if ready is None or daemon.poll() is not None:
-                raise DistractdError("demo: the daemon did not become ready")
-            url = f"http://127.0.0.1:{metrics_port}/metrics"
-            print(f"daemon ready ({ready.splitlines()[-1]}); metrics at {url}", file=out)
-            watcher = _Watcher(f"tcp://127.0.0.1:{output_port}", recording, out)
-            watcher.start()
-            time.sleep(0.3)
-            summary = replay([recording], f"tcp://127.0.0.1:{input_port}", speed=speed,
-                             prefix="demo")
-            watcher.wait_quiet(quiet_s=3.0, timeout_s=60)  # the idle stream's end flushes too
-            watcher.stop()
-            print(f"replayed {summary['samples']} samples in {summary['elapsed_s']:.1f} s; "
-                  f"{watcher.summary()}", file=out)
-            with urllib.request.urlopen(url, timeout=5) as response:
-                for line in response.read().decode("utf-8").splitlines():
-                    if line.startswith(("distractd_windows_classified_total",
-                                        "distractd_samples_received_total",
-                                        "distractd_processing_latency_seconds_count",
-                                        "distractd_model_info")):
-                        print(f"  {line}", file=out)
+            if ready is None or child.poll() is not None:
+                raise DistractdError("the daemon did not become ready")
+            daemon = DaemonProcess(f"tcp://127.0.0.1:{input_port}",
+                                   f"tcp://127.0.0.1:{output_port}",
+                                   f"http://127.0.0.1:{metrics_port}/metrics", ready)
+            yield daemon
         finally:
-            if daemon.poll() is None:
-                daemon.send_signal(signal.SIGTERM)
-            status = daemon.wait(timeout=30)
-    print(f"daemon stopped with exit status {status}", file=out)
-    return status
+            if child.poll() is None:
+                child.send_signal(signal.SIGTERM)
+            status = child.wait(timeout=30)
+            if daemon is not None:
+                daemon.status = status
 
 
 _LABELS = {name: label for label, name in enumerate(STATES[:2])}

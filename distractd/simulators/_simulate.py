@@ -16,7 +16,9 @@ import numpy as np
 from .._errors import ConfigError
 from .._validation import Interval, Options, check_params
 from ..pipeline import FIELD_INDEX, Recording, empty_block
-from ._behaviour import DASHBOARD_DISPLAY, GLANCE_TARGETS, HAND_HELD_PHONE, plan_blinks, plan_gaze
+from ._behaviour import (
+    DASHBOARD_DISPLAY, GLANCE_TARGETS, HAND_HELD_PHONE, plan_blinks, plan_gaze, script_gaze,
+)
 from ._driver import draw_driver
 from ._oculomotor import ou_noise, render_eyelid, render_gaze, render_head, smooth_drift
 from ._protocol import (
@@ -200,8 +202,12 @@ def _drive_streams(seed, drive):
 
 
 def simulate_drive_truth(seed, duration_s=None, rate_hz=60.0, *, drive=0, protocol="cognitive",
-                         tracker="full", **options):
+                         tracker="full", script=(), **options):
     """:func:`simulate_drive` plus the ground truth behind it.
+
+    ``script`` (a sequence of :class:`~distractd.simulators._behaviour.ScriptedGlance`) replaces
+    the drive's gaze around those glances (:func:`~distractd.simulators._behaviour.script_gaze`;
+    the conformance scenarios); every other random stream is unchanged.
 
     Returns
     -------
@@ -252,6 +258,8 @@ def simulate_drive_truth(seed, duration_s=None, rate_hz=60.0, *, drive=0, protoc
                                  for sd in road_sd_deg])
     gaze = plan_gaze(rng_gaze, traits, t_end, load_grid, visual_grid, road_grid, demand_grid,
                      grid_dt_s=_GRID_DT_S, phone=_PHONE.get(protocol, DASHBOARD_DISPLAY))
+    if script:
+        gaze = script_gaze(gaze, script, traits)
     blinks = plan_blinks(rng_blinks, traits, t_end, load_grid, visual_grid, gaze,
                          grid_dt_s=_GRID_DT_S)
     load = np.interp(t, grid_t, load_grid)
@@ -331,6 +339,11 @@ def _head(rng, traits, gaze, t, load, demand, posture, load_set):
         np.sign(gaze.pitch - traits.road_pitch_deg) * excess_pitch * 0.5,
         np.zeros(len(gaze)),
     ])
+    if gaze.head_share is not None:   # scripted glances: the head makes its share of the turn
+        scripted = ~np.isnan(gaze.head_share)
+        target[scripted, 0] = gaze.head_share[scripted] * rel_yaw[scripted]
+        target[scripted, 1] = gaze.head_share[scripted] * (gaze.pitch[scripted]
+                                                           - traits.road_pitch_deg)
     target[:, 2] = 0.1 * target[:, 0]
     lag = 0.14 - 0.09 * np.minimum(gaze.saccade_amplitude / 40.0, 1.0)
     onset = np.maximum.accumulate(gaze.saccade_start + lag)

@@ -1,0 +1,241 @@
+"""``distractd conformance``: the scenario scorecard, through the daemon as a real subprocess.
+
+Simulated: per driver, the scenarios are scripted into calm drives (one per drive side and tracker
+rate; :mod:`._scenarios`), replayed over ZeroMQ into ``distractd run`` (as ``demo`` does), and
+every glance alert the daemon publishes is matched to the scenario it falls in. Recorded: a
+recording and a sidecar CSV of its annotated scenarios (docs/conformance.md) are scored the same
+way, so a carmaker can run its own track tests.
+"""
+
+import csv
+import json
+import threading
+import time
+from pathlib import Path
+
+import numpy as np
+import zmq
+
+from .._errors import ConfigError
+from ..pipeline import Recording
+from ..pipeline.formats import decode_output
+from ._demo import running_daemon
+from ._replay import replay, stream_ids
+from ._scenarios import (
+    FAMILIES, SILENCE_AFTER_S, layout_drive, lose_eyes, mirror_left_hand, scenario_library,
+)
+from ._simulate import cohort_seeds, simulate_drive_truth
+
+__all__ = ["run_conformance", "score_recording", "read_annotations", "judge"]
+
+EXPECTED = ("long_distraction", "time_sharing", "none")
+_ANNOTATION_COLUMNS = ("name", "family", "start_s", "end_s", "expected", "limit_s")
+
+
+def judge(alerts, name, family, start_s, end_s, expected, limit_s):
+    """Score one scenario against the alerts (dicts with ``kind`` and ``t``) of its stream.
+
+    The alerts that count are those raised from ``start_s`` until ``SILENCE_AFTER_S`` after the
+    later of ``end_s`` and the deadline ``start_s + limit_s``. A positive scenario passes when an
+    alert of the ``expected`` kind came by the deadline; ``"none"`` passes when nothing came.
+    """
+    until = max(end_s, start_s + (limit_s or 0.0)) + SILENCE_AFTER_S
+    inside = sorted((a for a in alerts if start_s <= a["t"] <= until), key=lambda a: a["t"])
+    got = sorted({a["kind"] for a in inside})
+    if expected == "none":
+        latency, passed = None, not inside
+    else:
+        hits = [a["t"] - start_s for a in inside if a["kind"] == expected]
+        latency = round(hits[0], 3) if hits else None
+        passed = latency is not None and latency <= limit_s
+    return {"name": name, "family": family, "expected": expected,
+            "limit_s": None if limit_s is None else round(float(limit_s), 3),
+            "start_s": round(float(start_s), 3), "got": got or ["none"], "latency_s": latency,
+            "pass": bool(passed)}
+
+
+class _AlertCollector(threading.Thread):
+    """Subscribe to the daemon's events and states; keep the alerts per stream."""
+
+    def __init__(self, endpoint):
+        super().__init__(daemon=True)
+        self.endpoint = endpoint
+        self.alerts = {}
+        self.messages = 0
+        self._done = threading.Event()
+
+    def run(self):
+        with zmq.Context() as context, context.socket(zmq.SUB) as sub:
+            sub.linger = 0
+            sub.subscribe(b"state.")
+            sub.subscribe(b"event.")
+            sub.connect(self.endpoint)
+            while not self._done.is_set():
+                if not sub.poll(100):
+                    continue
+                kind, stream, message = decode_output(sub.recv_multipart())
+                self.messages += 1
+                if kind == "event" and message.get("type") == "alert":
+                    self.alerts.setdefault(stream, []).append(message)
+
+    def wait_quiet(self, quiet_s, timeout_s):
+        """Wait until no message arrived for ``quiet_s`` (the daemon has caught up)."""
+        deadline = time.monotonic() + timeout_s
+        count, since = self.messages, time.monotonic()
+        while time.monotonic() < deadline and time.monotonic() - since < quiet_s:
+            time.sleep(0.1)
+            if self.messages != count:
+                count, since = self.messages, time.monotonic()
+
+    def stop(self):
+        self._done.set()
+        self.join(timeout=5)
+
+
+def _through_daemon(recordings, speed):
+    """Replay recordings into a fresh daemon; return each one's alerts (list per recording)."""
+    with running_daemon() as daemon:
+        collector = _AlertCollector(daemon.output)
+        collector.start()
+        time.sleep(0.3)
+        replay(recordings, daemon.input, speed=speed)
+        collector.wait_quiet(quiet_s=4.0, timeout_s=600)
+        collector.stop()
+    if daemon.status != 0:
+        raise ConfigError(f"conformance: the daemon exited with status {daemon.status}")
+    return [collector.alerts.get(ids[0], []) for ids in stream_ids(recordings)]
+
+
+def _drives(seed, n_drivers, sides, rate_hz, families, only):
+    """Yield (recording, [(scenario, start_s)]) for every simulated drive of the run."""
+    library = [s for s in scenario_library(families) if only is None or s.name in only]
+    if not library:
+        raise ConfigError(f"conformance: no scenario of families {list(families)} is named "
+                          f"in {sorted(only or ())}")
+    groups = {}
+    for scenario in library:
+        for side in sides:
+            key = (side, scenario.rate_hz or rate_hz, scenario.eye_loss)
+            groups.setdefault(key, []).append(scenario)
+    for index, driver_seed in enumerate(cohort_seeds(n_drivers, seed)):
+        for drive, ((side, rate, eye_loss), scenarios) in enumerate(sorted(groups.items()), 1):
+            rng = np.random.default_rng([seed, index, drive])
+            starts, length = layout_drive(scenarios, rng)
+            script = [g for s, t in zip(scenarios, starts) for g in s.at(t)]
+            recording, _ = simulate_drive_truth(driver_seed, length, rate, drive=drive,
+                                                protocol="none", script=script)
+            samples = recording.samples
+            if side == "left":
+                samples = mirror_left_hand(samples)
+            if eye_loss:
+                samples = lose_eyes(samples, rng)
+            tag = f"sim-{driver_seed}-{side}-{rate:g}hz{'-eyeloss' if eye_loss else ''}"
+            meta = {**recording.meta, "driver_id": tag, "drive_side": side}
+            yield Recording(samples, recording.labels, meta), list(zip(scenarios, starts))
+
+
+def _background(alerts, placed, t_end, warmup_s=60.0, clear_s=4.0):
+    """Alerts outside every scenario's window, and the calm driving time they fell in (s)."""
+    windows = [(t - clear_s, t + s.span_s + max(s.limit_s or 0.0, 0.0) + SILENCE_AFTER_S + clear_s)
+               for s, t in placed]
+    busy = sum(b - a for a, b in windows) + warmup_s
+    outside = [a for a in alerts if a["t"] > warmup_s
+               and not any(lo <= a["t"] <= hi for lo, hi in windows)]
+    return outside, max(t_end - busy, 0.0)
+
+
+def run_conformance(out_dir, *, seed=0, n_drivers=8, sides=("right", "left"), rate_hz=60.0,
+                    families=FAMILIES, only=None, speed=20.0, on_row=None):
+    """Run every scenario through the daemon; write ``scorecard.json``; return the scorecard.
+
+    ``only`` (optional) keeps the scenarios of these names (a short subset); ``on_row``
+    (optional) is called with each scored scenario as it is known.
+    """
+    drives = list(_drives(seed, n_drivers, sides, rate_hz, families, only))
+    alerts = _through_daemon([recording for recording, _ in drives], speed)
+    rows, background, calm_s = [], [], 0.0
+    for (recording, placed), stream_alerts in zip(drives, alerts):
+        driver = recording.meta["driver_id"]
+        for scenario, start in placed:
+            row = judge(stream_alerts, f"{driver}/{scenario.name}", scenario.family, start,
+                        start + scenario.span_s, scenario.expected, scenario.limit_s)
+            row["driver"] = driver
+            rows.append(row)
+            if on_row:
+                on_row(row)
+        outside, calm = _background(stream_alerts, placed, float(recording.t[-1]))
+        background += [{"driver": driver, "kind": a["kind"], "t": a["t"]} for a in outside]
+        calm_s += calm
+    card = _scorecard(rows, {"seed": seed, "drivers": n_drivers, "drive_sides": list(sides),
+                             "rate_hz": rate_hz, "families": list(families)})
+    card["background"] = {"calm_hours": round(calm_s / 3600, 3), "alerts": len(background),
+                          "per_hour": round(len(background) / max(calm_s / 3600, 1e-9), 2),
+                          "list": background}
+    _write(out_dir, card)
+    return card
+
+
+def read_annotations(path):
+    """The scenarios of a recording from a sidecar CSV (columns ``name, family, start_s, end_s,
+    expected, limit_s``; ``limit_s`` empty for ``expected = none``). Errors name the row, the
+    column and the value."""
+    rows = []
+    with open(path, newline="", encoding="utf-8") as handle:
+        reader = csv.DictReader(handle)
+        missing = set(_ANNOTATION_COLUMNS) - set(reader.fieldnames or ())
+        if missing:
+            raise ConfigError(f"{path}: missing column(s) {sorted(missing)}")
+        for line, row in enumerate(reader, 2):
+            where = f"{path}, line {line}"
+            if row["expected"] not in EXPECTED:
+                raise ConfigError(f"{where}: expected must be one of {EXPECTED}, got "
+                                  f"{row['expected']!r}")
+            values = {}
+            for column in ("start_s", "end_s", "limit_s"):
+                text = (row[column] or "").strip()
+                if column == "limit_s" and not text and row["expected"] == "none":
+                    values[column] = None
+                    continue
+                try:
+                    values[column] = float(text)
+                except ValueError:
+                    raise ConfigError(f"{where}: {column} must be a number, got {text!r}") from None
+                if not np.isfinite(values[column]):
+                    raise ConfigError(f"{where}: {column} must be finite, got {text!r}")
+            if values["end_s"] < values["start_s"]:
+                raise ConfigError(f"{where}: end_s {values['end_s']} is before start_s "
+                                  f"{values['start_s']}")
+            rows.append({"name": row["name"], "family": row["family"],
+                         "expected": row["expected"], **values})
+    return rows
+
+
+def score_recording(recording, annotations, out_dir, *, speed=20.0, on_row=None):
+    """Score a recording's annotated scenarios through the daemon; write ``scorecard.json``."""
+    (alerts,) = _through_daemon([recording], speed)
+    rows = []
+    for a in annotations:
+        row = judge(alerts, a["name"], a["family"], a["start_s"], a["end_s"], a["expected"],
+                    a["limit_s"])
+        rows.append(row)
+        if on_row:
+            on_row(row)
+    card = _scorecard(rows, {"recording": recording.meta.get("recording_id", "")})
+    _write(out_dir, card)
+    return card
+
+
+def _scorecard(rows, run):
+    passed = sum(row["pass"] for row in rows)
+    by_family = {}
+    for row in rows:
+        tally = by_family.setdefault(row["family"], {"passed": 0, "failed": 0})
+        tally["passed" if row["pass"] else "failed"] += 1
+    return {"passed": passed, "failed": len(rows) - passed, "run": run, "families": by_family,
+            "scenarios": rows}
+
+
+def _write(out_dir, card):
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    (out / "scorecard.json").write_text(json.dumps(card, indent=1) + "\n", encoding="utf-8")

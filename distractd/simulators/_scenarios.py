@@ -1,0 +1,215 @@
+"""The conformance scenarios: scripted glance behaviour inside an otherwise calm simulated drive.
+
+Each :class:`Scenario` is a run of scripted glances (:class:`ScriptedGlance`) with its family, the
+warning it must raise (or ``"none"``: silence) and the protocol's time limit. The thresholds come
+from Euro NCAP's driver state monitoring protocol as ``../shared/SIMULATOR_EVIDENCE.md`` §5b quotes
+it (docs/conformance.md lists each with its source): one glance away of 3 s or more must warn
+(4 s allowed with justification), so glances of 2.0 and 2.9 s must not; 10 s away within 30 s must
+warn unless a road check of 2 s or more resets the count. Fatigue, unresponsive-driver and eyelid
+scenarios are not here: the product has no fatigue warning yet (issue 27, a later part).
+
+Angles are those of the simulator's right-hand-drive car (+ yaw right, + pitch up, degrees);
+:func:`layout_drive` places scenarios one after another after a warm-up, and
+:func:`mirror_left_hand` turns a simulated drive into a left-hand-drive car's.
+"""
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..pipeline import FIELD_INDEX
+from ._behaviour import ScriptedGlance
+
+__all__ = ["FAMILIES", "ZONES", "Scenario", "scenario_library", "layout_drive",
+           "mirror_left_hand", "lose_eyes"]
+
+FAMILIES = ("long_distraction", "vats", "phone", "robustness", "negative")
+"""The scenario families built today (the fatigue families wait for the fatigue alerts)."""
+
+ZONES = {
+    # name: (yaw, pitch, simulator target index), right-hand-drive car
+    "left_mirror": (-62.0, -7.0, 3),
+    "right_mirror": (40.0, -7.0, 2),
+    "rear_view_mirror": (-25.0, 7.0, 1),
+    "instrument_cluster": (2.0, -18.0, 4),
+    "centre_stack": (-20.0, -22.0, 5),
+    "passenger_side": (-55.0, -5.0, 5),
+    "lap_phone": (-10.0, -40.0, 5),
+    "side_window": (75.0, 0.0, 5),
+}
+"""The glance zones of the long-distraction scenarios (the driver's door is on the right)."""
+
+STRATEGIES = {"owl": 0.8, "lizard": 0.0}
+"""Share of the gaze rotation the head makes: owl (head turns) and lizard (eyes only)."""
+
+LONG_S = 3.0
+"""Euro NCAP long distraction: one glance away of 3 s or more warns (SIMULATOR_EVIDENCE §5b)."""
+LONG_LIMIT_S = 4.0
+"""The time allowed from the glance's start: 3 s, 4 s with justification (same row); we take 4 s
+because the product measures the 3 s itself from the last road sample."""
+LONG_DURATIONS_S = (2.0, 2.9, 3.1, 4.0, 6.0)
+SHARING_AWAY_S, SHARING_WINDOW_S, SHARING_RESET_S = 10.0, 30.0, 2.0
+"""Euro NCAP visual attention time-sharing: 10 s away within 30 s; a 2 s road check resets."""
+SHARING_TOLERANCE_S = 1.0
+"""Our choice (the protocol leaves it to the dossier): the warning may come up to 1 s after the
+true away time reaches 10 s."""
+SILENCE_AFTER_S = 2.0
+"""A silent scenario must stay silent until this long after its last glance ends."""
+
+
+@dataclass(frozen=True)
+class Scenario:
+    """One scripted behaviour: glances at offsets (s) from the scenario's start.
+
+    ``expected`` is ``"long_distraction"``, ``"time_sharing"`` or ``"none"``; ``limit_s`` the
+    latest time after the start a positive scenario's warning may come (None for silence).
+    ``rate_hz`` and ``eye_loss`` describe the tracker the scenario needs (robustness).
+    """
+
+    name: str
+    family: str
+    expected: str
+    limit_s: float
+    glances: tuple
+    rate_hz: float = None
+    eye_loss: bool = False
+
+    @property
+    def span_s(self):
+        """From the first glance's start to the last glance's end."""
+        return max(g.start_s + g.duration_s for g in self.glances)
+
+    def at(self, start_s):
+        """The scenario's glances placed at ``start_s`` in a drive."""
+        return [ScriptedGlance(start_s + g.start_s, g.duration_s, g.yaw_deg, g.pitch_deg,
+                               g.head_share, g.target) for g in self.glances]
+
+
+def _glance(zone, duration_s, strategy, offset_s=0.0):
+    yaw, pitch, target = ZONES[zone]
+    return ScriptedGlance(offset_s, duration_s, yaw, pitch, STRATEGIES[strategy], target)
+
+
+def _sequence(zones, away_s, road_s, strategy, count):
+    """``count`` glances of ``away_s`` to the zones in turn, with ``road_s`` road checks."""
+    return tuple(_glance(zones[k % len(zones)], away_s, strategy, k * (away_s + road_s))
+                 for k in range(count))
+
+
+def _sharing_limit(glances):
+    """The time from the start at which the true away time reaches 10 s, plus the tolerance."""
+    away = 0.0
+    for glance in glances:
+        if away + glance.duration_s >= SHARING_AWAY_S:
+            return glance.start_s + SHARING_AWAY_S - away + SHARING_TOLERANCE_S
+        away += glance.duration_s
+    raise ValueError("the sequence never reaches 10 s away")
+
+
+def _long_distraction():
+    for zone in ZONES:
+        for strategy in STRATEGIES:
+            for duration in LONG_DURATIONS_S:
+                warns = duration >= LONG_S
+                yield Scenario(f"long_{zone}_{strategy}_{duration:.1f}s", "long_distraction",
+                               "long_distraction" if warns else "none",
+                               LONG_LIMIT_S if warns else None,
+                               (_glance(zone, duration, strategy),))
+
+
+def _vats():
+    positives = (("centre_stack", 1.5, 0.5, "lizard", 8), ("instrument_cluster", 2.0, 1.0, "owl", 6),
+                 ("lap_phone", 1.0, 0.6, "lizard", 12), ("passenger_side", 1.8, 1.5, "owl", 7))
+    for zone, away, road, strategy, count in positives:
+        glances = _sequence((zone,), away, road, strategy, count)
+        yield Scenario(f"vats_{zone}_{strategy}_{away:.1f}s_road_{road:.1f}s", "vats",
+                       "time_sharing", _sharing_limit(glances), glances)
+    for zone, away, road, strategy, count in (("centre_stack", 1.8, 2.2, "lizard", 8),
+                                              ("instrument_cluster", 2.0, 2.5, "owl", 8),
+                                              ("lap_phone", 1.5, 3.0, "lizard", 8)):
+        yield Scenario(f"vats_reset_{zone}_{strategy}_{away:.1f}s_road_{road:.1f}s", "vats",
+                       "none", None, _sequence((zone,), away, road, strategy, count))
+
+
+def _phone():
+    for strategy in STRATEGIES:
+        yield Scenario(f"phone_lap_sustained_{strategy}_8.0s", "phone", "long_distraction",
+                       LONG_LIMIT_S, (_glance("lap_phone", 8.0, strategy),))
+        glances = _sequence(("lap_phone",), 1.6, 0.6, strategy, 9)
+        yield Scenario(f"phone_texting_bursts_{strategy}", "phone", "time_sharing",
+                       _sharing_limit(glances), glances)
+
+
+def _robustness():
+    for rate in (30.0, 60.0):
+        for zone, duration in (("centre_stack", 4.0), ("lap_phone", 6.0),
+                               ("passenger_side", 4.0)):
+            yield Scenario(f"sunglasses_{rate:.0f}hz_{zone}_owl_{duration:.1f}s", "robustness",
+                           "long_distraction", LONG_LIMIT_S, (_glance(zone, duration, "owl"),),
+                           rate_hz=rate, eye_loss=True)
+        yield Scenario(f"sunglasses_{rate:.0f}hz_instrument_cluster_owl_1.5s", "robustness",
+                       "none", None, (_glance("instrument_cluster", 1.5, "owl"),), rate_hz=rate,
+                       eye_loss=True)
+
+
+def _negative():
+    yield Scenario("calm_mirror_scanning", "negative", "none", None, _sequence(
+        ("left_mirror", "rear_view_mirror", "right_mirror"), 0.8, 2.5, "lizard", 9))
+    yield Scenario("calm_short_glances", "negative", "none", None, _sequence(
+        ("instrument_cluster", "centre_stack"), 1.8, 2.5, "lizard", 6))
+    yield Scenario("calm_conversation", "negative", "none", None, _sequence(
+        ("passenger_side",), 1.2, 2.5, "owl", 8))
+
+
+_BUILDERS = {"long_distraction": _long_distraction, "vats": _vats, "phone": _phone,
+             "robustness": _robustness, "negative": _negative}
+
+
+def scenario_library(families=FAMILIES):
+    """Every scenario of the given families, in a fixed order."""
+    return [scenario for family in families for scenario in _BUILDERS[family]()]
+
+
+def layout_drive(scenarios, rng, *, warmup_s=90.0, clear_s=4.0, gap_s=(6.0, 12.0)):
+    """Place scenarios one after another in one drive; return (starts, drive length in s).
+
+    The first starts after ``warmup_s`` (the road centre is learned in the first 60 s); each is
+    cleared of natural glances ``clear_s`` either side (:func:`script_gaze`) and followed by a
+    stretch of calm natural driving drawn uniformly from ``gap_s`` (seeded by ``rng``).
+    """
+    starts, t = [], warmup_s
+    for scenario in scenarios:
+        starts.append(t)
+        t += scenario.span_s + 2 * clear_s + rng.uniform(*gap_s)
+    return np.array(starts), t + warmup_s / 3
+
+
+def mirror_left_hand(samples):
+    """The same drive in a left-hand-drive car: yaws, roll and lateral position mirrored, the
+    eyes swapped. Returns a new array."""
+    mirrored = samples.copy()
+    for field in ("head_x", "head_yaw", "head_roll", "gaze_r_yaw", "gaze_l_yaw"):
+        mirrored[:, FIELD_INDEX[field]] *= -1.0
+    for right, left in (("gaze_r_yaw", "gaze_l_yaw"), ("gaze_r_pitch", "gaze_l_pitch"),
+                        ("eyelid_r", "eyelid_l"), ("pupil_r", "pupil_l")):
+        i, j = FIELD_INDEX[right], FIELD_INDEX[left]
+        mirrored[:, [i, j]] = mirrored[:, [j, i]]
+    return mirrored
+
+
+def lose_eyes(samples, rng, lost_fraction=0.5, mean_burst_s=0.5):
+    """Sunglasses-like intermittent eye loss, head pose still tracked: alternating visible and
+    lost bursts (exponential lengths, mean ``mean_burst_s``, ``lost_fraction`` of the time lost)
+    in which gaze, eyelids and pupils are NaN and confidence 0. Returns a new array."""
+    t = samples[:, 0]
+    lengths = rng.exponential(mean_burst_s, int((t[-1] - t[0]) / mean_burst_s * 2) + 8)
+    lengths[::2] *= (1 - lost_fraction) / 0.5
+    lengths[1::2] *= lost_fraction / 0.5
+    edges = t[0] + np.cumsum(lengths)
+    lost = np.searchsorted(edges, t) % 2 == 1
+    out = samples.copy()
+    for field in ("gaze_r_yaw", "gaze_r_pitch", "gaze_l_yaw", "gaze_l_pitch", "eyelid_r",
+                  "eyelid_l", "pupil_r", "pupil_l"):
+        out[lost, FIELD_INDEX[field]] = np.nan
+    out[lost, FIELD_INDEX["confidence"]] = 0.0
+    return out
