@@ -378,6 +378,69 @@ def _demo(args):
                 protocol=args.protocol)
 
 
+def _declare_conformance(parser):
+    from .simulators._scenarios import FAMILIES
+
+    parser.add_argument("--seed", type=_SEED, default=0, help="cohort seed (default: %(default)s)")
+    parser.add_argument("--drivers", type=_COUNT, default=8, metavar="N",
+                        help="simulated drivers (default: %(default)s)")
+    parser.add_argument("--drive-side", choices=("left", "right"), default=None,
+                        help="left- or right-hand drive only (default: both)")
+    parser.add_argument("--rate", type=_number(Interval(10.0, 240.0)), default=60.0, metavar="HZ",
+                        help="tracker rate of the main drives; robustness runs 30 and 60 Hz "
+                             "(default: %(default)s)")
+    parser.add_argument("--families", nargs="+", choices=FAMILIES, default=list(FAMILIES),
+                        help="scenario families (default: all)")
+    parser.add_argument("--speed", type=_POSITIVE, default=20.0,
+                        help="replay time scale (default: %(default)s)")
+    parser.add_argument("--recording", metavar="PATH",
+                        help="score this recording instead of simulated drivers (needs "
+                             "--annotations)")
+    parser.add_argument("--annotations", metavar="CSV",
+                        help="the recording's scenarios: name,family,start_s,end_s,expected,"
+                             "limit_s (docs/conformance.md)")
+    parser.add_argument("--out", required=True, metavar="DIR", help="where scorecard.json goes")
+    _add_output_options(parser)
+
+
+def _conformance(args):
+    from .pipeline import read_recordings
+    from .simulators._conformance import read_annotations, run_conformance, score_recording
+
+    def row(r):
+        if not (args.json or args.quiet):
+            limit = "" if r["limit_s"] is None else f" within {r['limit_s']:.1f} s"
+            latency = "" if r["latency_s"] is None else f" after {r['latency_s']:.2f} s"
+            print(f"{'PASS' if r['pass'] else 'FAIL'}  {r['name']:<58} expected "
+                  f"{r['expected']}{limit}; got {','.join(r['got'])}{latency}", flush=True)
+
+    if (args.recording is None) != (args.annotations is None):
+        _say(args, "error", "--recording and --annotations go together")
+        return 2
+    if args.recording:
+        try:   # a bad sidecar is a bad argument (exit 2), not a failed scenario (exit 1)
+            annotations = read_annotations(args.annotations)
+        except ConfigError as exc:
+            _say(args, "error", exc)
+            return 2
+        recordings = read_recordings(args.recording)
+        if len(recordings) != 1:
+            raise ConfigError(f"conformance: --recording must hold one recording, "
+                              f"{args.recording} holds {len(recordings)}")
+        card = score_recording(recordings[0], annotations, args.out, speed=args.speed,
+                               on_row=row)
+    else:
+        sides = (args.drive_side,) if args.drive_side else ("right", "left")
+        card = run_conformance(args.out, seed=args.seed, n_drivers=args.drivers, sides=sides,
+                               rate_hz=args.rate, families=tuple(args.families),
+                               speed=args.speed, on_row=row)
+    families = "; ".join(f"{name} {t['passed']}/{t['passed'] + t['failed']}"
+                         for name, t in card["families"].items())
+    _report(args, card, f"{card['passed']} passed, {card['failed']} failed ({families}); "
+                        f"scorecard in {Path(args.out) / 'scorecard.json'}")
+    return 0 if card["failed"] == 0 else 1
+
+
 def _add_pipeline_config(parser):
     parser.add_argument("--config", metavar="JSON",
                         help="pipeline settings as a JSON file (PipelineConfig.to_dict() keys)")
@@ -1176,6 +1239,9 @@ _COMMANDS = {
     "demo": ("Start the daemon on the shipped model, replay a simulated driver it never saw, "
              "show states beside the truth, delays, false alarms and alerts.",
              _declare_demo, _demo),
+    "conformance": ("Run the Euro NCAP-style distraction scenarios (or a recording's annotated "
+                    "scenarios) through the daemon; one row per scenario, scorecard.json; exit 1 "
+                    "if any fails.", _declare_conformance, _conformance),
     "events": ("Detect saccades, blinks and fixations online; write one row per sample.",
                _declare_events, _events),
     "features": ("Compute the window features; write one row per window.",
