@@ -138,7 +138,8 @@ def _scrape(port, name):
 
 
 def _histogram_quantiles(port, name, quantiles=(0.5, 0.99, 0.999)):
-    """Upper bucket bounds (ms) holding the quantiles of a scraped histogram."""
+    """Upper bucket bounds (ms) holding the quantiles of a scraped histogram (strict JSON: None
+    for the +Inf bucket)."""
     import urllib.request
 
     with urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=10) as response:
@@ -149,7 +150,8 @@ def _histogram_quantiles(port, name, quantiles=(0.5, 0.99, 0.999)):
     out = {}
     for q in quantiles:
         bound = next(le for le, count in buckets if count >= q * total)
-        out[f"p{str(q * 100).rstrip('0').rstrip('.').replace('.', '')}"] = bound * 1e3
+        out[f"p{str(q * 100).rstrip('0').rstrip('.').replace('.', '')}"] = (
+            bound * 1e3 if math.isfinite(bound) else None)  # None: beyond the largest bucket
     return out
 
 
