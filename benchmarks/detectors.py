@@ -7,7 +7,8 @@ memory is measured separately with ``tracemalloc``. Prints one JSON line per mea
 Run: .venv/bin/python benchmarks/detectors.py [--quick | --protocol]
 
 ``--quick`` skips the per-driver protocol (about half a minute per model) and the LapSVM selection
-unit; ``--protocol`` runs only the protocol.
+unit; ``--protocol`` runs only the protocol. The small-grid selection compares the LapSVM
+selection's per-ratio LU path with its Hessenberg path at about an evaluation fold's size.
 """
 
 import argparse
@@ -29,6 +30,7 @@ from distractd.models.detectors import (
     hidden_output, hidden_weights, knn_graph, laplacian, lapsvm_grid_search, model_specs,
     rbf_kernel, sselm_grid_search,
 )
+from distractd.models.detectors import _selection as selection_module
 from distractd.models.detectors._elm import _solve_output_weights
 from distractd.models.detectors._graph import _knn, _squared_distances
 from distractd.models.evaluation import evaluate_driver
@@ -36,6 +38,8 @@ from distractd.pipeline import extract_features
 from distractd.simulators import simulate_cohort
 
 DECADES = [10.0 ** k for k in range(-6, 7)]
+SMALL_REG = [1e-2, 1.0, 1e2]
+"""The evaluation's default (``--grid small``) regularisation values."""
 PROTOCOL_MODELS = ("sselm", "elm", "svm", "lapsvm")
 
 
@@ -211,6 +215,36 @@ def _selection(X, y, quick):
           extrapolated_full_selection_13x13x4_widths_12_folds_s=round(elapsed * 4 * len(folds), 1))
 
 
+def _small_grid_selection():
+    """LapSVM selection on the evaluation's small grid at about an evaluation fold's size.
+
+    One inner fold of 1,600 windows (1,100 labelled): 3 × 3 (γ_A, γ_I), 2 kernel widths. The
+    per-ratio LU path against the Hessenberg path (the code before 2026-11-25, still used from
+    7 distinct ratios up) in the same run; the chosen parameters must agree.
+    """
+    X, y = _data(seed=1, n=1600, n_labelled=1100)
+    folds = _inner_folds(X, y)[:1]
+    grid = {"gamma_A": SMALL_REG, "gamma_I": SMALL_REG, "kernel_width": [3.0, 10.0]}
+    lu_ratios_max = selection_module._LU_RATIOS_MAX
+    timings, chosen = {}, {}
+    for path, limit in (("hessenberg_baseline", 0), ("lu_per_ratio", lu_ratios_max)):
+        selection_module._LU_RATIOS_MAX = limit
+        start = time.perf_counter()
+        chosen[path] = lapsvm_grid_search(LapSVMClassifier(), grid, X, y, folds)
+        timings[path] = time.perf_counter() - start
+    selection_module._LU_RATIOS_MAX = lu_ratios_max
+    _emit("lapsvm_grid_search_small_3x3x2_one_fold_1600", n_labelled=1100,
+          s=round(timings["lu_per_ratio"], 2),
+          baseline_hessenberg_s=round(timings["hessenberg_baseline"], 2),
+          speedup=round(timings["hessenberg_baseline"] / timings["lu_per_ratio"], 2),
+          same_choice=chosen["lu_per_ratio"] == chosen["hessenberg_baseline"])
+    model = SSELMClassifier(n_hidden=1000, random_state=0)
+    start = time.perf_counter()
+    best = sselm_grid_search(model, {"C": SMALL_REG, "lam": SMALL_REG}, X, y, folds)
+    _emit("sselm_grid_search_small_3x3_one_fold_1600", n_labelled=1100,
+          s=round(time.perf_counter() - start, 2), best=best)
+
+
 def _protocol():
     """The full protocol for one simulated driver of 540 s, each model alone (full grids).
 
@@ -247,6 +281,7 @@ def main(argv=None):
             models = _fits(X, y)
             _predictions(models, X)
             _selection(X, y, args.quick)
+            _small_grid_selection()
         if not args.quick:
             _protocol()
     return 0
