@@ -77,6 +77,8 @@ class Model:
         check_archive(self.path, max_bytes, "model file", ModelError)
         try:
             self.detector = load_model(self.path)
+        except DistractdError as exc:
+            raise _naming(self.path, exc) from None
         except (KeyError, TypeError, ValueError, AttributeError, IndexError,
                 RecursionError) as exc:  # a header with parts missing or of the wrong type
             raise ModelError(f"model file {self.path} cannot be used: {type(exc).__name__}: "
@@ -90,7 +92,7 @@ class Model:
             self.prototypes = SegmentPrototypes.from_artifact(*segmenter) if segmenter else None
             self.obstacle = adaptation_obstacle(self.detector)
         except (DistractdError, TypeError) as exc:
-            raise ModelError(f"model file {self.path}: {type(exc).__name__}: {exc}") from None
+            raise _naming(self.path, exc) from None
         self._warm_up(adapt and self.obstacle is None)
 
     def segmenter(self, enabled):
@@ -139,6 +141,14 @@ class Model:
         if scores.shape != (len(windows),):
             raise ModelError(f"model file {self.path}: decision_function returned shape "
                              f"{scores.shape} for {len(windows)} windows")
+
+
+def _naming(path, exc):
+    """A :class:`~distractd.ModelError` of one line that names the model file once: a
+    :class:`~distractd.DistractdError`'s message as it is when it names the file already, else
+    after ``model file PATH:``."""
+    text = str(exc) if isinstance(exc, DistractdError) else f"{type(exc).__name__}: {exc}"
+    return ModelError(text if path in text else f"model file {path}: {text}")
 
 
 class _RateLimitedLog:
