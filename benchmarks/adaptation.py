@@ -49,7 +49,7 @@ def _stream_cpu_s_per_hour(model, recording):
     for lo in range(0, len(samples), HOP_SAMPLES):
         windows = session.process(samples[lo:lo + HOP_SAMPLES])
         if len(windows):
-            session.publish(windows, model.scores(windows.X), "m")
+            session.decide(windows, model.scores(windows.X), "m")
     hours = (recording.t[-1] - recording.t[0]) / 3600
     return (time.process_time() - start) / hours
 
@@ -105,7 +105,7 @@ def _fed_sessions(model, recording, n_sessions, options):
             adaptation = session.adaptation
             scorer = model.detector if adaptation is None or adaptation.detector is None \
                 else adaptation.detector
-            session.publish(windows, scorer.window_scores(windows.X, FEATURE_NAMES), "m")
+            session.decide(windows, scorer.window_scores(windows.X, FEATURE_NAMES), "m")
             if adaptation is not None and adaptation.add(windows.X[:, model.columns],
                                                          windows.t_end):
                 fit = adaptation.fit(session.stream, model.detector)

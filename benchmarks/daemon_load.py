@@ -109,7 +109,7 @@ def single_stream(recording, segmentation):
             finite = np.isfinite(windows.X).all(axis=1)
             if finite.any():
                 scores[finite] = model.detector.decision_function(windows.X[finite])
-            session.publish(windows, scores, model.detector.model_id)
+            session.decide(windows, scores, model.detector.model_id)
             latencies.append((time.perf_counter() - start) / len(windows))
     return {"bench": "single", "segmentation": segmentation, "windows": len(latencies),
             "latency_ms": _percentiles(latencies)}
@@ -177,7 +177,7 @@ def channels(recording, n_streams=50):
                 scores = model.scores(np.concatenate([windows.X for _, windows in pending]))
                 offset = 0
                 for session, windows in pending:
-                    session.publish(windows, scores[offset:offset + len(windows)], "m")
+                    session.decide(windows, scores[offset:offset + len(windows)], "m")
                     offset += len(windows)
         blas.restore_original_limits()
         out[f"cpu_us_per_sample_{name}"] = round(1e6 * (time.process_time() - start)

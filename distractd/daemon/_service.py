@@ -602,7 +602,7 @@ class Service:
             chosen = session.choice.detector
             model_id = (chosen or self.model.detector).model_id
             try:
-                states, events = session.publish(windows, scores[stop - len(windows):stop],
+                states, events = session.decide(windows, scores[stop - len(windows):stop],
                                                  model_id)
             except Exception as exc:
                 self._stream_fault(session.stream, "publish", exc, now, session)

@@ -6,7 +6,7 @@ time order is the pipeline's: it drops and counts samples that go backwards and 
 tracker clock resets, so no message is rejected for its timestamps;
 :meth:`Session.process` feeds the accepted samples of a batch, as one block, to the stream's
 :class:`~distractd.pipeline.StreamProcessor`, returning the windows they complete. The
-service classifies the windows of all sessions in one batch, then :meth:`Session.publish` turns each
+service classifies the windows of all sessions in one batch, then :meth:`Session.decide` turns each
 session's scores into state and event messages through its decision rule and segmenter.
 
 Field check: until its first windows are complete, a session notes which canonical fields its
@@ -16,7 +16,7 @@ decision (a gaze-only tracker under a model with head-pose features) is reported
 ``unknown`` without a word. The service also sets :attr:`Session.choice`, the sub-model that
 scores the stream (:meth:`~distractd.models.detectors.Detector.choose`).
 
-Undecided windows: :meth:`Session.publish` gives every ``unknown`` window its reason
+Undecided windows: :meth:`Session.decide` gives every ``unknown`` window its reason
 (:func:`~distractd.models.detectors.undecided_reasons`); :meth:`Session.undecided_news` hands the
 service the counts since its last call and one line for each reason the first time it occurs in
 the session (``stream car1: no window decided yet: baseline warming (12 of 60 s)``).
@@ -45,7 +45,7 @@ adaptation's window collection, and the end of the stream (flush at expiry or st
 
 
 class StreamFault(Exception):
-    """An unexpected exception inside a session's :meth:`Session.publish` or
+    """An unexpected exception inside a session's :meth:`Session.decide` or
     :meth:`Session.final_segments`, raised again with the stage it came from (its ``__cause__``)."""
 
     def __init__(self, stage):
@@ -221,8 +221,9 @@ class Session:
                 self.rejected_seen[reason] = count
         return delta
 
-    def publish(self, windows, scores, model_id):
-        """State and event messages for the windows, in time order.
+    def decide(self, windows, scores, model_id):
+        """Decide the windows' states (decision rule, segmenter); return their state and event
+        messages, in time order, for the service to send.
 
         Parameters
         ----------

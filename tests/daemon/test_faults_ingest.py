@@ -219,7 +219,7 @@ def test_no_segment_spans_a_tracker_clock_reset():
         for lo in range(0, len(block), 30):
             windows = session.process(block[lo:lo + 30])
             if len(windows):
-                _, events = session.publish(windows, model.scores(windows.X), "m")
+                _, events = session.decide(windows, model.scores(windows.X), "m")
                 segments += [e["segment"] for e in events if e["type"] == "segment"]
     segments += [e["segment"] for e in session.final_segments()]
     assert len(segments) >= 2, "the segment open at the reset is committed there"

@@ -119,7 +119,7 @@ def _run(messages):
             chosen = session.choice.detector
             scores = np.full(len(windows), np.nan) if chosen is None \
                 else chosen.window_scores(windows.X, FEATURE_NAMES, chosen)
-            published, happened = session.publish(
+            published, happened = session.decide(
                 windows, scores, (chosen or MODEL.detector).model_id)
             states += published
             events += happened
