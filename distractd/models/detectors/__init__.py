@@ -23,7 +23,7 @@ __getattr__, __dir__, __all__ = lazy_exports(__name__, {
     "._deployment": ("agreement_summary", "detection_delays", "false_alarms_per_hour"),
     "._elm": ("ELMClassifier", "hidden_output", "hidden_weights"),
     "._graph": ("knn_graph", "laplacian"),
-    "._kernel_expansion": ("rbf_kernel",),
+    "._scorers": ("rbf_kernel",),
     "._kinds": ("MODEL_KINDS", "MODELS", "NAIVE_MODELS"),
     "._lapsvm": ("LapSVMClassifier",),
     "._scores": (

@@ -28,9 +28,9 @@ before the id hashed the weights). Neither is an authenticity check: anyone can 
 a model file is trusted like code (its permissions decide who may write it; docs/detectors.md).
 
 Load validates as strictly as save: every array finite, every normaliser scale positive, the
-shapes of each part consistent (the estimator's arrays, ``_ARRAY_SHAPES`` of its class, with the
-feature names, the normaliser and the hyper-parameters), the hyper-parameters within the
-estimator's constraints, the score scale and offset finite (scale positive), and the pipeline
+shapes of each part consistent (the estimator's arrays, ``ARRAY_SHAPES`` of its kind, with the
+feature names, the normaliser and the hyper-parameters), the hyper-parameters those of the kind
+and within its constraints, the score scale and offset finite (scale positive), and the pipeline
 settings a valid :class:`~distractd.pipeline.PipelineConfig`; the same for each sub-model. It is
 loaded with ``allow_pickle=False``; nothing is ever unpickled.
 """
@@ -48,19 +48,13 @@ from ..._errors import ConfigError, ModelError, unreadable
 from ..._validation import check_params
 from ...pipeline import PipelineConfig, feature_fields, feature_min_rate_hz
 from ...pipeline.formats import FIELDS
-from ._elm import ELMClassifier
-from ._lapsvm import LapSVMClassifier
-from ._sselm import SSELMClassifier
-from ._svm import SVMClassifier
-from ._tsvm import TSVMClassifier
+from ._scorers import CONSTRAINTS, PARAMETERS, SCORERS, scorer
 
 __all__ = ["Detector", "save_model", "load_model", "fallback_extra", "SUBMODELS", "Choice",
            "DEFAULT_MODEL_PATH"]
 
 FORMAT = "distractd-model"
 VERSION = 1
-_KINDS = {cls.__name__: cls for cls in
-          (ELMClassifier, SSELMClassifier, LapSVMClassifier, TSVMClassifier, SVMClassifier)}
 
 DEFAULT_MODEL_PATH = Path(__file__).resolve().parents[2] / "data" / "default_model.npz"
 """The model shipped in the package (``make default-model``): the daemon's and ``predict``'s
@@ -115,8 +109,13 @@ class Detector:
     summary : dict
         Training summary and scores.
     seed : int or None
+    scorer : ELMScorer or KernelScorer or estimator
+        What scores normalised features (its ``_decision``): the saved model's light form
+        (:mod:`._scorers`, numpy and numba only), or an adapted refit's estimator.
     estimator : estimator
-        The fitted estimator, working on normalised features.
+        The fitted scikit-learn estimator, working on normalised features: rebuilt from the saved
+        arrays at first use (refits and offline tools need it; scoring does not). Setting it
+        (an adapted refit) makes it the :attr:`scorer` too.
     score_scale : float
         Published scores (:meth:`window_scores`) are decision values over this (the
         training score spread over the labelled rows, ``summary["score_scale"]``).
@@ -134,8 +133,10 @@ class Detector:
         ``"main"`` for the model itself, the key of a sub-model.
     """
 
-    def __init__(self, estimator, mean, scale, header, extras):
-        self.estimator = estimator
+    def __init__(self, scorer, saved, mean, scale, header, extras):
+        self.scorer = scorer
+        self._saved = saved  # (params, arrays) the estimator is rebuilt from
+        self._estimator = None
         self.kind = header["kind"]
         self.model_id = header["model_id"]
         self.feature_names = list(header["feature_names"])
@@ -165,7 +166,17 @@ class Detector:
         -------
         scores : ndarray of shape (n_windows,)
         """
-        return self.estimator._decision(self.normalize(X_raw))
+        return self.scorer._decision(self.normalize(X_raw))
+
+    @property
+    def estimator(self):
+        if self._estimator is None:
+            self._estimator = _estimator_class(self.kind)._from_arrays(*self._saved)
+        return self._estimator
+
+    @estimator.setter
+    def estimator(self, estimator):
+        self._estimator = self.scorer = estimator
 
     def normalize(self, X_raw):
         """Apply the stored z-score to raw feature rows, shape (n_windows, n_features)."""
@@ -257,6 +268,19 @@ class Detector:
         return scores
 
 
+def _estimator_class(kind):
+    """The estimator class of a saved ``kind``."""
+    # imported at first use: the estimators load scikit-learn and scipy, which loading and
+    # scoring a model never need (DESIGN §1)
+    from ._elm import ELMClassifier
+    from ._lapsvm import LapSVMClassifier
+    from ._sselm import SSELMClassifier
+    from ._svm import SVMClassifier
+    from ._tsvm import TSVMClassifier
+    kinds = (ELMClassifier, SSELMClassifier, LapSVMClassifier, TSVMClassifier, SVMClassifier)
+    return {cls.__name__: cls for cls in kinds}[kind]
+
+
 def fallback_extra(estimator, *, normalizer_mean, normalizer_scale, feature_names, summary):
     """An ``extras[key]`` entry (``key`` of :data:`SUBMODELS`) of :func:`save_model` for a
     sub-model estimator fitted on normalised features (see :attr:`Detector.fallbacks`)."""
@@ -275,12 +299,13 @@ def _fallback_detector(header, key, json_part, arrays):
         kind = json_part["kind"]
         model_arrays = {name[len("model/"):]: value for name, value in arrays.items()
                         if name.startswith("model/")}
-        estimator = _KINDS[kind]._from_arrays(json_part["params"], model_arrays)
+        scores = scorer(kind, json_part["params"], model_arrays)
         inner = {"kind": kind, "model_id": f"{header['model_id']}/{key}", "name": key,
                  "feature_names": json_part["feature_names"],
                  "pipeline_config": header["pipeline_config"], "summary": json_part["summary"],
                  "seed": header["seed"]}
-        return Detector(estimator, arrays["mean"], arrays["scale"], inner, {})
+        return Detector(scores, (json_part["params"], model_arrays), arrays["mean"],
+                        arrays["scale"], inner, {})
     except (KeyError, TypeError, ValueError) as error:
         raise ModelError(f"model {header.get('model_id')}: its {key} sub-model cannot be "
                          f"rebuilt: {type(error).__name__}: {error}") from error
@@ -338,8 +363,9 @@ def save_model(path, estimator, *, normalizer_mean, normalizer_scale, feature_na
     model_id : str
     """
     kind = type(estimator).__name__
-    if kind not in _KINDS:
-        raise ModelError(f"save_model: estimator kind must be one of {sorted(_KINDS)}, got {kind}")
+    if kind not in SCORERS:
+        raise ModelError(f"save_model: estimator kind must be one of {sorted(SCORERS)}, got "
+                         f"{kind}")
     params, model_arrays = estimator._to_arrays()
     if [int(c) for c in estimator.classes_] != [0, 1]:
         raise ModelError(f"save_model: estimator classes_ must be [0, 1], got "
@@ -402,14 +428,15 @@ def _check_part(path, part, arrays, prefix, normalizer):
     of :data:`SUBMODELS` (``prefix`` ``extras/<key>/``). ``part`` holds its ``kind``, ``params``,
     ``feature_names`` and ``summary``; ``arrays`` the artifact's arrays; ``normalizer`` the names
     of its mean and scale. Checked: the kind, the feature names, the hyper-parameters against the
-    estimator's constraints, the published score's scale (finite, positive) and offset (finite),
-    the shape of every array (the estimator's ``_ARRAY_SHAPES``: a size named there is the same
-    wherever it appears, ``n_features`` the number of feature names, and a hyper-parameter of the
-    same name, like the ELM's ``n_hidden``, fixes it too) and the classes, 0 and 1."""
+    kind's constraints and names (:mod:`._scorers`), the published score's scale (finite,
+    positive) and offset (finite), the shape of every array (its kind's ``ARRAY_SHAPES``: a size
+    named there is the same wherever it appears, ``n_features`` the number of feature names, and
+    a hyper-parameter of the same name, like the ELM's ``n_hidden``, fixes it too) and the
+    classes, 0 and 1."""
     where = f"model file {path}: {prefix}"
     kind = part.get("kind")
-    if kind not in _KINDS:
-        raise ModelError(f"{where}kind must be one of {sorted(_KINDS)}, got {kind!r}")
+    if kind not in SCORERS:
+        raise ModelError(f"{where}kind must be one of {sorted(SCORERS)}, got {kind!r}")
     names, params, summary = part.get("feature_names"), part.get("params"), part.get("summary")
     if not isinstance(names, list) or not names or not all(isinstance(n, str) for n in names):
         raise ModelError(f"{where}feature_names must be a non-empty list of names, got "
@@ -418,7 +445,10 @@ def _check_part(path, part, arrays, prefix, normalizer):
         raise ModelError(f"{where}params must be a map, got {type(params).__name__}")
     if not isinstance(summary, dict):
         raise ModelError(f"{where}summary must be a map, got {type(summary).__name__}")
-    check_params(params, _KINDS[kind]._constraints, owner=f"{where}{kind}", error=ModelError)
+    check_params(params, CONSTRAINTS[kind], owner=f"{where}{kind}", error=ModelError)
+    unknown = sorted(set(params) - set(PARAMETERS[kind]))
+    if unknown:
+        raise ModelError(f"{where}{kind} has no hyper-parameter {unknown[0]!r:.80}")
     for key, default, low in (("score_scale", 1.0, 0.0), ("score_offset", 0.0, -np.inf)):
         value = summary.get(key, default)
         if isinstance(value, bool) or not isinstance(value, (int, float)) \
@@ -428,7 +458,8 @@ def _check_part(path, part, arrays, prefix, normalizer):
     sizes = {"n_features": len(names)}
     sizes.update((key, value) for key, value in params.items()
                  if type(value) is int and key.startswith("n_"))
-    shapes = {f"{prefix}model/{name}": dims for name, dims in _KINDS[kind]._ARRAY_SHAPES.items()}
+    shapes = {f"{prefix}model/{name}": dims
+              for name, dims in SCORERS[kind].ARRAY_SHAPES.items()}
     shapes.update(dict.fromkeys(normalizer, ("n_features",)))
     _check_shapes(path, arrays, shapes, sizes)
     classes = arrays[f"{prefix}model/classes"]
@@ -540,7 +571,7 @@ def load_model(path):
     model_arrays = {name[len("model/"):]: value for name, value in contents.items()
                     if name.startswith("model/")}
     try:
-        estimator = _KINDS[header["kind"]]._from_arrays(header["params"], model_arrays)
+        scores = scorer(header["kind"], header["params"], model_arrays)
     except (KeyError, TypeError, ValueError) as error:
         raise ModelError(f"model file {path}: {header['kind']} cannot be rebuilt: {error}") \
             from error
@@ -551,5 +582,5 @@ def load_model(path):
     except (KeyError, TypeError, AttributeError) as error:
         raise ModelError(f"model file {path}: extras are missing or malformed: "
                          f"{type(error).__name__}: {error}") from error
-    return Detector(estimator, contents["normalizer/mean"], contents["normalizer/scale"],
-                    header, extras)
+    return Detector(scores, (header["params"], model_arrays), contents["normalizer/mean"],
+                    contents["normalizer/scale"], header, extras)

@@ -13,8 +13,8 @@ from sklearn.utils.validation import check_is_fitted
 
 from ..._errors import ModelError
 from ..._estimator import fit_context
-from ..._validation import Interval
 from ._base import _DetectorBase
+from ._scorers import CONSTRAINTS, ELMScorer, elm_decision, sigmoid_layer
 
 __all__ = ["hidden_weights", "hidden_output", "ELMClassifier"]
 
@@ -60,32 +60,7 @@ def hidden_output(X, W, b):
     H : ndarray of shape (n_samples, n_hidden)
         Values in [0, 1].
     """
-    return _sigmoid_layer(X, -np.vstack([W, b]))
-
-
-def _sigmoid_layer(X, negated_layer):
-    """``1 / (1 + exp([X, 1] @ negated_layer))`` with ``negated_layer = [−W; −b]``.
-
-    One matrix product gives ``−(XW + b)``, numpy's vectorised ``exp`` works in place (overflow
-    to inf gives an output of exactly 0) and one compiled pass forms ``1 / (1 + e)``.
-    """
-    X_one = np.empty((X.shape[0], X.shape[1] + 1))
-    X_one[:, :-1] = X
-    X_one[:, -1] = 1.0
-    E = X_one @ negated_layer
-    with np.errstate(over="ignore"):
-        np.exp(E, out=E)
-    _sigmoid_from_exp(E)
-    return E
-
-
-@njit(cache=True, error_model="numpy")
-def _sigmoid_from_exp(E):
-    """``E ← 1 / (1 + E)`` in place: sigmoid outputs from ``E = exp(−z)``."""
-    for i in range(E.shape[0]):
-        row = E[i]
-        for j in range(row.shape[0]):
-            row[j] = 1.0 / (1.0 + row[j])
+    return sigmoid_layer(X, -np.vstack([W, b]))
 
 
 @njit(cache=True, nogil=True)
@@ -256,11 +231,7 @@ def _encode_targets(y, classes):
 class _ELMBase(_DetectorBase):
     """The random hidden layer, decision and serialisation shared by the ELM-family classifiers."""
 
-    _constraints = {
-        "n_hidden": Interval(1, None, closed="left", integer=True),
-        "C": Interval(0, None, closed="neither"),
-        "bias": bool,
-    }
+    _constraints = CONSTRAINTS["ELMClassifier"]
 
     def _draw_hidden(self, n_features):
         self._set_hidden(*hidden_weights(n_features, self.n_hidden, self.random_state,
@@ -286,12 +257,9 @@ class _ELMBase(_DetectorBase):
         ``h(x)β``, the hidden layer from ``[−W; −b]`` kept with the hidden weights (no stacking
         per call); float64, the same arithmetic as :func:`hidden_output` in ``fit``.
         """
-        out = _sigmoid_layer(X, self._negated_layer) @ self.beta_
-        return out[:, 0] if out.shape[1] == 1 else out
+        return elm_decision(X, self._negated_layer, self.beta_)
 
-    _ARRAY_SHAPES = {"hidden_weights": ("n_features", "n_hidden"), "hidden_bias": ("n_hidden",),
-                     "beta": ("n_hidden", 1), "classes": (2,)}
-    """The shape of each array of :meth:`_to_arrays` (two classes), checked at load."""
+    _ARRAY_SHAPES = ELMScorer.ARRAY_SHAPES
 
     def _to_arrays(self):
         """The fitted model as (JSON-able hyper-parameters, arrays) for the artifact."""

@@ -15,6 +15,7 @@ from numba import njit
 
 from ..._errors import ModelError
 from ..._validation import Interval, Options, check_params
+from ._scorers import distances_from_gram
 
 __all__ = ["knn_graph", "laplacian"]
 
@@ -82,18 +83,8 @@ def _squared_distances(X, rows=slice(None)):
     centred = X - X.mean(axis=0)
     sq = np.einsum("ij,ij->i", centred, centred)
     D2 = centred[rows] @ centred.T
-    _distances_from_gram(D2, sq[rows], sq, 1.0)
+    distances_from_gram(D2, sq[rows], sq, 1.0)
     return D2, sq
-
-
-@njit(cache=True, nogil=True)
-def _distances_from_gram(G, a_sq, b_sq, scale):
-    """``G[i, j] ← scale · max(a_sq[i] + b_sq[j] − 2 G[i, j], 0)`` in place (G = A Bᵀ)."""
-    for i in range(G.shape[0]):
-        row = G[i]
-        a = a_sq[i]
-        for j in range(G.shape[1]):
-            row[j] = scale * max(a + b_sq[j] - 2.0 * row[j], 0.0)
 
 
 def _knn_graph(X, n_neighbors, weights, width, distances=None):

@@ -1,36 +1,13 @@
-"""Gaussian-kernel expansions ``f(x) = Σ α_j k(x_j, x) + b``: the kernel and the base of LapSVM,
-SVM and TSVM (fitted state, lean decision path, artifact arrays)."""
+"""Gaussian-kernel expansions ``f(x) = Σ α_j k(x_j, x) + b``: the base of LapSVM, SVM and TSVM
+(fitted state, decision path, artifact arrays); the kernel is :func:`._scorers.rbf_kernel`."""
 
 import numpy as np
 from sklearn.utils.validation import check_is_fitted
 
 from ._base import _DetectorBase
-from ._graph import _distances_from_gram
+from ._scorers import KernelScorer, kernel_decision
 
-__all__ = ["rbf_kernel"]
-
-
-def rbf_kernel(A, B, width, B_sq=None):
-    """Gaussian kernel ``exp(-‖a − b‖² / (2 width²))`` between the rows of A and B.
-
-    Parameters
-    ----------
-    A : ndarray of shape (n_a, n_features)
-    B : ndarray of shape (n_b, n_features)
-    width : float
-        Kernel width σ in feature units.
-    B_sq : ndarray of shape (n_b,), optional
-        Precomputed squared norms of the rows of B.
-
-    Returns
-    -------
-    K : ndarray of shape (n_a, n_b)
-    """
-    if B_sq is None:
-        B_sq = np.einsum("ij,ij->i", B, B)
-    K = A @ B.T
-    _distances_from_gram(K, np.einsum("ij,ij->i", A, A), B_sq, -0.5 / (width * width))
-    return np.exp(K, out=K)
+__all__ = []
 
 
 class _KernelExpansionBase(_DetectorBase):
@@ -58,12 +35,10 @@ class _KernelExpansionBase(_DetectorBase):
 
     def _decision(self, X):
         """Decision values of validated float rows (the lean path used by the daemon)."""
-        K = rbf_kernel(X, self.X_fit_, self.kernel_width, self._X_fit_sq)
-        return K @ self.dual_coef_ + self.intercept_
+        return kernel_decision(X, self.X_fit_, self._X_fit_sq, self.dual_coef_,
+                               self.intercept_, self.kernel_width)
 
-    _ARRAY_SHAPES = {"X_fit": ("n_points", "n_features"), "dual_coef": ("n_points",),
-                     "intercept": (1,), "classes": (2,)}
-    """The shape of each array of :meth:`_to_arrays`, checked at load."""
+    _ARRAY_SHAPES = KernelScorer.ARRAY_SHAPES
 
     def _to_arrays(self):
         """The fitted model as (JSON-able hyper-parameters, arrays) for the artifact."""

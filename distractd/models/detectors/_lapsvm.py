@@ -20,10 +20,10 @@ import math
 import numpy as np
 
 from ..._estimator import fit_context
-from ..._validation import Interval, Options
 from ._graph import _GraphMixin, _squared_distances
 from ._kernel_expansion import _KernelExpansionBase
 from ._primal_solvers import _newton, _pcg
+from ._scorers import CONSTRAINTS
 
 __all__ = ["LapSVMClassifier"]
 
@@ -83,22 +83,7 @@ class LapSVMClassifier(_GraphMixin, _KernelExpansionBase):
     n_features_in_ : int
     """
 
-    _constraints = {
-        "gamma_A": Interval(0, None, closed="neither"),
-        "gamma_I": Interval(0, None, closed="left"),
-        "kernel_width": Interval(0, None, closed="neither"),
-        "n_neighbors": Interval(1, None, closed="left", integer=True),
-        "graph_weights": Options(("heat", "binary")),
-        "graph_width": [None, Interval(0, None, closed="neither")],
-        "laplacian_normalized": bool,
-        "laplacian_power": Interval(1, None, closed="left", integer=True),
-        "solver": Options(("newton", "pcg")),
-        "max_iter": Interval(1, None, closed="left", integer=True),
-        "cg_stop": Options((None, "stability", "objective")),
-        "cg_stop_param": [None, Interval(0, None, closed="left")],
-        "cg_stop_iter": [None, Interval(1, None, closed="left", integer=True)],
-        "fit_intercept": bool,
-    }
+    _constraints = CONSTRAINTS["LapSVMClassifier"]
 
     def __init__(self, gamma_A=1e-6, gamma_I=1.0, kernel_width=1.0, n_neighbors=10,
                  graph_weights="heat", graph_width=None, laplacian_normalized=False,

@@ -35,7 +35,7 @@ from sklearn.svm import SVC
 
 from ..._errors import ModelError
 from ._elm import _encode_targets, _weighted_graph_product, hidden_output, hidden_weights
-from ._kernel_expansion import rbf_kernel
+from ._scorers import rbf_kernel
 from ._primal_solvers import _newton_sv_steps
 from ._scores import g_mean_rows
 from ._sselm import _class_weights

@@ -3,9 +3,9 @@
 import numpy as np
 
 from ..._estimator import fit_context
-from ..._validation import Interval, Options
 from ._elm import _ELMBase, _encode_targets, _solve_output_weights, hidden_output
 from ._graph import _GraphMixin
+from ._scorers import CONSTRAINTS
 
 __all__ = ["SSELMClassifier"]
 
@@ -77,15 +77,7 @@ class SSELMClassifier(_GraphMixin, _ELMBase):
     extreme learning machines", IEEE Trans. Cybernetics 44(12), 2014.
     """
 
-    _constraints = {
-        **_ELMBase._constraints,
-        "lam": Interval(0, None, closed="left"),
-        "n_neighbors": Interval(1, None, closed="left", integer=True),
-        "graph_weights": Options(("heat", "binary")),
-        "graph_width": [None, Interval(0, None, closed="neither")],
-        "laplacian_normalized": bool,
-        "laplacian_power": Interval(1, None, closed="left", integer=True),
-    }
+    _constraints = CONSTRAINTS["SSELMClassifier"]
 
     def __init__(self, n_hidden=1000, C=1.0, lam=1.0, n_neighbors=10, graph_weights="heat",
                  graph_width=None, laplacian_normalized=False, laplacian_power=1, bias=True,

@@ -4,8 +4,8 @@ import numpy as np
 from sklearn.svm import SVC
 
 from ..._estimator import fit_context
-from ..._validation import Interval, Options
 from ._kernel_expansion import _KernelExpansionBase
+from ._scorers import CONSTRAINTS
 
 __all__ = ["SVMClassifier"]
 
@@ -38,11 +38,7 @@ class SVMClassifier(_KernelExpansionBase):
     n_features_in_ : int
     """
 
-    _constraints = {
-        "C": Interval(0, None, closed="neither"),
-        "kernel_width": Interval(0, None, closed="neither"),
-        "class_weight": [None, Options(("balanced",)), dict],
-    }
+    _constraints = CONSTRAINTS["SVMClassifier"]
 
     def __init__(self, C=1.0, kernel_width=1.0, class_weight=None):
         self.C = C

@@ -22,9 +22,9 @@ Stages are bounded (⌈log2(1e5)⌉ + 1 = 18) and swaps per stage by ``max_swaps
 import numpy as np
 
 from ..._estimator import fit_context
-from ..._validation import Interval
-from ._kernel_expansion import _KernelExpansionBase, rbf_kernel
+from ._kernel_expansion import _KernelExpansionBase
 from ._primal_solvers import _newton
+from ._scorers import CONSTRAINTS, rbf_kernel
 
 __all__ = ["TSVMClassifier"]
 
@@ -60,13 +60,7 @@ class TSVMClassifier(_KernelExpansionBase):
     n_features_in_ : int
     """
 
-    _constraints = {
-        "C": Interval(0, None, closed="neither"),
-        "C_unlabelled": Interval(0, None, closed="neither"),
-        "kernel_width": Interval(0, None, closed="neither"),
-        "positive_fraction": [None, Interval(0, 1, closed="both")],
-        "max_swaps": Interval(0, None, closed="left", integer=True),
-    }
+    _constraints = CONSTRAINTS["TSVMClassifier"]
 
     def __init__(self, C=1.0, C_unlabelled=1.0, kernel_width=1.0, positive_fraction=None,
                  max_swaps=1000):
