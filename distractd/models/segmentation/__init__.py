@@ -15,10 +15,11 @@ __getattr__, __dir__, __all__ = lazy_exports(__name__, {
     ),
     "._kernels": ("KERNELS", "frame_kernel", "gaussian_bandwidth"),
     "._online_segmenter": ("OnlineSegmenter",),
+    "._prototype_fitting": ("fit_segment_prototypes",),
     "._prototypes": (
         "PROTOTYPE_MAX_SECONDS", "PROTOTYPE_SEGMENTS", "SEGMENT_DTYPE", "SegmentPrototypes",
-        "fit_segment_prototypes",
     ),
+    "._recording_segments": ("RecordingSegments", "segment_recording"),
     "._representation": (
         "DRIFT_LAG_S", "DRIFT_MAX_AUTOCORRELATION", "drift_features", "drift_free_windows",
     ),

@@ -37,9 +37,9 @@ from numba import njit
 
 from ..._errors import ModelError
 from ..._validation import Interval, check_params
-from ._aca_search import _INF, _backtrack
 from ._kernels import _kernel_diag
 from ._prototypes import SEGMENT_DTYPE
+from ._segment_chain import _INF, _backtrack
 
 __all__ = ["OnlineSegmenter"]
 

@@ -155,8 +155,9 @@ def test_stream_state_of_the_shipped_model():
 @pytest.mark.parametrize("seed", [1, 2])
 def test_float32_programme_equals_the_float64_aca_step(prototypes, seed):
     """The online programme gives the segments of ACA's (golden-tested) float64 DP step."""
-    from distractd.models.segmentation._aca_search import _backtrack, _dp_advance
+    from distractd.models.segmentation._aca_search import _dp_advance
     from distractd.models.segmentation._kernels import _kernel_diag
+    from distractd.models.segmentation._segment_chain import _backtrack
 
     X, _ = _sequence(seed, 40, noise=1.0)
     n, P, L = len(X), prototypes.X.shape[0], prototypes.max_length
