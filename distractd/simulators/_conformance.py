@@ -29,17 +29,26 @@ from ._simulate import cohort_seeds, simulate_drive_truth
 __all__ = ["run_conformance", "score_recording", "read_annotations", "judge"]
 
 EXPECTED = ("long_distraction", "time_sharing", "none")
+_END_MARGIN_S = 10.0
+"""The last window published for a stream ends up to a window length before the stream does."""
 _ANNOTATION_COLUMNS = ("name", "family", "start_s", "end_s", "expected", "limit_s")
 
 
-def judge(alerts, name, family, start_s, end_s, expected, limit_s):
+def judge(alerts, name, family, start_s, end_s, expected, limit_s, reached_s=np.inf):
     """Score one scenario against the alerts (dicts with ``kind`` and ``t``) of its stream.
 
     The alerts that count are those raised from ``start_s`` until ``SILENCE_AFTER_S`` after the
     later of ``end_s`` and the deadline ``start_s + limit_s``. A positive scenario passes when an
-    alert of the ``expected`` kind came by the deadline; ``"none"`` passes when nothing came.
+    alert of the ``expected`` kind came by the deadline; ``"none"`` passes when nothing came. A
+    scenario the daemon's published states did not reach (``reached_s``) fails as
+    ``"not processed"``.
     """
     until = max(end_s, start_s + (limit_s or 0.0)) + SILENCE_AFTER_S
+    if reached_s < until:
+        return {"name": name, "family": family, "expected": expected,
+                "limit_s": None if limit_s is None else round(float(limit_s), 3),
+                "start_s": round(float(start_s), 3), "got": ["not processed"],
+                "latency_s": None, "pass": False, "alerts": []}
     inside = sorted((a for a in alerts if start_s <= a["t"] <= until), key=lambda a: a["t"])
     got = sorted({a["kind"] for a in inside})
     if expected == "none":
@@ -51,7 +60,11 @@ def judge(alerts, name, family, start_s, end_s, expected, limit_s):
     return {"name": name, "family": family, "expected": expected,
             "limit_s": None if limit_s is None else round(float(limit_s), 3),
             "start_s": round(float(start_s), 3), "got": got or ["none"], "latency_s": latency,
-            "pass": bool(passed)}
+            "pass": bool(passed),
+            "alerts": [{"kind": a["kind"], "t": round(a["t"], 3),
+                        "away_s": round(a.get("away_s", float("nan")), 3),
+                        "glances": [[round(g0, 3), round(g1, 3)] for g0, g1 in a.get("glances", ())]}
+                       for a in inside]}
 
 
 class _AlertCollector(threading.Thread):
@@ -61,6 +74,7 @@ class _AlertCollector(threading.Thread):
         super().__init__(daemon=True)
         self.endpoint = endpoint
         self.alerts = {}
+        self.reached = {}
         self.messages = 0
         self._done = threading.Event()
 
@@ -77,13 +91,18 @@ class _AlertCollector(threading.Thread):
                 self.messages += 1
                 if kind == "event" and message.get("type") == "alert":
                     self.alerts.setdefault(stream, []).append(message)
+                elif kind == "state":
+                    self.reached[stream] = max(self.reached.get(stream, 0.0), message["t"])
 
-    def wait_quiet(self, quiet_s, timeout_s):
-        """Wait until no message arrived for ``quiet_s`` (the daemon has caught up)."""
-        deadline = time.monotonic() + timeout_s
+    def wait_for(self, ends, stall_s):
+        """Wait until every stream's states reached its end time (``ends``: stream -> s), or
+        until nothing arrived for ``stall_s`` (a loaded machine can hold the daemon for a while,
+        so only a long silence ends the wait)."""
         count, since = self.messages, time.monotonic()
-        while time.monotonic() < deadline and time.monotonic() - since < quiet_s:
-            time.sleep(0.1)
+        while time.monotonic() - since < stall_s:
+            if all(self.reached.get(stream, 0.0) >= end for stream, end in ends.items()):
+                return
+            time.sleep(0.2)
             if self.messages != count:
                 count, since = self.messages, time.monotonic()
 
@@ -93,17 +112,20 @@ class _AlertCollector(threading.Thread):
 
 
 def _through_daemon(recordings, speed):
-    """Replay recordings into a fresh daemon; return each one's alerts (list per recording)."""
+    """Replay recordings into a fresh daemon; return each one's alerts and the stream time its
+    published states reached (the scenarios after it were not processed)."""
+    ids = [names[0] for names in stream_ids(recordings)]
+    ends = {name: float(r.t[-1]) - _END_MARGIN_S for name, r in zip(ids, recordings)}
     with running_daemon() as daemon:
         collector = _AlertCollector(daemon.output)
         collector.start()
         time.sleep(0.3)
         replay(recordings, daemon.input, speed=speed)
-        collector.wait_quiet(quiet_s=4.0, timeout_s=600)
+        collector.wait_for(ends, stall_s=60.0)
         collector.stop()
     if daemon.status != 0:
         raise ConfigError(f"conformance: the daemon exited with status {daemon.status}")
-    return [collector.alerts.get(ids[0], []) for ids in stream_ids(recordings)]
+    return [(collector.alerts.get(name, []), collector.reached.get(name, 0.0)) for name in ids]
 
 
 def _drives(seed, n_drivers, sides, rate_hz, families, only):
@@ -154,16 +176,16 @@ def run_conformance(out_dir, *, seed=0, n_drivers=8, sides=("right", "left"), ra
     drives = list(_drives(seed, n_drivers, sides, rate_hz, families, only))
     alerts = _through_daemon([recording for recording, _ in drives], speed)
     rows, background, calm_s = [], [], 0.0
-    for (recording, placed), stream_alerts in zip(drives, alerts):
+    for (recording, placed), (stream_alerts, reached) in zip(drives, alerts):
         driver = recording.meta["driver_id"]
         for scenario, start in placed:
             row = judge(stream_alerts, f"{driver}/{scenario.name}", scenario.family, start,
-                        start + scenario.span_s, scenario.expected, scenario.limit_s)
+                        start + scenario.span_s, scenario.expected, scenario.limit_s, reached)
             row["driver"] = driver
             rows.append(row)
             if on_row:
                 on_row(row)
-        outside, calm = _background(stream_alerts, placed, float(recording.t[-1]))
+        outside, calm = _background(stream_alerts, placed, min(float(recording.t[-1]), reached))
         background += [{"driver": driver, "kind": a["kind"], "t": a["t"]} for a in outside]
         calm_s += calm
     card = _scorecard(rows, {"seed": seed, "drivers": n_drivers, "drive_sides": list(sides),
@@ -212,11 +234,11 @@ def read_annotations(path):
 
 def score_recording(recording, annotations, out_dir, *, speed=20.0, on_row=None):
     """Score a recording's annotated scenarios through the daemon; write ``scorecard.json``."""
-    (alerts,) = _through_daemon([recording], speed)
+    ((alerts, reached),) = _through_daemon([recording], speed)
     rows = []
     for a in annotations:
         row = judge(alerts, a["name"], a["family"], a["start_s"], a["end_s"], a["expected"],
-                    a["limit_s"])
+                    a["limit_s"], reached)
         rows.append(row)
         if on_row:
             on_row(row)

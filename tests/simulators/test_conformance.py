@@ -89,6 +89,9 @@ def test_judge_passes_in_time_and_fails_late_wrong_or_noisy():
     assert not noisy["pass"] and noisy["got"] == ["long_distraction"]
     quiet = judge(alerts, "e", "negative", 95.0, 101.0, "none", None)
     assert quiet["pass"] and quiet["got"] == ["none"]
+    # silence the daemon never got to is not a pass: its states stopped before the window's end
+    unseen = judge([], "f", "negative", 95.0, 101.0, "none", None, reached_s=102.0)
+    assert not unseen["pass"] and unseen["got"] == ["not processed"]
 
 
 def test_subset_through_a_real_daemon_writes_the_scorecard(tmp_path):
