@@ -4,7 +4,8 @@ from ._adaptation import Adapter, Fit, StreamAdaptation
 from ..models.detectors import decision_options
 from ._config import DEFAULTS, load_config, parse_override
 from ._metrics import LATENCY_BUCKETS_S, Metrics
-from ._service import Model, Service, default_model_path, run
+from ._model import Model, default_model_path
+from ._service import Service, run
 from ._session import Session, StreamSegmenter
 from ._sockets import PupilLink, pupil_sub_endpoint
 from ._systemd import Notifier

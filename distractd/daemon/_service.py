@@ -29,126 +29,24 @@ from prometheus_client import CollectorRegistry
 from threadpoolctl import threadpool_limits
 
 from .._errors import ConfigError, DistractdError, ModelError
-from ..models import detectors, load_model
-from ..models.detectors import DEFAULT_MODEL_PATH, adaptation_obstacle, decision_options
-from ..models.segmentation import SegmentPrototypes
-from ..pipeline import (
-    FEATURE_NAMES, FIELD_INDEX, T_MAX_S, PipelineConfig, StreamProcessor, Windows, empty_block,
-    feature_fields,
-)
+from ..models.detectors import decision_options
+from ..pipeline import FEATURE_NAMES, T_MAX_S, Windows
 from ..pipeline.formats import (
     Limits, PupilAdapter, Rejected, UnsupportedGaze, decode_samples, encode_event, encode_state,
 )
 from ._adaptation import Adapter, StreamAdaptation
-from ._config import DEFAULTS, load_config
-from ._files import check_archive
+from ._config import load_config
 from ._lsl import LslBridge, LslStates
 from ._memory import trim_heap
 from ._metrics import Metrics, MetricsServer
-from ._session import Session, StreamFault, StreamSegmenter
+from ._model import Model
+from ._session import Session, StreamFault
 from ._sockets import Sockets
 from ._systemd import Notifier
 
-__all__ = ["Service", "Model", "run", "default_model_path"]
+__all__ = ["Service", "run"]
 
 log = logging.getLogger("distractd.daemon")
-
-
-def default_model_path():
-    """The model shipped in the package (``distractd/data/default_model.npz``)."""
-    return DEFAULT_MODEL_PATH
-
-
-class Model:
-    """A loaded detector with everything a session needs from it, checked and warmed up.
-
-    ``extras["segmenter"]`` (optional) holds :meth:`SegmentPrototypes.to_artifact` output, in the
-    model's z-scored feature space. ``needs`` lists, per model feature, the canonical fields it is
-    computed from (:func:`~distractd.pipeline.feature_fields`), for the field check;
-    ``obstacle`` says why it cannot be adapted to a stream's driver (None when it can). The file
-    must be a regular file of at most ``max_bytes`` bytes whose arrays expand to at most as many;
-    whatever else is wrong with it (missing parts, wrong types) is a
-    :class:`~distractd.ModelError` naming it. With ``adapt`` (``adaptation.enabled``), a model
-    that can adapt also runs one adaptation fit in its warm-up.
-    """
-
-    def __init__(self, path, max_bytes=DEFAULTS["model"]["max_bytes"], adapt=False):
-        self.path = str(path or default_model_path())
-        check_archive(self.path, max_bytes, "model file", ModelError)
-        try:
-            self.detector = load_model(self.path)
-        except DistractdError as exc:
-            raise _naming(self.path, exc) from None
-        except (KeyError, TypeError, ValueError, AttributeError, IndexError,
-                RecursionError) as exc:  # a header with parts missing or of the wrong type
-            raise ModelError(f"model file {self.path} cannot be used: {type(exc).__name__}: "
-                             f"{exc}") from None
-        try:
-            self.columns = self.detector.feature_columns(FEATURE_NAMES)
-            self.pipeline_config = PipelineConfig.from_dict(self.detector.pipeline_config)
-            self.needs = feature_fields(self.detector.feature_names,
-                                        self.pipeline_config.use_tracker_flags)
-            segmenter = self.detector.extras.get("segmenter")
-            self.prototypes = SegmentPrototypes.from_artifact(*segmenter) if segmenter else None
-            self.obstacle = adaptation_obstacle(self.detector)
-        except (DistractdError, TypeError) as exc:
-            raise _naming(self.path, exc) from None
-        self._warm_up(adapt and self.obstacle is None)
-
-    def segmenter(self, enabled):
-        if not enabled or self.prototypes is None:
-            return None
-        return StreamSegmenter(self.prototypes, self.normalize)
-
-    def normalize(self, X_windows):
-        """The model's z-score of its features among full window feature rows."""
-        return self.detector.normalize(X_windows[:, self.columns])
-
-    def scores(self, X_windows):
-        """Scores of full window feature rows, each by the most complete sub-model whose features
-        it has (the daemon scores each stream by the sub-model chosen for it); NaN where none."""
-        return self.detector.window_scores(X_windows, FEATURE_NAMES)
-
-    def _warm_up(self, adapt):
-        """Compile every kernel and run every part once on a synthetic stream (also a check);
-        with ``adapt``, also the adaptation's fit, on a few synthetic rows (a first fit compiling
-        its kernels would hold the GIL, and the loop, for seconds)."""
-        n = int(round((self.pipeline_config.window_s + 2.0) * 60.0))
-        block = empty_block(n)
-        block[:, FIELD_INDEX["t"]] = np.arange(n) / 60.0
-        for field in ("gaze_r_yaw", "gaze_r_pitch", "gaze_l_yaw", "gaze_l_pitch", "head_x",
-                      "head_y", "head_z", "head_yaw", "head_pitch", "head_roll"):
-            block[:, FIELD_INDEX[field]] = 0.01 * np.sin(np.arange(n) / 7.0)
-        block[:, FIELD_INDEX["confidence"]] = 1.0
-        processor = StreamProcessor(self.pipeline_config)
-        wire = block[: n // 2]  # wire blocks are read-only views (numpy.frombuffer): compile both
-        wire.setflags(write=False)
-        windows = Windows.concat([processor.update(wire), processor.update(block[n // 2:])])
-        try:
-            scores = self.detector.decision_function(np.nan_to_num(windows.X[:, self.columns]))
-            detectors.smooth_decisions(windows.t_end, scores)  # the decision rule's kernel
-            for submodel in self.detector.fallbacks:   # a broken sub-model fails here, not later
-                submodel.window_scores(np.nan_to_num(windows.X), FEATURE_NAMES, submodel)
-            segmenter = self.segmenter(True)
-            if segmenter is not None:
-                segmenter.update(windows.X, windows.t_end)
-            if adapt:
-                detectors.adapt_rows(self.detector, np.zeros((10, len(self.columns))),
-                                     n_unlabelled=10)
-        except (ValueError, TypeError, IndexError, DistractdError) as exc:
-            raise ModelError(f"model file {self.path} fails on synthetic windows: "
-                             f"{type(exc).__name__}: {exc}") from None
-        if scores.shape != (len(windows),):
-            raise ModelError(f"model file {self.path}: decision_function returned shape "
-                             f"{scores.shape} for {len(windows)} windows")
-
-
-def _naming(path, exc):
-    """A :class:`~distractd.ModelError` of one line that names the model file once: a
-    :class:`~distractd.DistractdError`'s message as it is when it names the file already, else
-    after ``model file PATH:``."""
-    text = str(exc) if isinstance(exc, DistractdError) else f"{type(exc).__name__}: {exc}"
-    return ModelError(text if path in text else f"model file {path}: {text}")
 
 
 class _RateLimitedLog:
