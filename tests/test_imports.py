@@ -100,12 +100,35 @@ def test_the_daemon_imports_no_labelling_evaluation_or_training_wing():
         assert not any(m == wing or m.startswith(wing + ".") for m in modules), wing
 
 
-@pytest.mark.xfail(strict=True, reason="loading a model still builds the scikit-learn estimator "
-                   "classes (detectors/_artifact imports them), and the online segmenter's "
-                   "kernels share modules with ACA/HACA fitting (segmentation/_aca_search, "
-                   "_prototypes -> _haca)")
 def test_the_daemon_imports_neither_scikit_learn_nor_scipy_nor_matplotlib():
     assert _heavy(_new_modules("import distractd.daemon")) == []
+
+
+def test_loading_the_model_and_scoring_a_stream_load_neither_scikit_learn_nor_scipy():
+    """The daemon's work past its import: load and warm up the shipped model as the daemon does
+    (``Model``: its light scorers, not the estimators), then run a simulated drive through a
+    ``Session`` block by block, scoring and segmenting its windows; beyond the simulator and what
+    numba loads itself when it runs a kernel, no heavy module."""
+    setup = (f"{_NUMBA_RUNNING}\nfrom distractd.simulators import simulate_drive\n"
+             "drive = simulate_drive(3, duration_s=90.0)")
+    code = """
+import numpy as np
+from distractd.daemon import Model, Session, decision_options, load_config
+model = Model("")
+session = Session("car", model.pipeline_config,
+                  decision_options(load_config(), model.detector.feature_names),
+                  model.segmenter(True), 0.0)
+n_scored = 0
+for lo in range(0, len(drive.samples), 30):
+    windows = session.process(drive.samples[lo:lo + 30])
+    if len(windows):
+        n_scored += int(np.isfinite(model.scores(windows.X)).sum())
+        session.segmenter.update(windows.X, windows.t_end)
+assert n_scored > 0 and session.segmenter.n_committed > 0
+"""
+    modules = _new_modules(code, before=setup)
+    assert "distractd.daemon._session" in modules
+    assert _heavy(modules) == []
 
 
 def test_the_offline_commands_take_their_defaults_without_the_daemon(tmp_path):
