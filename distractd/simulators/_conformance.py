@@ -22,7 +22,8 @@ from ..pipeline.formats import decode_output
 from ._demo import running_daemon
 from ._replay import replay, stream_ids
 from ._scenarios import (
-    FAMILIES, SILENCE_AFTER_S, layout_drive, lose_eyes, mirror_left_hand, scenario_library,
+    FAMILIES, LOST_FRACTION, SILENCE_AFTER_S, WARMUP_S, layout_drive, lose_eyes,
+    mirror_left_hand, scenario_library,
 )
 from ._simulate import cohort_seeds, simulate_drive_truth
 
@@ -142,7 +143,8 @@ def _drives(seed, n_drivers, sides, rate_hz, families, only):
     for index, driver_seed in enumerate(cohort_seeds(n_drivers, seed)):
         for drive, ((side, rate, eye_loss), scenarios) in enumerate(sorted(groups.items()), 1):
             rng = np.random.default_rng([seed, index, drive])
-            starts, length = layout_drive(scenarios, rng)
+            warmup = WARMUP_S / (1 - LOST_FRACTION) if eye_loss else WARMUP_S
+            starts, length = layout_drive(scenarios, rng, warmup_s=warmup)
             script = [g for s, t in zip(scenarios, starts) for g in s.at(t)]
             recording, _ = simulate_drive_truth(driver_seed, length, rate, drive=drive,
                                                 protocol="none", script=script)
@@ -156,8 +158,10 @@ def _drives(seed, n_drivers, sides, rate_hz, families, only):
             yield Recording(samples, recording.labels, meta), list(zip(scenarios, starts))
 
 
-def _background(alerts, placed, t_end, warmup_s=60.0, clear_s=4.0):
-    """Alerts outside every scenario's window, and the calm driving time they fell in (s)."""
+def _background(alerts, placed, t_end, clear_s=4.0):
+    """Alerts outside every scenario's window after the warm-up (until the first scenario), and
+    the calm driving time they fell in (s)."""
+    warmup_s = placed[0][1] - clear_s
     windows = [(t - clear_s, t + s.span_s + max(s.limit_s or 0.0, 0.0) + SILENCE_AFTER_S + clear_s)
                for s, t in placed]
     busy = sum(b - a for a, b in windows) + warmup_s

@@ -55,6 +55,11 @@ SHARING_TOLERANCE_S = 1.0
 true away time reaches 10 s."""
 SILENCE_AFTER_S = 2.0
 """A silent scenario must stay silent until this long after its last glance ends."""
+WARMUP_S = 90.0
+"""Calm driving before the first scenario: the road centre is ready after 60 s of tracked gaze."""
+LOST_FRACTION = 0.5
+"""Share of the time the sunglasses drives lose the eyes (:func:`lose_eyes`); their warm-up is
+``WARMUP_S / (1 - LOST_FRACTION)`` so that as much tracked gaze goes in before the first one."""
 
 
 @dataclass(frozen=True)
@@ -170,7 +175,7 @@ def scenario_library(families=FAMILIES):
     return [scenario for family in families for scenario in _BUILDERS[family]()]
 
 
-def layout_drive(scenarios, rng, *, warmup_s=90.0, clear_s=4.0, gap_s=(6.0, 12.0)):
+def layout_drive(scenarios, rng, *, warmup_s=WARMUP_S, clear_s=4.0, gap_s=(6.0, 12.0)):
     """Place scenarios one after another in one drive; return (starts, drive length in s).
 
     The first starts after ``warmup_s`` (the road centre is learned in the first 60 s); each is
@@ -197,7 +202,7 @@ def mirror_left_hand(samples):
     return mirrored
 
 
-def lose_eyes(samples, rng, lost_fraction=0.5, mean_burst_s=0.5):
+def lose_eyes(samples, rng, lost_fraction=LOST_FRACTION, mean_burst_s=0.5):
     """Sunglasses-like intermittent eye loss, head pose still tracked: alternating visible and
     lost bursts (exponential lengths, mean ``mean_burst_s``, ``lost_fraction`` of the time lost)
     in which gaze, eyelids and pupils are NaN and confidence 0. Returns a new array."""

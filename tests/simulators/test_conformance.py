@@ -8,10 +8,10 @@ import sys
 import numpy as np
 import pytest
 
-from distractd.pipeline import FIELD_INDEX
+from distractd.pipeline import FIELD_INDEX, PipelineConfig, detect_glances
 from distractd.pipeline.formats import write_recording
 from distractd.simulators._behaviour import ScriptedGlance
-from distractd.simulators._conformance import judge, run_conformance
+from distractd.simulators._conformance import _drives, judge, run_conformance
 from distractd.simulators._scenarios import (
     FAMILIES, LONG_LIMIT_S, ZONES, lose_eyes, mirror_left_hand, scenario_library,
 )
@@ -75,6 +75,19 @@ def test_left_hand_drive_mirrors_yaw_and_eye_loss_keeps_the_head():
     gone = np.isnan(lost[:, r]) & ~np.isnan(samples[:, r])
     assert 0.3 < gone.mean() < 0.7 and (lost[gone, FIELD_INDEX["confidence"]] == 0).all()
     np.testing.assert_array_equal(lost[:, yaw], samples[:, yaw])
+
+
+def test_sunglasses_drive_warms_up_until_the_road_centre_is_ready():
+    # half the samples lose the eyes, so 90 s of warm-up held only ~45 s of tracked gaze and the
+    # first scenarios ran before the road centre was learned (every one of them silent)
+    ((recording, placed),) = _drives(5, 1, ("right",), 60.0, ("robustness",),
+                                     {"sunglasses_30hz_centre_stack_owl_4.0s"})
+    (scenario, start), = placed
+    trace = detect_glances(recording, PipelineConfig(drive_side="right"))
+    before = (trace.t > start - 4.0) & (trace.t < start)
+    assert before.any() and (trace.glance[before] > 0).all()   # 0: unknown (warming up)
+    during = (trace.t > start + 3.5) & (trace.t < start + scenario.span_s)
+    assert (trace.glance[during] == 2).mean() > 0.5   # off road: the head turned away
 
 
 def test_judge_passes_in_time_and_fails_late_wrong_or_noisy():
