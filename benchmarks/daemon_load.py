@@ -18,7 +18,9 @@ Three parts, each printing one JSON line per measurement (and appending it to ``
    - CPU per sample over the window: the daemon's process, its loop thread (the main thread,
      read from ``/proc/<pid>/task/<tid>/stat``), every other thread by its kernel name (libzmq's
      ``ZMQbg/IO/0``; Python threads keep the process name), the lean receiver's process, and the
-     daemon's ratios to the lean receiver;
+     daemon's ratios to the lean receiver, all per sample sent in the window; and, since a daemon
+     that falls behind processes fewer than were sent, the fraction it processed (its own
+     ``messages_received`` counter) and its process CPU per sample processed;
    - lag p50/p99/p99.9/max (ms) of the states of windows completed in the measured window: a
      state's arrival at this process's subscriber minus the moment the sender sent the message
      holding the sample that completed the window (two loopback hops and this subscriber
@@ -230,6 +232,7 @@ w0, w1 = spec["window_monotonic_s"]
 in_window = (sent_at >= w0) & (sent_at < w1)
 due_in_window = (start + when >= w0) & (start + when < w1)
 print(json.dumps({"messages": int(len(order)), "samples": int(per_sample.sum()),
+                  "window_messages_sent": int(in_window.sum()),
                   "window_samples_sent": int(per_sample[in_window].sum()),
                   "window_samples_due": int(per_sample[due_in_window].sum()),
                   "late_ms_p50": float(np.percentile(late, 50) * 1e3),
@@ -388,7 +391,8 @@ def load(recording, tmp, n_streams, form, segmentation, duration_s, window_s, bl
                 now = time.monotonic()
                 for name, at in (("w0", w0), ("w1", w1)):
                     if name not in marks and now >= at:  # CPU readings at the window's ends
-                        marks[name] = (_thread_cpu_s(daemon.pid), _proc_cpu_s(lean.pid), now)
+                        marks[name] = (_thread_cpu_s(daemon.pid), _proc_cpu_s(lean.pid), now,
+                                       _scrape(metrics_port, "distractd_messages_received_total"))
                 timeout_ms = 100 if len(marks) == 2 else max(1, min(100, 1e3 * (
                     (w0 if "w0" not in marks else w1) - now)))
                 if sub.poll(timeout_ms):
@@ -434,7 +438,9 @@ def load(recording, tmp, n_streams, form, segmentation, duration_s, window_s, bl
     window_samples = sum(s["window_samples_sent"] for s in sent)
     window_due = sum(s["window_samples_due"] for s in sent)
     messages_sent = sum(s["messages"] for s in sent)
-    (threads0, lean0, at0), (threads1, lean1, at1) = marks["w0"], marks["w1"]
+    (threads0, lean0, at0, counted0), (threads1, lean1, at1, counted1) = marks["w0"], marks["w1"]
+    counted_samples = (counted1 - counted0) * window_samples / max(sum(
+        s["window_messages_sent"] for s in sent), 1)  # the daemon counts messages, not samples
     split = _thread_split(threads0, threads1)
     daemon_cpu_s = sum(split.values())
     lean_cpu_s = lean1 - lean0
@@ -483,6 +489,9 @@ def load(recording, tmp, n_streams, form, segmentation, duration_s, window_s, bl
                                   "lean_process": round(lean_us, 3)},
             "daemon_threads_us_per_sample": {name: round(seconds * per_sample, 3)
                                              for name, seconds in sorted(split.items())},
+            "daemon_processed_vs_sent": round(counted_samples / max(window_samples, 1), 4),
+            "daemon_process_us_per_processed_sample": round(
+                1e6 * daemon_cpu_s / counted_samples, 3) if counted_samples else None,
             "ratio_to_lean": {"daemon_process": round(daemon_us / lean_us, 2) if lean_us else None,
                               "daemon_loop_thread": round(loop_us / lean_us, 2)
                                   if lean_us else None},

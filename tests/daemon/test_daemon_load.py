@@ -32,6 +32,7 @@ def test_load_run_reaches_daemon_and_lean_receiver(tmp_path):
         assert run["window_states_expected"] == run["streams"] * 4
         assert run["lag_ms"]["p50"] > 0   # a state arrives after the sample that completed it
         assert run["send_rate_vs_schedule"] > 0
+        assert run["daemon_processed_vs_sent"] > 0   # the daemon's counter moved in the window
         assert set(run["cpu_us_per_sample"]) == {"daemon_process", "daemon_loop_thread",
                                                  "lean_process"}
         assert set(run["daemon_threads_us_per_sample"]) >= {"loop", "ZMQbg/IO/0"}
