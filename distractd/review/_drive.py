@@ -30,6 +30,7 @@ from pathlib import Path
 import numpy as np
 
 from .._errors import ConfigError, DistractdError
+from .._json import json_ready
 from ..pipeline import (
     FEATURE_NAMES, GLANCE_CLASSES, PipelineConfig, detect_events, detect_glances, extract_features,
     read_recording,
@@ -115,10 +116,11 @@ class ReviewDrive:
             "t0": self.t_span[0], "t1": self.t_span[1], "n_samples": int(len(self.t)),
             "panels": self.panels,
             "model": self.model, "threshold": self.threshold,
-            "windows": {"t_start": _plain(w.t_start, 4), "t_end": _plain(w.t_end, 4),
-                        "quality": _plain(w.quality, 3), "score": _plain(self.scores, 4),
-                        "state": _plain(self.states), "confidence": _plain(self.confidence, 4),
-                        "cluster": _plain(self.cluster)},
+            "windows": {"t_start": json_ready(w.t_start, 4), "t_end": json_ready(w.t_end, 4),
+                        "quality": json_ready(w.quality, 3), "score": json_ready(self.scores, 4),
+                        "state": json_ready(self.states),
+                        "confidence": json_ready(self.confidence, 4),
+                        "cluster": json_ready(self.cluster)},
             "confidence_kind": self.confidence_kind,
             "low_confidence": LOW_CONFIDENCE.get(self.confidence_kind),
             "features_baseline": self.features_baseline,
@@ -138,17 +140,17 @@ class ReviewDrive:
         column = 0
         for panel in self.panels:
             for name in panel["fields"]:
-                series[name] = _plain(values[:, column], 4)
+                series[name] = json_ready(values[:, column], 4)
                 column += 1
-        return {"t0": t0, "t1": t1, "full": full, "x": _plain(x, 4), "series": series,
-                "runs": {name: _plain(runs_in_view(spans, t0, t1, n_px), 4)
+        return {"t0": t0, "t1": t1, "full": full, "x": json_ready(x, 4), "series": series,
+                "runs": {name: json_ready(runs_in_view(spans, t0, t1, n_px), 4)
                          for name, spans in self.spans.items()}}
 
     def feature(self, name):
         """One window feature's values, in window order."""
         if name not in FEATURE_NAMES:
             raise KeyError(name)
-        return _plain(self.windows.X[:, FEATURE_NAMES.index(name)], 5)
+        return json_ready(self.windows.X[:, FEATURE_NAMES.index(name)], 5)
 
     def save(self, rows, reviewed=None):
         """Check the page's intervals and reviewed stretches and write them to :attr:`save_to`
@@ -318,17 +320,3 @@ def _segments(detector, windows):
     t = np.append(windows.t_end, windows.t_end[-1] + hop_s)
     return [[round(float(t[row["start"]]), 4), round(float(t[row["end"]]), 4),
              int(row["cluster"]), int(row["label"])] for row in rows]
-
-
-def _plain(values, decimals=None):
-    """A JSON-ready list: rounded floats, None for NaN (JSON has no NaN); None stays None."""
-    if values is None:
-        return None
-    values = np.asarray(values)
-    if values.dtype.kind != "f":
-        return values.tolist()
-    if decimals is not None:
-        values = np.round(values, decimals)
-    plain = values.astype(object)
-    plain[~np.isfinite(values)] = None
-    return plain.tolist()

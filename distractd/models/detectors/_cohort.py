@@ -31,6 +31,7 @@ from sklearn.base import clone
 from threadpoolctl import threadpool_limits
 
 from ..._errors import ConfigError
+from ..._json import json_ready
 from ..._parallel import recording_windows
 from ..._validation import Interval, check_params
 from ...pipeline import (
@@ -280,7 +281,7 @@ def train_cohort(recordings, model="svm", *, features=None, grid="small", n_trai
     known = np.isfinite(X).all(axis=1) & (y != UNLABELLED)
     scores = fit.decision_function(X[known])
     summary = {
-        "model": model, "kind": "cohort", "params": _plain(fit.params), "grid": grid,
+        "model": model, "kind": "cohort", "params": json_ready(fit.params), "grid": grid,
         "drivers": sorted(set(drivers)), "n_recordings": len(metas), "protocols": protocols,
         "recordings": [str(meta.get("recording_id", "")) for meta in metas],
         "n_windows": int(sum(len(w) for w in windows)), "n_labelled": int(len(fit.y_labelled)),
@@ -312,7 +313,7 @@ def train_cohort(recordings, model="svm", *, features=None, grid="small", n_trai
         extras[key] = fallback_extra(
             part.estimator, normalizer_mean=part.mean, normalizer_scale=part.scale,
             feature_names=subset,
-            summary={"params": _plain(part.params), "score_scale": part.score_scale,
+            summary={"params": json_ready(part.params), "score_scale": part.score_scale,
                      "n_labelled": int(len(part.y_labelled))})
     if segment_frames:
         first = windows[0].X[:, columns]
@@ -448,7 +449,3 @@ def adapt_rows(detector, X, *, n_unlabelled=1000, seed=0):
     adapted.summary = {**detector.summary, "adapted": {"from": detector.model_id,
                                                        "n_unlabelled": int(len(unlabelled))}}
     return adapted
-
-
-def _plain(params):
-    return {k: v.item() if isinstance(v, np.generic) else v for k, v in params.items()}

@@ -21,6 +21,7 @@ from sklearn.preprocessing import StandardScaler
 from threadpoolctl import threadpool_limits
 
 from ..._errors import ConfigError, SchemaError, unreadable
+from ..._json import json_ready
 from ..._validation import Interval, check_params
 from ...pipeline import (
     FEATURE_NAMES, PipelineConfig, Recording, Windows, extract_features, labels_from_intervals,
@@ -230,7 +231,7 @@ def train_detector(windows, model="sselm", *, n_labelled=60, grid="full", seed=0
     scores = estimator.decision_function(Z[known])
     spread = float(np.std(estimator.decision_function(Z[labelled])))
     summary = {
-        "model": model, "params": {k: _plain(v) for k, v in params.items()}, "grid": grid,
+        "model": model, "params": json_ready(params), "grid": grid,
         "n_windows": int(len(y)), "n_labelled": int(n_labelled),
         "n_unlabelled": int(len(unlabelled)) if spec.semi_supervised else 0,
         "known_truth": {"distracted": int(counts[1]), "attentive": int(counts[0])},
@@ -358,7 +359,3 @@ def _labelled_only(y, labelled):
     out = np.full(len(y), UNLABELLED, dtype=np.int8)
     out[labelled] = y[labelled]
     return out
-
-
-def _plain(value):
-    return value.item() if isinstance(value, np.generic) else value

@@ -29,6 +29,7 @@ from threadpoolctl import threadpool_limits
 from tqdm import tqdm
 
 from ..._errors import ConfigError, SchemaError
+from ..._json import json_ready
 from ..._parallel import Runner
 from ..._validation import Interval, check_params
 from ..detectors import (
@@ -237,7 +238,7 @@ def _run_split(spec, XL, yL, XU, X_held, y_test, test_rows, n_folds, n_repeats, 
         held += scores / draws
     record = {key: float(np.mean([m[key] for m in metrics])) for key in WINDOW_METRICS}
     record.update(select_ms=select_ms, fit_ms=float(np.mean(fit_ms)),
-                  predict_ms=float(np.mean(predict_ms)), params=_jsonable(params))
+                  predict_ms=float(np.mean(predict_ms)), params=json_ready(params))
     return record, held
 
 
@@ -261,8 +262,3 @@ def _driver_arrays(X, y, t, quality):
         raise SchemaError(f"X has no window with every feature finite (feature column {column} "
                           f"is never finite)")
     return X[finite], y[finite], t[finite], quality[finite]
-
-
-def _jsonable(params):
-    return {key: value.item() if isinstance(value, np.generic) else value
-            for key, value in params.items()}

@@ -15,6 +15,7 @@ from pathlib import Path
 
 import numpy as np
 
+from ..._json import json_ready
 from ...pipeline import PipelineConfig
 from ..detectors import MODELS, NAIVE_MODELS, DecisionRule, loss_evidence, model_specs
 from ._figures import COLUMN_WIDTH_IN, paper_figure, require_plots, save_figure
@@ -297,11 +298,11 @@ def results_document(summaries, tests, sweeps=(), protocol=None):
         ``{"mean", "sd"}``, ``per_driver`` and ``drivers`` — and ``tests``) and ``sweeps`` (keyed
         by the swept parameter); NaN becomes null.
     """
-    return _finite({"protocol": protocol or {},
-                    "schemes": {scheme: {"note": SCHEME_NOTES[scheme], "models": summary,
-                                         "tests": list(tests.get(scheme, []))}
-                                for scheme, summary in summaries.items()},
-                    "sweeps": {s["parameter"]: s for s in sweeps}})
+    return json_ready({"protocol": protocol or {},
+                       "schemes": {scheme: {"note": SCHEME_NOTES[scheme], "models": summary,
+                                            "tests": list(tests.get(scheme, []))}
+                                   for scheme, summary in summaries.items()},
+                       "sweeps": {s["parameter"]: s for s in sweeps}})
 
 
 def write_results(path, document):
@@ -344,16 +345,3 @@ def _format_mean_sd(mean, sd, decimals):
     if not math.isfinite(sd):
         return f"{mean:.{decimals}f}"
     return f"{mean:.{decimals}f}±{sd:.{decimals}f}"
-
-
-def _finite(value):
-    """Replace NaN and infinities by None, recursively (JSON has no NaN)."""
-    if isinstance(value, dict):
-        return {key: _finite(item) for key, item in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [_finite(item) for item in value]
-    if isinstance(value, (float, np.floating)):
-        return float(value) if math.isfinite(value) else None
-    if isinstance(value, np.integer):
-        return int(value)
-    return value
