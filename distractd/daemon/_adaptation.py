@@ -25,7 +25,7 @@ import numpy as np
 # which a daemon without [adaptation] never needs (DESIGN §1)
 from ..models import detectors
 
-__all__ = ["StreamAdaptation", "Adapter", "Fit"]
+__all__ = ["StreamAdaptation", "Adapter", "Fit", "Adapting"]
 
 log = logging.getLogger("distractd.daemon")
 
@@ -239,3 +239,67 @@ class Adapter:
                 return
             fit.run()
             self._done.append(fit)
+
+
+class Adapting:
+    """The adaptation glue of :class:`~distractd.daemon.Service` (a part of it): each new
+    session's :class:`StreamAdaptation`, the collection of its windows, the fits submitted to and
+    finished by the :class:`Adapter` (``self.adapter``), and the scorer of an adapted stream."""
+
+    def _stream_adaptation(self):
+        """A new session's :class:`StreamAdaptation` (None with ``[adaptation]`` off)."""
+        options = self.config["adaptation"]
+        if not options["enabled"]:
+            return None
+        return StreamAdaptation(len(self.model.columns), options, self.model.obstacle is None)
+
+    def _check_adaptation(self):
+        """Say once per loaded model that it runs unadapted when it cannot adapt."""
+        if self.config["adaptation"]["enabled"] and self.model.obstacle is not None:
+            log.warning("adaptation.enabled, but %s: streams run unadapted", self.model.obstacle)
+
+    def _collect(self, session, windows):
+        """Keep a session's windows for its adaptation; submit its fit when due (never waiting:
+        a full queue refuses it, and it tries again at its next kept window)."""
+        adaptation = session.adaptation
+        if not adaptation.add(windows.X[:, self.model.columns], windows.t_end):
+            return
+        if self.model.obstacle is not None:
+            adaptation.stop()
+            self.metrics.fits_skipped["unsupported_model"].inc()
+        elif self.adapter.submit(adaptation.fit(session.stream, self.model.detector)):
+            adaptation.submitted()
+        else:
+            self.metrics.fits_skipped["queue_full"].inc()
+
+    def _finish_fits(self):
+        """Swap in the fits the adaptation thread finished — between two batches, so a batch is
+        scored by one model per stream — and count them; a fit whose stream ended or whose
+        model was replaced meanwhile is stale."""
+        metrics = self.metrics
+        for fit in self.adapter.finished():
+            metrics.fit_seconds.observe(fit.wall_s)
+            metrics.fit_cpu.inc(fit.cpu_s)
+            fit.owner.pending = False
+            inbox = self.inboxes.get(fit.stream)
+            if inbox is None or inbox.session.adaptation is not fit.owner:
+                metrics.fits_skipped["stale"].inc()
+            elif fit.error is not None:
+                metrics.fits_failed.inc()
+                log.warning("adaptation: stream %s: the fit on %d windows failed, the stream keeps "
+                            "its scorer: %s", fit.stream, fit.n_windows, fit.error)
+            else:
+                fit.owner.detector = fit.result
+                fit.owner.adapted = {"t": fit.t, "windows": fit.n_windows}
+                metrics.fits_done.inc()
+                log.info("adaptation: stream %s: adapted on %d windows up to t=%.1f s (fit %.2f s)",
+                         fit.stream, fit.n_windows, fit.t, fit.wall_s)
+
+    def _scorer(self, session):
+        """The detector that scores a session: the model adapted to its stream when there is one
+        and the model itself was chosen, else the sub-model chosen (None: none can)."""
+        chosen = session.choice.detector
+        adapted = None if session.adaptation is None else session.adaptation.detector
+        if adapted is not None and chosen is self.model.detector:
+            return adapted
+        return chosen

@@ -2,25 +2,26 @@
 
 Per iteration: wait on the input sockets (at most ``service.poll_interval_s``), drain up to
 ``service.max_batch_messages`` messages, decode each (:mod:`distractd.pipeline.formats`) into its
-stream's inbox, feed each inbox whose samples can complete a window to its session as one block (:class:`_Inbox`),
+stream's inbox, feed each inbox whose samples can complete a window to its session as one block,
 classify the windows completed by *all* sessions in one batched ``decision_function`` call, publish
 state and event messages, then do the periodic work (republish latest states, expire idle
 sessions, systemd STATUS and WATCHDOG, metric snapshots). Signals only set flags: SIGHUP reloads
 configuration and model between iterations, SIGTERM/SIGINT drain the input queue (for at most
-``service.drain_timeout_s``), flush every stream (for at most :data:`_FLUSH_BUDGET_S`) and stop.
-An unexpected exception in one stream's processing is caught at its stage, counted, and ends that
-stream's session only (:meth:`Service._stream_fault`); the process ends for faults of its own.
-The module is over 450 lines because the loop, the inbox batching that feeds it and the reload
-share the service's state in one thread; sockets, sessions, metrics and configuration have their
-own modules.
+``service.drain_timeout_s``), flush every stream and stop. An unexpected exception in one
+stream's processing is caught at its stage, counted, and ends that stream's session only; the
+process ends for faults of its own.
+
+:class:`Service` holds the loop, the drains of its inputs and classify-and-publish. Its other
+rooms are parts it takes as bases, working on its state in the same thread: the stream table,
+inboxes, new, expired and ended streams (:mod:`._streams`), the reload (:mod:`._reload`) and the
+adaptation glue (:mod:`._adaptation`). The model is loaded in :mod:`._model`; sockets, sessions,
+metrics and configuration have their own modules.
 """
 
 import logging
-import math
 import os
 import signal
 import sys
-import threading
 import time
 
 import numpy as np
@@ -28,20 +29,19 @@ import zmq
 from prometheus_client import CollectorRegistry
 from threadpoolctl import threadpool_limits
 
-from .._errors import ConfigError, DistractdError, ModelError
-from ..models.detectors import decision_options
-from ..pipeline import FEATURE_NAMES, T_MAX_S, Windows
+from .._errors import ConfigError
+from ..pipeline import FEATURE_NAMES
 from ..pipeline.formats import (
     Limits, PupilAdapter, Rejected, UnsupportedGaze, decode_samples, encode_event, encode_state,
 )
-from ._adaptation import Adapter, StreamAdaptation
+from ._adaptation import Adapter, Adapting
 from ._config import load_config
 from ._lsl import LslBridge, LslStates
-from ._memory import trim_heap
 from ._metrics import Metrics, MetricsServer
 from ._model import Model
-from ._session import Session, StreamFault
+from ._reload import Reloading
 from ._sockets import Sockets
+from ._streams import StreamTable
 from ._systemd import Notifier
 
 __all__ = ["Service", "run"]
@@ -79,7 +79,7 @@ class _RateLimitedLog:
                 self.last_s[reason] = now_s
 
 
-class Service:
+class Service(StreamTable, Reloading, Adapting):
     """The running daemon.
 
     Parameters
@@ -271,22 +271,6 @@ class Service:
         self.notifier.status(status)
         log.info(status)
 
-    def _flush_all(self, pub, counts):
-        """End every stream at stop, :data:`_FLUSH_CHUNK` streams at a time, until
-        :data:`_FLUSH_BUDGET_S` has passed; return the number flushed. The streams left are
-        dropped with one warning: their held samples and last windows are not published."""
-        inboxes = list(self.inboxes.values())
-        flush_until = time.monotonic() + _FLUSH_BUDGET_S
-        n_flushed = 0
-        while n_flushed < len(inboxes) and time.monotonic() < flush_until:
-            self._end_streams(inboxes[n_flushed:n_flushed + _FLUSH_CHUNK], pub, counts)
-            n_flushed = min(n_flushed + _FLUSH_CHUNK, len(inboxes))
-        if n_flushed < len(inboxes):
-            log.warning("stopped flushing after %g s: %d of %d streams not flushed, their last "
-                        "windows are not published", _FLUSH_BUDGET_S, len(inboxes) - n_flushed,
-                        len(inboxes))
-        return n_flushed
-
     def _drain(self, sock, decode, touched, budget, counts):
         """Read up to ``budget`` messages into their streams' inboxes; return the number read.
 
@@ -416,59 +400,6 @@ class Service:
                 pending.append((session, windows, arrival))
         return pending
 
-    def _stream_fault(self, stream, stage, exc, now, session=None):
-        """An unexpected exception of one stream at ``stage`` (a
-        :data:`~distractd.daemon._session.STREAM_STAGES`; a :class:`StreamFault` names its own):
-        count it, mark the stream's session failed and drop it from the table (the stream's next
-        message opens a new one), log one line, rate-limited, with the traceback at debug level.
-        ``session``: the session that failed, when known (it may have ended already)."""
-        if isinstance(exc, StreamFault):
-            stage, exc = exc.stage, exc.__cause__
-        self.metrics.stream_errors[stage].inc()
-        inbox = self.inboxes.get(stream)
-        dropped = inbox is not None and (session is None or inbox.session is session)
-        if dropped:
-            del self.inboxes[stream]
-            session = inbox.session
-            self.metrics.active_streams.set(len(self.inboxes))
-            if self.lsl_states is not None:
-                self.lsl_states.drop(stream)
-        where = "a message" if stream is None else f"stream {stream}"
-        self.fault_log.warning(stage, f"{where} failed at {stage}"
-                               f"{', its session dropped' if dropped else ''}: "
-                               f"{type(exc).__name__}: {exc}", now)
-        log.debug("%s failed at %s", where, stage, exc_info=exc)
-        if session is not None:
-            session.failed = True
-
-    def _count_sample_rejections(self, session):
-        for reason, count in session.new_rejections().items():
-            self.metrics.samples_rejected[reason].inc(count)
-
-    def _new_session(self, stream, now):
-        """Open a stream's session and inbox; None (message rejected) when the table is full."""
-        config = self.config
-        if len(self.inboxes) >= config["sessions"]["max_streams"]:
-            limit = config["sessions"]["max_streams"]
-            self._reject(Rejected("too_many_streams", f"stream {stream}: sessions.max_streams="
-                                                      f"{limit} streams are active"), now)
-            return None
-        pipeline_config = self.model.pipeline_config
-        decision = decision_options(config, self.model.detector.feature_names)
-        session = Session(stream, pipeline_config, decision,
-                          self.model.segmenter(config["sessions"]["segmentation"]), now)
-        session.adaptation = self._stream_adaptation()
-        inbox = self.inboxes[stream] = _Inbox(session, pipeline_config)
-        self.metrics.active_streams.set(len(self.inboxes))
-        log.info("stream %s: new session (%d active)", stream, len(self.inboxes))
-        if self.gaze_frames.get(stream) == "head":
-            session.gaze_frame = "head"
-            log.warning("stream %s: eye-in-head gaze without head pose (a head-mounted tracker): "
-                        "the glance channel learns its road centre in eye-in-head angles and a "
-                        "head turn with the eyes centred looks like the road; the model's gaze "
-                        "features were learned on car-frame gaze (docs/inputs.md)", stream)
-        return inbox
-
     def _send(self, pub, frames):
         """Publish to every subscriber; one whose queue holds ``output.sndhwm`` messages misses
         this one, counted (``xpub_nodrop`` reports the full queue, then the message goes out
@@ -565,15 +496,6 @@ class Service:
             scores[rows] = scorer.window_scores(X[rows], FEATURE_NAMES, scorer)
         return scores
 
-    def _scorer(self, session):
-        """The detector that scores a session: the model adapted to its stream when there is one
-        and the model itself was chosen, else the sub-model chosen (None: none can)."""
-        chosen = session.choice.detector
-        adapted = None if session.adaptation is None else session.adaptation.detector
-        if adapted is not None and chosen is self.model.detector:
-            return adapted
-        return chosen
-
     def _count_undecided(self, session):
         """Count a session's undecided windows by reason; log each reason new to it once."""
         counts, lines = session.undecided_news()
@@ -582,57 +504,6 @@ class Service:
         for code, line in lines:
             level = logging.INFO if code in ("warming", "features", "quality") else logging.WARNING
             log.log(level, "%s", line)
-
-    # -- adaptation ----------------------------------------------------------------------
-
-    def _stream_adaptation(self):
-        """A new session's :class:`StreamAdaptation` (None with ``[adaptation]`` off)."""
-        options = self.config["adaptation"]
-        if not options["enabled"]:
-            return None
-        return StreamAdaptation(len(self.model.columns), options, self.model.obstacle is None)
-
-    def _check_adaptation(self):
-        """Say once per loaded model that it runs unadapted when it cannot adapt."""
-        if self.config["adaptation"]["enabled"] and self.model.obstacle is not None:
-            log.warning("adaptation.enabled, but %s: streams run unadapted", self.model.obstacle)
-
-    def _collect(self, session, windows):
-        """Keep a session's windows for its adaptation; submit its fit when due (never waiting:
-        a full queue refuses it, and it tries again at its next kept window)."""
-        adaptation = session.adaptation
-        if not adaptation.add(windows.X[:, self.model.columns], windows.t_end):
-            return
-        if self.model.obstacle is not None:
-            adaptation.stop()
-            self.metrics.fits_skipped["unsupported_model"].inc()
-        elif self.adapter.submit(adaptation.fit(session.stream, self.model.detector)):
-            adaptation.submitted()
-        else:
-            self.metrics.fits_skipped["queue_full"].inc()
-
-    def _finish_fits(self):
-        """Swap in the fits the adaptation thread finished — between two batches, so a batch is
-        scored by one model per stream — and count them; a fit whose stream ended or whose
-        model was replaced meanwhile is stale."""
-        metrics = self.metrics
-        for fit in self.adapter.finished():
-            metrics.fit_seconds.observe(fit.wall_s)
-            metrics.fit_cpu.inc(fit.cpu_s)
-            fit.owner.pending = False
-            inbox = self.inboxes.get(fit.stream)
-            if inbox is None or inbox.session.adaptation is not fit.owner:
-                metrics.fits_skipped["stale"].inc()
-            elif fit.error is not None:
-                metrics.fits_failed.inc()
-                log.warning("adaptation: stream %s: the fit on %d windows failed, the stream keeps "
-                            "its scorer: %s", fit.stream, fit.n_windows, fit.error)
-            else:
-                fit.owner.detector = fit.result
-                fit.owner.adapted = {"t": fit.t, "windows": fit.n_windows}
-                metrics.fits_done.inc()
-                log.info("adaptation: stream %s: adapted on %d windows up to t=%.1f s (fit %.2f s)",
-                         fit.stream, fit.n_windows, fit.t, fit.wall_s)
 
     def _check_fields(self, session, windows):
         """Until the field check has run: choose the session's sub-model by the fields and rate
@@ -653,245 +524,10 @@ class Service:
             self.metrics.field_mismatch.inc()
             log.warning("%s", warning)
 
-    def _republish(self, pub, now):
-        """Send every stream's latest state again, with ``age_s``: seconds since it was first
-        published (a silent stream's state grows old until the session expires)."""
-        for inbox in self.inboxes.values():
-            session = inbox.session
-            if session.latest is not None:
-                self._send(pub, encode_state({**session.latest,
-                                              "age_s": round(now - session.latest_s, 3)}))
-
-    def _end_streams(self, inboxes, pub, counts):
-        """Publish what the end of streams completes: held samples, last windows (classified in
-        one batch), last segments."""
-        pending = []
-        now = time.monotonic()
-        for inbox in inboxes:
-            session = inbox.session
-            try:
-                held = inbox.take()
-                windows = session.flush() if held is None else \
-                    Windows.concat([session.process(held), session.flush()])
-            except Exception as exc:
-                self._stream_fault(session.stream, "end", exc, now, session)
-                continue
-            if len(windows):
-                pending.append((session, windows, None))
-        if pending:
-            self._classify_and_publish(pending, pub, counts)
-        for inbox in inboxes:
-            if inbox.session.failed:
-                continue
-            try:
-                segments = inbox.session.final_segments()
-            except Exception as exc:
-                self._stream_fault(inbox.session.stream, "end", exc, now, inbox.session)
-                continue
-            for message in segments:
-                self._send(pub, encode_event(message))
-                self.metrics.segments.inc()
-            self._count_sample_rejections(inbox.session)
-
-    def _expire(self, now, pub, counts):
-        idle_s = self.config["sessions"]["idle_timeout_s"]
-        expired = [stream for stream, inbox in self.inboxes.items()
-                   if now - inbox.session.last_seen_s > idle_s]
-        self._end_streams([self.inboxes.pop(stream) for stream in expired], pub, counts)
-        for stream in expired:
-            log.info("stream %s: expired after %.0f s without input", stream, idle_s)
-            if self.lsl_states is not None:
-                self.lsl_states.drop(stream)
-        if expired:
-            self.metrics.streams_expired.inc(len(expired))
-            self.metrics.active_streams.set(len(self.inboxes))
-            self._ended_since_trim += len(expired)
-            if self._ended_since_trim >= _TRIM_AFTER_SESSIONS:
-                trim_heap()
-                self._ended_since_trim = 0
-
     def _status_text(self, counts, now):
         elapsed = max(now - counts.since_s, 1e-9)
         return (f"{len(self.inboxes)} streams, {counts.samples / elapsed:.0f} samples/s in, "
                 f"{counts.states / elapsed:.1f} states/s out, model {self.model.detector.model_id}")
-
-    # -- reload --------------------------------------------------------------------------
-
-    def start_reload(self):
-        """Re-read configuration and model in a :class:`_Reload` thread, so that a slow disk or
-        a big model never stops the loop (nor its watchdog pings); return the thread."""
-        self.notifier.reloading()
-        loading = _Reload(self._load)
-        loading.start()
-        return loading
-
-    def _load(self):
-        config = load_config(self.config_path, self.overrides) if self.config_path \
-            else load_config(overrides=self.overrides)
-        return config, Model(config["model"]["path"], config["model"]["max_bytes"],
-                             config["adaptation"]["enabled"])
-
-    def finish_reload(self, loading):
-        """Swap in what a finished :class:`_Reload` loaded; on any error keep both old ones and
-        count a failure. Return whether it was swapped.
-
-        Socket endpoints, metrics address, security settings and ``adaptation.queue_size`` take
-        effect only at restart. Sessions restart when the model's window settings or the
-        smoothing change. Streams adapted to the old model (or under other ``[adaptation]``
-        options) drop their adapted model and start collecting again; waiting fits are stale.
-        """
-        if loading.error is not None:
-            self.metrics.reload_failed.inc()
-            log.error("reload rejected, keeping model %s: %s", self.model.detector.model_id,
-                      loading.error)
-            self.notifier.ready(f"reload rejected: {loading.error}")
-            return False
-        config, model = loading.result
-        restart = (model.pipeline_config != self.model.pipeline_config
-                   or config["smoothing"] != self.config["smoothing"]
-                   or config["sessions"] != self.config["sessions"])
-        swapped = model.detector.model_id != self.model.detector.model_id
-        readapt = swapped or config["adaptation"] != self.config["adaptation"]
-        self.model = model
-        self._apply(config)
-        if restart:
-            self.inboxes.clear()
-            self.metrics.active_streams.set(0)
-        elif swapped:  # a new model may need fields the old one did not
-            for inbox in self.inboxes.values():
-                inbox.session.recheck_fields()
-        if readapt:  # adapted models belong to the old model (or options)
-            for inbox in self.inboxes.values():
-                inbox.session.adaptation = self._stream_adaptation()
-            self.metrics.fits_skipped["stale"].inc(len(self.adapter.cancel()))
-            self._check_adaptation()
-        self.metrics.set_model(model.detector.model_id, model.detector.kind)
-        self.metrics.reload_ok.inc()
-        log.info("reloaded: model %s (%s)%s", model.detector.model_id, model.detector.kind,
-                 ", sessions restarted" if restart else "")
-        self.notifier.ready(f"reloaded model {model.detector.model_id}")
-        return True
-
-
-class _Reload(threading.Thread):
-    """Runs ``load()`` once; then :attr:`result` holds its value or :attr:`error` a
-    :class:`~distractd.DistractdError` saying why it failed."""
-
-    def __init__(self, load):
-        super().__init__(name="distractd-reload", daemon=True)
-        self.load = load
-        self.result = None
-        self.error = None
-
-    def run(self):
-        try:
-            self.result = self.load()
-        except DistractdError as exc:
-            self.error = exc
-        except Exception as exc:  # a hostile file must never end the daemon: refused, counted
-            self.error = ModelError(f"{type(exc).__name__}: {exc}")
-
-
-_FLUSH_BUDGET_S = 1.0
-"""Longest time the streams are flushed at stop, after the drain (part of the 5 s the shutdown
-takes beyond ``service.drain_timeout_s`` at most; a chunk started runs to its end)."""
-
-_FLUSH_CHUNK = 256
-"""Streams flushed (and their last windows classified) in one batch at stop."""
-
-_TRIM_AFTER_SESSIONS = 256
-"""Expired sessions after which the heap is trimmed (:func:`trim_heap`: about 20 MB of session
-memory)."""
-
-_HOLD_MAX_SAMPLES = 256
-"""Most samples an inbox holds before feeding them regardless (36 KB)."""
-
-
-class _Inbox:
-    """A stream's session and the samples received but not yet fed to its pipeline.
-
-    Windows end on the hop grid, and the window ending at ``E * hop_s`` completes at the stream's
-    first sample with ``t >= E * hop_s + lag_s`` (:class:`~distractd.pipeline.StreamProcessor`).
-    Messages whose samples all come before the next such time (:attr:`due_t`) cannot complete a
-    window, so they are held and the pipeline runs about once per hop instead of once per
-    message, completing the same windows at the same moment (the pipeline's results do not depend
-    on how a stream is cut into blocks). Held samples are fed anyway when time goes backwards
-    (the pipeline judges resets), after a forward step over ``max_jump_s`` (the pipeline holds such
-    a sample until the next one confirms it), after ``hop_s`` of wall time or
-    :data:`_HOLD_MAX_SAMPLES` samples, and at the end of the stream.
-
-    Parameters
-    ----------
-    session : Session
-    pipeline_config : PipelineConfig
-        The session's window settings.
-    """
-
-    __slots__ = ("session", "hop_s", "lag_s", "max_jump_s", "blocks", "n_held", "held_since_s",
-                 "arrival_s", "t_last", "t_fed", "due_t", "ready")
-
-    def __init__(self, session, pipeline_config):
-        self.session = session
-        self.hop_s = pipeline_config.hop_s
-        self.lag_s = pipeline_config.lag_s
-        self.max_jump_s = pipeline_config.max_jump_s
-        self.blocks = []
-        self.n_held = 0
-        self.held_since_s = 0.0
-        self.arrival_s = None   # monotonic arrival (s) of the first message of the current batch
-        self.t_last = math.nan  # sample time (s) of the newest sample received
-        self.t_fed = math.nan   # ... and of the newest fed to the pipeline
-        self.due_t = -math.inf  # the earliest sample time that can complete a window
-        self.ready = False
-
-    def add(self, block, now_s):
-        """Hold a message's samples; return True for the stream's first message of the batch."""
-        first = self.arrival_s is None
-        if first:
-            self.arrival_s = now_s
-        if len(block):
-            if not self.blocks:
-                self.held_since_s = now_s
-            self.blocks.append(block)
-            self.n_held += len(block)
-            if block[-1, 0] >= self.due_t or block[0, 0] < self.t_last:
-                self.ready = True
-            self.t_last = block[-1, 0]
-        return first
-
-    def due(self, now_s):
-        """Whether the held samples must be fed now."""
-        return bool(self.blocks) and (self.ready or self.n_held >= _HOLD_MAX_SAMPLES
-                                      or now_s - self.held_since_s >= self.hop_s)
-
-    def take(self):
-        """Remove and return the held samples as one block (None when none are held)."""
-        if not self.blocks:
-            return None
-        block = self.blocks[0] if len(self.blocks) == 1 else np.concatenate(self.blocks)
-        self.blocks = []
-        self.n_held = 0
-        self.ready = False
-        t_fed = block[-1, 0]
-        t_before = block[-2, 0] if len(block) > 1 else self.t_fed
-        self.t_fed = t_fed
-        self.due_t = -math.inf if t_fed - t_before > self.max_jump_s else \
-            _next_window_t(t_fed, self.hop_s, self.lag_s)
-        return block
-
-
-def _next_window_t(t, hop_s, lag_s):
-    """The earliest sample time after ``t`` (s) that completes a window: the smallest
-    ``E * hop_s + lag_s > t`` for a whole ``E``, in the pipeline's own arithmetic (``-inf`` when
-    ``t`` is not finite or beyond ``T_MAX_S``, where validation drops the sample: ``1e308 /
-    hop_s`` would overflow)."""
-    if not abs(t) <= T_MAX_S:
-        return -math.inf
-    end = math.floor((t - lag_s) / hop_s)
-    for end in (end, end + 1.0, end + 2.0):
-        if end * hop_s + lag_s > t:
-            return end * hop_s + lag_s
-    return -math.inf
 
 
 def _discard_subscriptions(pub):

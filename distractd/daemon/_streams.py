@@ -1,0 +1,261 @@
+"""The daemon's stream table: one :class:`_Inbox` (and its :class:`Session`) per stream id.
+
+A stream's first accepted message opens its session (:meth:`StreamTable._new_session`, refused
+as ``too_many_streams`` when ``sessions.max_streams`` are active); the inbox holds its samples
+until they can complete a window. The table republishes every stream's latest state, expires the
+streams idle for ``sessions.idle_timeout_s``, ends streams (held samples, last windows, last
+segments) at expiry and at stop (:meth:`StreamTable._flush_all`, within :data:`_FLUSH_BUDGET_S`),
+and drops the session of a stream whose processing failed (:meth:`StreamTable._stream_fault`).
+"""
+
+import logging
+import math
+import time
+
+import numpy as np
+
+from ..models.detectors import decision_options
+from ..pipeline import T_MAX_S, Windows
+from ..pipeline.formats import Rejected, encode_event, encode_state
+from ._memory import trim_heap
+from ._session import Session, StreamFault
+
+__all__ = ["StreamTable"]
+
+log = logging.getLogger("distractd.daemon")
+
+
+class StreamTable:
+    """The stream table of :class:`~distractd.daemon.Service` (a part of it: ``self.inboxes``
+    maps stream ids to inboxes; it publishes through the service's sockets and classifier)."""
+
+    def _new_session(self, stream, now):
+        """Open a stream's session and inbox; None (message rejected) when the table is full."""
+        config = self.config
+        if len(self.inboxes) >= config["sessions"]["max_streams"]:
+            limit = config["sessions"]["max_streams"]
+            self._reject(Rejected("too_many_streams", f"stream {stream}: sessions.max_streams="
+                                                      f"{limit} streams are active"), now)
+            return None
+        pipeline_config = self.model.pipeline_config
+        decision = decision_options(config, self.model.detector.feature_names)
+        session = Session(stream, pipeline_config, decision,
+                          self.model.segmenter(config["sessions"]["segmentation"]), now)
+        session.adaptation = self._stream_adaptation()
+        inbox = self.inboxes[stream] = _Inbox(session, pipeline_config)
+        self.metrics.active_streams.set(len(self.inboxes))
+        log.info("stream %s: new session (%d active)", stream, len(self.inboxes))
+        if self.gaze_frames.get(stream) == "head":
+            session.gaze_frame = "head"
+            log.warning("stream %s: eye-in-head gaze without head pose (a head-mounted tracker): "
+                        "the glance channel learns its road centre in eye-in-head angles and a "
+                        "head turn with the eyes centred looks like the road; the model's gaze "
+                        "features were learned on car-frame gaze (docs/inputs.md)", stream)
+        return inbox
+
+    def _stream_fault(self, stream, stage, exc, now, session=None):
+        """An unexpected exception of one stream at ``stage`` (a
+        :data:`~distractd.daemon._session.STREAM_STAGES`; a :class:`StreamFault` names its own):
+        count it, mark the stream's session failed and drop it from the table (the stream's next
+        message opens a new one), log one line, rate-limited, with the traceback at debug level.
+        ``session``: the session that failed, when known (it may have ended already)."""
+        if isinstance(exc, StreamFault):
+            stage, exc = exc.stage, exc.__cause__
+        self.metrics.stream_errors[stage].inc()
+        inbox = self.inboxes.get(stream)
+        dropped = inbox is not None and (session is None or inbox.session is session)
+        if dropped:
+            del self.inboxes[stream]
+            session = inbox.session
+            self.metrics.active_streams.set(len(self.inboxes))
+            if self.lsl_states is not None:
+                self.lsl_states.drop(stream)
+        where = "a message" if stream is None else f"stream {stream}"
+        self.fault_log.warning(stage, f"{where} failed at {stage}"
+                               f"{', its session dropped' if dropped else ''}: "
+                               f"{type(exc).__name__}: {exc}", now)
+        log.debug("%s failed at %s", where, stage, exc_info=exc)
+        if session is not None:
+            session.failed = True
+
+    def _count_sample_rejections(self, session):
+        for reason, count in session.new_rejections().items():
+            self.metrics.samples_rejected[reason].inc(count)
+
+    def _republish(self, pub, now):
+        """Send every stream's latest state again, with ``age_s``: seconds since it was first
+        published (a silent stream's state grows old until the session expires)."""
+        for inbox in self.inboxes.values():
+            session = inbox.session
+            if session.latest is not None:
+                self._send(pub, encode_state({**session.latest,
+                                              "age_s": round(now - session.latest_s, 3)}))
+
+    def _end_streams(self, inboxes, pub, counts):
+        """Publish what the end of streams completes: held samples, last windows (classified in
+        one batch), last segments."""
+        pending = []
+        now = time.monotonic()
+        for inbox in inboxes:
+            session = inbox.session
+            try:
+                held = inbox.take()
+                windows = session.flush() if held is None else \
+                    Windows.concat([session.process(held), session.flush()])
+            except Exception as exc:
+                self._stream_fault(session.stream, "end", exc, now, session)
+                continue
+            if len(windows):
+                pending.append((session, windows, None))
+        if pending:
+            self._classify_and_publish(pending, pub, counts)
+        for inbox in inboxes:
+            if inbox.session.failed:
+                continue
+            try:
+                segments = inbox.session.final_segments()
+            except Exception as exc:
+                self._stream_fault(inbox.session.stream, "end", exc, now, inbox.session)
+                continue
+            for message in segments:
+                self._send(pub, encode_event(message))
+                self.metrics.segments.inc()
+            self._count_sample_rejections(inbox.session)
+
+    def _expire(self, now, pub, counts):
+        idle_s = self.config["sessions"]["idle_timeout_s"]
+        expired = [stream for stream, inbox in self.inboxes.items()
+                   if now - inbox.session.last_seen_s > idle_s]
+        self._end_streams([self.inboxes.pop(stream) for stream in expired], pub, counts)
+        for stream in expired:
+            log.info("stream %s: expired after %.0f s without input", stream, idle_s)
+            if self.lsl_states is not None:
+                self.lsl_states.drop(stream)
+        if expired:
+            self.metrics.streams_expired.inc(len(expired))
+            self.metrics.active_streams.set(len(self.inboxes))
+            self._ended_since_trim += len(expired)
+            if self._ended_since_trim >= _TRIM_AFTER_SESSIONS:
+                trim_heap()
+                self._ended_since_trim = 0
+
+    def _flush_all(self, pub, counts):
+        """End every stream at stop, :data:`_FLUSH_CHUNK` streams at a time, until
+        :data:`_FLUSH_BUDGET_S` has passed; return the number flushed. The streams left are
+        dropped with one warning: their held samples and last windows are not published."""
+        inboxes = list(self.inboxes.values())
+        flush_until = time.monotonic() + _FLUSH_BUDGET_S
+        n_flushed = 0
+        while n_flushed < len(inboxes) and time.monotonic() < flush_until:
+            self._end_streams(inboxes[n_flushed:n_flushed + _FLUSH_CHUNK], pub, counts)
+            n_flushed = min(n_flushed + _FLUSH_CHUNK, len(inboxes))
+        if n_flushed < len(inboxes):
+            log.warning("stopped flushing after %g s: %d of %d streams not flushed, their last "
+                        "windows are not published", _FLUSH_BUDGET_S, len(inboxes) - n_flushed,
+                        len(inboxes))
+        return n_flushed
+
+
+_FLUSH_BUDGET_S = 1.0
+"""Longest time the streams are flushed at stop, after the drain (part of the 5 s the shutdown
+takes beyond ``service.drain_timeout_s`` at most; a chunk started runs to its end)."""
+
+
+_FLUSH_CHUNK = 256
+"""Streams flushed (and their last windows classified) in one batch at stop."""
+
+
+_TRIM_AFTER_SESSIONS = 256
+"""Expired sessions after which the heap is trimmed (:func:`trim_heap`: about 20 MB of session
+memory)."""
+
+
+_HOLD_MAX_SAMPLES = 256
+"""Most samples an inbox holds before feeding them regardless (36 KB)."""
+
+
+class _Inbox:
+    """A stream's session and the samples received but not yet fed to its pipeline.
+
+    Windows end on the hop grid, and the window ending at ``E * hop_s`` completes at the stream's
+    first sample with ``t >= E * hop_s + lag_s`` (:class:`~distractd.pipeline.StreamProcessor`).
+    Messages whose samples all come before the next such time (:attr:`due_t`) cannot complete a
+    window, so they are held and the pipeline runs about once per hop instead of once per
+    message, completing the same windows at the same moment (the pipeline's results do not depend
+    on how a stream is cut into blocks). Held samples are fed anyway when time goes backwards
+    (the pipeline judges resets), after a forward step over ``max_jump_s`` (the pipeline holds such
+    a sample until the next one confirms it), after ``hop_s`` of wall time or
+    :data:`_HOLD_MAX_SAMPLES` samples, and at the end of the stream.
+
+    Parameters
+    ----------
+    session : Session
+    pipeline_config : PipelineConfig
+        The session's window settings.
+    """
+
+    __slots__ = ("session", "hop_s", "lag_s", "max_jump_s", "blocks", "n_held", "held_since_s",
+                 "arrival_s", "t_last", "t_fed", "due_t", "ready")
+
+    def __init__(self, session, pipeline_config):
+        self.session = session
+        self.hop_s = pipeline_config.hop_s
+        self.lag_s = pipeline_config.lag_s
+        self.max_jump_s = pipeline_config.max_jump_s
+        self.blocks = []
+        self.n_held = 0
+        self.held_since_s = 0.0
+        self.arrival_s = None   # monotonic arrival (s) of the first message of the current batch
+        self.t_last = math.nan  # sample time (s) of the newest sample received
+        self.t_fed = math.nan   # ... and of the newest fed to the pipeline
+        self.due_t = -math.inf  # the earliest sample time that can complete a window
+        self.ready = False
+
+    def add(self, block, now_s):
+        """Hold a message's samples; return True for the stream's first message of the batch."""
+        first = self.arrival_s is None
+        if first:
+            self.arrival_s = now_s
+        if len(block):
+            if not self.blocks:
+                self.held_since_s = now_s
+            self.blocks.append(block)
+            self.n_held += len(block)
+            if block[-1, 0] >= self.due_t or block[0, 0] < self.t_last:
+                self.ready = True
+            self.t_last = block[-1, 0]
+        return first
+
+    def due(self, now_s):
+        """Whether the held samples must be fed now."""
+        return bool(self.blocks) and (self.ready or self.n_held >= _HOLD_MAX_SAMPLES
+                                      or now_s - self.held_since_s >= self.hop_s)
+
+    def take(self):
+        """Remove and return the held samples as one block (None when none are held)."""
+        if not self.blocks:
+            return None
+        block = self.blocks[0] if len(self.blocks) == 1 else np.concatenate(self.blocks)
+        self.blocks = []
+        self.n_held = 0
+        self.ready = False
+        t_fed = block[-1, 0]
+        t_before = block[-2, 0] if len(block) > 1 else self.t_fed
+        self.t_fed = t_fed
+        self.due_t = -math.inf if t_fed - t_before > self.max_jump_s else \
+            _next_window_t(t_fed, self.hop_s, self.lag_s)
+        return block
+
+
+def _next_window_t(t, hop_s, lag_s):
+    """The earliest sample time after ``t`` (s) that completes a window: the smallest
+    ``E * hop_s + lag_s > t`` for a whole ``E``, in the pipeline's own arithmetic (``-inf`` when
+    ``t`` is not finite or beyond ``T_MAX_S``, where validation drops the sample: ``1e308 /
+    hop_s`` would overflow)."""
+    if not abs(t) <= T_MAX_S:
+        return -math.inf
+    end = math.floor((t - lag_s) / hop_s)
+    for end in (end, end + 1.0, end + 2.0):
+        if end * hop_s + lag_s > t:
+            return end * hop_s + lag_s
+    return -math.inf
