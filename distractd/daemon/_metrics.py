@@ -36,8 +36,8 @@ from prometheus_client.exposition import choose_encoder, gzip_accepted
 
 from .. import __version__
 from ..models.detectors import SUBMODELS, UNDECIDED_REASONS
-from ..pipeline import ALERT_KINDS, REJECT_REASONS
-from ..pipeline.formats import REFUSED_MAPPINGS, REJECTION_REASONS, STATES
+from ..pipeline import ALERT_KINDS, SAMPLE_REJECT_REASONS
+from ..pipeline.formats import MESSAGE_REJECT_REASONS, REFUSED_MAPPINGS, STATES
 from ._gate import REFUSAL_REASONS
 from ._lsl import LSL_OUTCOMES
 from ._session import STREAM_STAGES
@@ -92,7 +92,7 @@ class Metrics:
                                          "Input messages received.", registry=registry)
         rejected = Counter("distractd_messages_rejected_total",
                            "Input messages dropped, by reason.", ["reason"], registry=registry)
-        self.messages_rejected = {r: rejected.labels(reason=r) for r in REJECTION_REASONS}
+        self.messages_rejected = {r: rejected.labels(reason=r) for r in MESSAGE_REJECT_REASONS}
         self.messages_lost = Counter("distractd_messages_lost_total",
                                      "Block messages missing by sequence-number gaps.",
                                      registry=registry)
@@ -117,7 +117,8 @@ class Metrics:
         samples_rejected = Counter("distractd_samples_rejected_total",
                                    "Samples dropped or flagged by the pipeline's validation, by "
                                    "reason.", ["reason"], registry=registry)
-        self.samples_rejected = {r: samples_rejected.labels(reason=r) for r in REJECT_REASONS}
+        self.samples_rejected = {r: samples_rejected.labels(reason=r)
+                                 for r in SAMPLE_REJECT_REASONS}
         windows = Counter("distractd_windows_classified_total",
                           "Windows classified, by published state.", ["state"], registry=registry)
         self.windows = {s: windows.labels(state=s) for s in STATES}

@@ -30,8 +30,8 @@ from ._glances import (
 )
 from .formats import N_FIELDS
 from ._validate import (
-    _B_INDEX, _B_LABEL, ORDER_ACCEPT, ORDER_RESET, REJECT_REASONS, REJECTED, TRACK_LOSS, _no_gaze,
-    _order, _release, _validate_row,
+    _B_INDEX, _B_LABEL, ORDER_ACCEPT, ORDER_RESET, REJECTED, SAMPLE_REJECT_REASONS, TRACK_LOSS,
+    _no_gaze, _order, _release, _validate_row,
 )
 from ._windows import (
     _O_SIZE, BLINK, N_TEMPORAL, SACCADE, Windows, _add_glance, _add_sample,
@@ -98,7 +98,7 @@ class StreamProcessor:
     Attributes
     ----------
     rejected : dict
-        Count per reason of :data:`REJECT_REASONS`.
+        Count per reason of :data:`SAMPLE_REJECT_REASONS`.
     rate_hz : float
         Measured sample rate in Hz (NaN before two samples).
     n_samples : int
@@ -151,7 +151,7 @@ class StreamProcessor:
     @property
     def rejected(self):
         counts = self._state.validation["counts"][0]
-        return {reason: int(n) for reason, n in zip(REJECT_REASONS, counts)}
+        return {reason: int(n) for reason, n in zip(SAMPLE_REJECT_REASONS, counts)}
 
     @property
     def rate_hz(self):
@@ -491,7 +491,7 @@ class Events:
     gaze_velocity_deg_s : ndarray of shape (n_samples,)
         Binocular gaze rotation speed in deg/s (NaN where undefined).
     rejected : ndarray of shape (n_samples,), dtype object
-        The reason a sample was dropped (see :data:`REJECT_REASONS`), or ``""``.
+        The reason a sample was dropped (see :data:`SAMPLE_REJECT_REASONS`), or ``""``.
     events : ndarray of shape (n_events, 6)
         One row per event: kind (index into :data:`EVENT_KINDS`), first and last sample time (s),
         duration (s), amplitude (deg) and peak speed (deg/s), NaN where not applicable.
@@ -561,7 +561,7 @@ def detect_events(recording, config=None):
         flags[EVENT_KINDS[kind]] = flag
     lost = np.where(rows[:, _R_STATUS] == TRACK_LOSS, 1.0, 0.0)
     lost[~accepted] = np.nan
-    reasons = np.array([""] + list(REJECT_REASONS), dtype=object)
+    reasons = np.array([""] + list(SAMPLE_REJECT_REASONS), dtype=object)
     code = np.where(accepted, 0, rows[:, _R_STATUS].astype(np.int64) - REJECTED + 1)
     return Events(t.copy(), flags["saccade"], flags["blink"], flags["fixation"], lost,
                   np.degrees(rows[:, _R_VELOCITY]), reasons[code], events[:, :_EV_EPOCH])

@@ -1,10 +1,11 @@
 """Per-sample validation: timestamps, clock jumps and resets, finiteness, ranges, gaps, track loss,
 measured rate.
 
-Every problem is counted by reason (:data:`REJECT_REASONS`). A sample with a bad ``t`` is dropped; a
-sample with a bad *field* keeps its other fields (the field becomes NaN); a gap or a low-confidence
-sample is counted and kept. The sample rate is measured per stream: a running estimate of the typical
-sample period that ignores drops and jitter and re-locks when the tracker changes rate.
+Every problem is counted by reason (:data:`SAMPLE_REJECT_REASONS`). A sample with a bad ``t`` is
+dropped; a sample with a bad *field* keeps its other fields (the field becomes NaN); a gap or a
+low-confidence sample is counted and kept. The sample rate is measured per stream: a running
+estimate of the typical sample period that ignores drops and jitter and re-locks when the tracker
+changes rate.
 
 Time order (:func:`_order`) is decided before the fields are checked, and may hold a sample back:
 
@@ -29,9 +30,9 @@ from numba import njit
 from ._config import _CONFIDENCE, _GAZE, _PUPIL, _TIME, _record
 from .formats import N_FIELDS
 
-__all__ = ["REJECT_REASONS"]
+__all__ = ["SAMPLE_REJECT_REASONS"]
 
-REJECT_REASONS = (
+SAMPLE_REJECT_REASONS = (
     "nonfinite_t", "t_out_of_range", "duplicate_t", "backwards_t", "nonfinite_value", "out_of_range", "gap",
     "low_confidence", "t_jump", "clock_reset",
 )
@@ -51,7 +52,7 @@ HOLD_ROWS = 32
 # Per-row status codes written by the kernel.
 ACCEPTED = 0      # a tracked sample
 TRACK_LOSS = 1    # accepted, but the eyes are not tracked (low confidence or no gaze)
-REJECTED = 2      # 2 + index into REJECT_REASONS for the dropping reasons
+REJECTED = 2      # 2 + index into SAMPLE_REJECT_REASONS for the dropping reasons
 _NONFINITE_T, _T_RANGE, _DUPLICATE, _BACKWARDS = 0, 1, 2, 3
 _NONFINITE_VALUE, _OUT_OF_RANGE, _GAP, _LOW_CONFIDENCE, _T_JUMP, _CLOCK_RESET = 4, 5, 6, 7, 8, 9
 
@@ -77,7 +78,7 @@ STATE = _record(
     "run_last",
     "q_head",       # first queued buffer row
     "q_n",          # queued rows
-    ("counts", (len(REJECT_REASONS),)),   # per reason of REJECT_REASONS
+    ("counts", (len(SAMPLE_REJECT_REASONS),)),   # per reason of SAMPLE_REJECT_REASONS
 )
 
 # Held-sample buffer columns: the raw fields, the label, the sample's index in the stream.

@@ -21,7 +21,7 @@ from prometheus_client.parser import text_string_to_metric_families
 
 from distractd import __version__
 from distractd.daemon import DEFAULTS, LATENCY_BUCKETS_S, Metrics
-from distractd.pipeline.formats import REJECTION_REASONS
+from distractd.pipeline.formats import MESSAGE_REJECT_REASONS
 from distractd.simulators import replay, simulate_drive
 
 
@@ -42,7 +42,7 @@ def test_every_family_is_present_before_any_traffic():
         assert name in families, name
     reasons = {s.labels["reason"] for s in families["distractd_messages_rejected"].samples
                if s.name.endswith("_total")}
-    assert reasons == set(REJECTION_REASONS)
+    assert reasons == set(MESSAGE_REJECT_REASONS)
     states = {s.labels["state"] for s in families["distractd_windows_classified"].samples
               if s.name.endswith("_total")}
     assert states == {"attentive", "distracted", "unknown"}
@@ -84,13 +84,14 @@ def test_model_info_holds_only_the_current_model():
 
 
 def test_every_sample_rejection_reason_is_pre_bound():
-    from distractd.pipeline import REJECT_REASONS
+    from distractd.pipeline import SAMPLE_REJECT_REASONS
 
     metrics = Metrics(CollectorRegistry())
     metrics.samples_rejected["duplicate_t"].inc(3)
     samples = _families(metrics.registry)["distractd_samples_rejected"].samples
     totals = {s.labels["reason"]: s.value for s in samples if s.name.endswith("_total")}
-    assert totals == {reason: 3.0 if reason == "duplicate_t" else 0.0 for reason in REJECT_REASONS}
+    assert totals == {reason: 3.0 if reason == "duplicate_t" else 0.0
+                      for reason in SAMPLE_REJECT_REASONS}
 
 
 def test_promtool_accepts_the_scrape():

@@ -1,8 +1,9 @@
 """Property-based test (Hypothesis) of a session fed arbitrary messages in process (issue 23): a
 good stream, with bad messages of any kind between its messages, gives exactly the states and
 events it gives alone; every bad message is refused through the documented path and counted by a
-known reason, at the wire (``Rejected``, :data:`REJECTION_REASONS`) or, for a sample whose time
-is not finite or beyond ``T_MAX_S``, by the pipeline (:data:`REJECT_REASONS`); nothing raises.
+known reason, at the wire (``Rejected``, :data:`MESSAGE_REJECT_REASONS`) or, for a sample whose
+time is not finite or beyond ``T_MAX_S``, by the pipeline (:data:`SAMPLE_REJECT_REASONS`); nothing
+raises.
 
 The session runs as the daemon's loop runs it (decode, accept, process; at the first windows the
 sub-model choice and the field check; publish with the chosen sub-model's scores)."""
@@ -16,9 +17,10 @@ from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from distractd.daemon import Model, Session, decision_options, load_config
-from distractd.pipeline import FEATURE_NAMES, REJECT_REASONS, T_MAX_S
+from distractd.pipeline import FEATURE_NAMES, SAMPLE_REJECT_REASONS, T_MAX_S
 from distractd.pipeline.formats import (
-    FIELD_INDEX, FIELDS, REJECTION_REASONS, Limits, Rejected, decode_samples, encode_block, encode_map,
+    FIELD_INDEX, FIELDS, MESSAGE_REJECT_REASONS, Limits, Rejected, decode_samples, encode_block,
+    encode_map,
 )
 from distractd.simulators import simulate_drive
 
@@ -123,9 +125,9 @@ def _run(messages):
                 windows, scores, (chosen or MODEL.detector).model_id)
             states += published
             events += happened
-    assert set(refused) <= set(REJECTION_REASONS)
+    assert set(refused) <= set(MESSAGE_REJECT_REASONS)
     rejected = Counter(session.new_rejections())
-    assert set(rejected) <= set(REJECT_REASONS)
+    assert set(rejected) <= set(SAMPLE_REJECT_REASONS)
     return states, events, refused, rejected
 
 

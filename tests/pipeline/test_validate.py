@@ -2,7 +2,7 @@ import numpy as np
 import pytest
 
 from distractd.pipeline import (
-    FIELD_INDEX, REJECT_REASONS, Recording, StreamProcessor, Windows, empty_block,
+    FIELD_INDEX, SAMPLE_REJECT_REASONS, Recording, StreamProcessor, Windows, empty_block,
     extract_features,
 )
 
@@ -32,7 +32,7 @@ def run(block, config=None):
 
 def test_clean_stream_rejects_nothing_and_measures_its_rate():
     processor, windows = run(stream())
-    assert processor.rejected == dict.fromkeys(REJECT_REASONS, 0)
+    assert processor.rejected == dict.fromkeys(SAMPLE_REJECT_REASONS, 0)
     assert processor.rate_hz == pytest.approx(60.0, rel=1e-9)
     assert processor.n_samples == 2400
     np.testing.assert_allclose(windows.quality, 1.0, rtol=1e-9)
@@ -122,7 +122,7 @@ def test_only_gaze_fields():
     names = windows.X
     assert np.isnan(names[:, 0]).all() and np.isnan(names[:, 14]).all()   # head_x, perclos
     assert np.isfinite(names[:, 6:11]).all()                              # gaze, saccade
-    assert processor.rejected == dict.fromkeys(REJECT_REASONS, 0)
+    assert processor.rejected == dict.fromkeys(SAMPLE_REJECT_REASONS, 0)
 
 
 def test_garbage_never_raises():

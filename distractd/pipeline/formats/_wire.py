@@ -8,7 +8,7 @@ Messages are multipart ``[topic, payload, *ignored]`` with a msgpack payload. In
 :func:`alert_event`) so the schema of every
 published message has one home. Decoding is bounded (message size, block rows, msgpack container
 lengths, :func:`unpack`) and every rejection raises :class:`Rejected` carrying one reason of
-:data:`REJECTION_REASONS`, which the daemon counts.
+:data:`MESSAGE_REJECT_REASONS`, which the daemon counts.
 """
 
 import re
@@ -20,7 +20,7 @@ from ..._errors import DistractdError, SchemaError
 from ._schema import FIELDS, block_from_columns, block_from_maps
 
 __all__ = [
-    "VERSION", "STATES", "REJECTION_REASONS", "MAX_SEQ", "Rejected", "Limits", "unpack",
+    "VERSION", "STATES", "MESSAGE_REJECT_REASONS", "MAX_SEQ", "Rejected", "Limits", "unpack",
     "decode_samples", "valid_stream_id", "encode_map", "encode_block", "state_message", "transition_event", "segment_event",
     "glance_state", "alert_event", "encode_state", "encode_event", "decode_output",
 ]
@@ -29,7 +29,7 @@ VERSION = 1
 STATES = ("attentive", "distracted", "unknown")
 """Published states, indexed by label: 0 attentive, 1 distracted, -1 (the last) unknown — no
 decision (too little valid data, a missing feature, or a stream warming up)."""
-REJECTION_REASONS = (
+MESSAGE_REJECT_REASONS = (
     "oversized", "bad_topic", "undecodable", "not_a_map", "unknown_version", "missing_t",
     "wrong_type", "bad_block", "too_many_streams",
 )
@@ -51,7 +51,7 @@ _MAX_KNOWN_TOPICS = 65536
 
 
 class Rejected(DistractdError):
-    """A message the daemon drops; ``reason`` is one of :data:`REJECTION_REASONS`."""
+    """A message the daemon drops; ``reason`` is one of :data:`MESSAGE_REJECT_REASONS`."""
 
     def __init__(self, reason, detail):
         super().__init__(f"{reason}: {detail}")

@@ -2,7 +2,7 @@
 ±9e307, subnormals), shapes and strings (Unicode, empty, huge): the wire's map and block forms,
 the sample schema, the Pupil adapter and the LSL mapping. Each input either decodes to a canonical
 block holding exactly what was sent, or is refused through the documented path (``Rejected`` with
-one of :data:`REJECTION_REASONS`, or ``SchemaError``) in one bounded line; nothing else escapes
+one of :data:`MESSAGE_REJECT_REASONS`, or ``SchemaError``) in one bounded line; nothing else escapes
 (issue 23). Derandomized, so CI runs the same examples every time."""
 
 import collections
@@ -18,8 +18,8 @@ from hypothesis.extra import numpy as hnp
 from distractd import SchemaError
 from distractd.pipeline import T_MAX_S
 from distractd.pipeline.formats import (
-    FIELD_INDEX, FIELDS, N_FIELDS, REFUSED_MAPPINGS, REJECTION_REASONS, Limits, PupilAdapter, Rejected,
-    UnsupportedGaze, block_from_columns, block_from_maps, decode_samples, encode_block,
+    FIELD_INDEX, FIELDS, MESSAGE_REJECT_REASONS, N_FIELDS, REFUSED_MAPPINGS, Limits, PupilAdapter,
+    Rejected, UnsupportedGaze, block_from_columns, block_from_maps, decode_samples, encode_block,
     encode_map, gaze_normal, lsl_mapping, maps_from_block,
 )
 
@@ -53,7 +53,7 @@ SAMPLE_MAPS = st.tuples(
 
 
 def _assert_rejected_in_one_line(rejected):
-    assert rejected.reason in REJECTION_REASONS
+    assert rejected.reason in MESSAGE_REJECT_REASONS
     text = str(rejected)
     assert len(text.splitlines()) == 1 and len(text) <= 1000, text[:2000]
 
@@ -308,7 +308,7 @@ def test_pupil_gaze_around_bad_datums_is_released_whole_and_in_order(bad):
     rows, reasons = _feed_pupil(mixed)
     kept = rows[np.isfinite(rows[:, 0]) & (np.abs(rows[:, 0]) <= T_MAX_S)]
     assert _same(kept, clean)
-    assert all(reason in REJECTION_REASONS + REFUSED_MAPPINGS for reason in reasons)
+    assert all(reason in MESSAGE_REJECT_REASONS + REFUSED_MAPPINGS for reason in reasons)
 
 
 def _is_pupil_noise(frames):

@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 
 from distractd.pipeline.formats import (
-    REJECTION_REASONS, Limits, Rejected, decode_output, decode_samples, encode_block,
+    MESSAGE_REJECT_REASONS, Limits, Rejected, decode_output, decode_samples, encode_block,
     encode_event, encode_map, encode_state,
 )
 from distractd.pipeline import FIELD_INDEX, FIELDS, N_FIELDS
@@ -91,7 +91,7 @@ MALFORMED = [
 
 @pytest.mark.parametrize("reason, frames", MALFORMED)
 def test_every_malformed_message_is_rejected_with_its_reason(reason, frames):
-    assert reason in REJECTION_REASONS
+    assert reason in MESSAGE_REJECT_REASONS
     with pytest.raises(Rejected) as info:
         decode_samples(frames, LIMITS)
     assert info.value.reason == reason
