@@ -26,7 +26,7 @@ import sys
 from pathlib import Path
 
 from . import __version__
-from ._errors import ConfigError, DistractdError, RecordingError
+from ._errors import ConfigError, DistractdError
 from ._validation import Interval
 
 
@@ -194,13 +194,6 @@ def _check_folder(folder):
         raise argparse.ArgumentTypeError(f"folder {folder} does not exist")
     if not os.access(folder, os.W_OK | os.X_OK):
         raise argparse.ArgumentTypeError(f"folder {folder} is not writable")
-
-
-def _need_windows(path, recording, windows, window_s):
-    """Zero windows is an error: a header-only file would pass silently for a result."""
-    if len(windows) == 0:
-        raise RecordingError(f"{path}: no complete window: the recording spans "
-                             f"{recording.duration_s:.1f} s, a window {window_s:g} s")
 
 
 def _declare_info(parser):
@@ -512,14 +505,14 @@ def _declare_features(parser):
 
 def _features(args):
     from ._parallel import batch_runner, recording_windows
-    from .pipeline import PipelineConfig
+    from .pipeline import PipelineConfig, require_windows
 
     config = _pipeline_config(args) or PipelineConfig()
     with batch_runner(args.jobs, args.scheduler) as runner:
         featured = recording_windows(args.inputs, config, runner,
                                      progress=sys.stderr.isatty() and not args.quiet)
     for item in featured:
-        _need_windows(item.source, item, item.windows, config.window_s)
+        require_windows(item.source, item, item.windows, config.window_s)
     paths = _recording_outputs(args.out, [item.meta["recording_id"] for item in featured])
     for path, item in zip(paths, featured):
         _write_windows(item.windows, path)
@@ -602,11 +595,9 @@ def _declare_label(parser):
 
 def _label(args):
     from .models import load_model
-    from .models.clustering import label_windows, model_prior
+    from .models.clustering import label_recording
     from .models.detectors import DEFAULT_MODEL_PATH
-    from .pipeline import (
-        FEATURE_NAMES, PipelineConfig, extract_features, read_recording, write_intervals,
-    )
+    from .pipeline import read_recording, write_intervals
     from .pipeline.formats import check_overwrite, recording_identity, write_label_identity
 
     params = {}
@@ -620,25 +611,17 @@ def _label(args):
     detector = None
     if args.prior != "none":
         detector = load_model(DEFAULT_MODEL_PATH if args.prior == "default" else args.prior)
-    config = _pipeline_config(args) or (PipelineConfig.from_dict(detector.pipeline_config)
-                                        if detector is not None else PipelineConfig())
-    config = PipelineConfig.from_dict({**config.to_dict(), "baseline": False})  # raw windows
     recording = read_recording(args.input)
     out = Path(args.out)
     intervals_path = args.intervals or str(out.with_name(out.stem + ".intervals.csv"))
     identity = recording_identity(recording, args.input)
     for existing in (out, intervals_path):   # never over another recording's labels
         check_overwrite(existing, identity)
-    windows = extract_features(recording, config)
-    _need_windows(args.input, recording, windows, config.window_s)
-    prior = None if detector is None else model_prior(detector, windows, FEATURE_NAMES)
-    result = label_windows(windows, FEATURE_NAMES, args.method, representation=args.inputs,
-                           prior=prior, mapping=args.mapping, min_quality=args.min_quality,
-                           features=args.features, params=params,
-                           baseline={"memory_s": config.baseline_memory_s,
-                                     "spacing_s": config.baseline_spacing_s,
-                                     "warmup_s": config.baseline_warmup_s},
-                           random_state=args.seed)
+    result = label_recording(recording, args.method, prior_model=detector,
+                             config=_pipeline_config(args), representation=args.inputs,
+                             mapping=args.mapping, min_quality=args.min_quality,
+                             features=args.features, params=params, random_state=args.seed,
+                             name=args.input)
     result.write_csv(out)
     intervals = result.intervals()
     write_intervals(intervals, intervals_path)
@@ -689,69 +672,30 @@ def _declare_segment(parser):
 
 
 def _segment(args):
-    import numpy as np
-
-    from ._errors import ModelError
     from .models import load_model
-    from .models.clustering import model_prior
     from .models.detectors import DEFAULT_MODEL_PATH
-    from .models.evaluation import clustering_accuracy_many_to_one
-    from .models.segmentation import SegmentPrototypes, segment_drive
-    from .pipeline import FEATURE_NAMES, PipelineConfig, extract_features, read_recording
+    from .models.segmentation import segment_recording
+    from .pipeline import read_recording
 
-    detector = load_model(args.model) if args.model else None
-    if detector is not None and "segmenter" not in detector.extras:
-        raise ModelError(f"model {args.model} holds no segmenter prototypes (extras['segmenter'])")
+    model = load_model(args.model) if args.model else None
     prior_model = None
-    if detector is None and args.prior != "none":
+    if model is None and args.prior != "none":
         prior_model = load_model(DEFAULT_MODEL_PATH if args.prior == "default" else args.prior)
-    config = _pipeline_config(args) or (PipelineConfig.from_dict(detector.pipeline_config)
-                                        if detector is not None else PipelineConfig())
-    if detector is None:  # raw windows: the drift-free representation is made from them
-        config = PipelineConfig.from_dict({**config.to_dict(), "baseline": False})
-    recording = read_recording(args.input)
-    windows = extract_features(recording, config)
-    _need_windows(args.input, recording, windows, config.window_s)
-    labelled = windows.label >= 0
-    if detector is not None:
-        Z = detector.normalize(windows.X[:, detector.feature_columns(FEATURE_NAMES)])
-        rows = SegmentPrototypes.from_artifact(*detector.extras["segmenter"]).segment(
-            np.where(np.isnan(Z), 0.0, Z))
-        starts = np.append(rows["start"], rows["end"][-1])
-        clusters, labels = rows["cluster"], rows["label"]
-    else:
-        drift_free = args.inputs == "baseline"
-        est = segment_drive(windows.X, method=args.method, n_clusters=args.k,
-                            max_seconds=args.max_seconds, hop_s=config.hop_s,
-                            random_state=args.seed, t_end=windows.t_end if drift_free else None,
-                            features="auto" if drift_free else "all",
-                            prior=None if prior_model is None else
-                            model_prior(prior_model, windows, FEATURE_NAMES))
-        starts, clusters = est.segments_.starts, est.segments_.labels
-        # each cluster's label: the majority recorded label of its windows (-1 when none)
-        mapping = np.full(clusters.max() + 1, -1)
-        for cluster in np.unique(est.labels_):
-            votes = windows.label[labelled & (est.labels_ == cluster)]
-            mapping[cluster] = int(votes.mean() > 0.5) if votes.size else -1
-        labels = mapping[clusters]
-    t = np.append(windows.t_end, windows.t_end[-1] + config.hop_s)
-    with open(args.out, "w") as f:
-        f.write("start,end,cluster,label\n")
-        for j, cluster in enumerate(clusters):
-            f.write(f"{t[starts[j]]:.3f},{t[starts[j + 1]]:.3f},{cluster},{labels[j]}\n")
-    summary = {"output": args.out, "segments": len(clusters), "frame_accuracy": None,
-               "model_label_accuracy": None}
-    message = f"{len(clusters)} segments"
-    if labelled.any():
-        frame_clusters = np.repeat(clusters, np.diff(starts))
-        acc = clustering_accuracy_many_to_one(windows.label[labelled], frame_clusters[labelled])
-        summary["frame_accuracy"] = float(acc)
-        message += f"; frame accuracy (each cluster to its majority label) {acc:.3f}"
-        if detector is not None:
-            frame_labels = np.repeat(labels, np.diff(starts))
-            stored = np.mean(frame_labels[labelled] == windows.label[labelled])
-            summary["model_label_accuracy"] = float(stored)
-            message += f", with the model's cluster labels {stored:.3f}"
+    segments = segment_recording(read_recording(args.input), model=model,
+                                 prior_model=prior_model, config=_pipeline_config(args),
+                                 method=args.method, n_clusters=args.k,
+                                 max_seconds=args.max_seconds, inputs=args.inputs,
+                                 random_state=args.seed, name=args.input)
+    segments.write_csv(args.out)
+    summary = {"output": args.out, "segments": len(segments),
+               "frame_accuracy": segments.frame_accuracy,
+               "model_label_accuracy": segments.model_label_accuracy}
+    message = f"{len(segments)} segments"
+    if segments.frame_accuracy is not None:
+        message += (f"; frame accuracy (each cluster to its majority label) "
+                    f"{segments.frame_accuracy:.3f}")
+    if segments.model_label_accuracy is not None:
+        message += f", with the model's cluster labels {segments.model_label_accuracy:.3f}"
     _report(args, summary, message)
     return 0
 
@@ -994,7 +938,7 @@ def _predict(args):
 
     from .models import load_model
     from .models.detectors import DecisionRule, agreement_summary, predict_recording
-    from .pipeline import PipelineConfig, read_recordings
+    from .pipeline import PipelineConfig, read_recordings, require_windows
 
     detector = load_model(args.model)
     recordings = read_recordings(args.input)
@@ -1005,7 +949,7 @@ def _predict(args):
     for recording in recordings:
         prediction = predict_recording(detector, recording,
                                        DecisionRule(**_decision(args, detector.feature_names)))
-        _need_windows(args.input, recording, prediction.windows, window_s)
+        require_windows(args.input, recording, prediction.windows, window_s)
         predictions.append(prediction)
     ids = [recording.meta.get("recording_id", Path(args.input).stem) for recording in recordings]
     outputs = _recording_outputs(args.out, ids)

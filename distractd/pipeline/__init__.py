@@ -18,6 +18,7 @@ __getattr__, __dir__, __all__ = lazy_exports(__name__, {
     "._processor": (
         "Events", "StreamProcessor", "detect_events", "detect_glances", "extract_features",
     ),
+    "._require": ("require_windows",),
     "._validate": ("SAMPLE_REJECT_REASONS", "T_MAX_S"),
     "._windows": (
         "Windows", "feature_fields", "feature_min_rate_hz", "gaze_only_features",

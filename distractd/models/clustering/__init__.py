@@ -6,9 +6,10 @@ from ._labelling import (
     FEATURE_SETS, METHODS, MIN_KAPPA, REPRESENTATIONS, WindowLabels, label_windows, make_clusterer,
     model_prior,
 )
+from ._recording_labels import label_recording
 from ._uselm import USELM
 
 __all__ = [
     "USELM", "ELMJEC", "ELMCLR", "METHODS", "FEATURE_SETS", "WindowLabels", "make_clusterer",
-    "label_windows", "model_prior", "REPRESENTATIONS", "MIN_KAPPA",
+    "label_windows", "label_recording", "model_prior", "REPRESENTATIONS", "MIN_KAPPA",
 ]
