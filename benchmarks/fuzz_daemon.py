@@ -48,7 +48,7 @@ from prometheus_client.parser import text_string_to_metric_families
 from distractd.daemon import DEFAULTS, decision_options, default_model_path
 from distractd.models import load_model
 from distractd.models.detectors import DecisionRule, predict_windows
-from distractd.pipeline.formats import FIELDS, N_FIELDS, STATES, decode_output, encode_block
+from distractd.pipeline.formats import FIELDS, N_FIELDS, STATE_NAMES, decode_output, encode_block
 from distractd.simulators import NotifyReceiver, free_port, replay, simulate_drive
 
 MAX_MESSAGE_BYTES = 65536
@@ -306,7 +306,7 @@ def run(n_messages, seed, speed, n_dropped_connections, max_streams=200, out=sys
     detector = load_model(default_model_path())
     rule = DecisionRule(**decision_options(DEFAULTS, detector.feature_names))
     windows, scores, labels = predict_windows(detector, drive, rule)
-    expected_states = np.array(STATES, dtype=object)[labels]
+    expected_states = np.array([STATE_NAMES[label] for label in labels], dtype=object)
     kinds = list(KINDS)
     sent = dict.fromkeys(kinds, 0)
     context = zmq.Context()

@@ -21,7 +21,6 @@ import urllib.request
 import zipfile
 from pathlib import Path
 
-import numpy as np
 import pytest
 import zmq
 from prometheus_client.parser import text_string_to_metric_families
@@ -29,7 +28,7 @@ from prometheus_client.parser import text_string_to_metric_families
 from distractd.daemon import DEFAULTS, decision_options, default_model_path
 from distractd.models import load_model
 from distractd.models.detectors import DecisionRule, predict_windows
-from distractd.pipeline.formats import STATES, decode_output
+from distractd.pipeline.formats import STATE_NAMES, decode_output
 from distractd.simulators import NotifyReceiver, free_port, replay, simulate_drive
 
 from .daemon._unit import (ANALYZE, SECCOMP, allowed_syscalls, namespaces_available, seconds,
@@ -290,7 +289,7 @@ def test_the_installed_unit_starts_after_a_plain_install_and_configured(prefix, 
     assert status == 0 and "built-in defaults" not in log and "Traceback" not in log, log[-3000:]
     assert unit.cache_files() == compiled
     assert sorted(published) == windows.t_end.tolist()
-    assert [published[t] for t in sorted(published)] == np.array(STATES)[labels].tolist()
+    assert [published[t] for t in sorted(published)] == [STATE_NAMES[label] for label in labels]
     samples = {sample.name: sample.value
                for family in text_string_to_metric_families(exposition)
                for sample in family.samples}

@@ -37,7 +37,7 @@ from prometheus_client.exposition import choose_encoder, gzip_accepted
 from .. import __version__
 from ..models.detectors import SUBMODELS, UNDECIDED_REASONS
 from ..pipeline import ALERT_KINDS, SAMPLE_REJECT_REASONS
-from ..pipeline.formats import MESSAGE_REJECT_REASONS, REFUSED_MAPPINGS, STATES
+from ..pipeline.formats import MESSAGE_REJECT_REASONS, REFUSED_MAPPINGS, STATE_NAMES
 from ._gate import REFUSAL_REASONS
 from ._lsl import LSL_OUTCOMES
 from ._session import STREAM_STAGES
@@ -121,7 +121,7 @@ class Metrics:
                                  for r in SAMPLE_REJECT_REASONS}
         windows = Counter("distractd_windows_classified_total",
                           "Windows classified, by published state.", ["state"], registry=registry)
-        self.windows = {s: windows.labels(state=s) for s in STATES}
+        self.windows = {s: windows.labels(state=s) for s in STATE_NAMES.values()}
         self.transitions = Counter("distractd_state_transitions_total",
                                    "Changes of a stream's published state.", registry=registry)
         self.segments = Counter("distractd_segments_finalised_total",

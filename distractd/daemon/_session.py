@@ -30,7 +30,7 @@ from ..models.detectors import UNDECIDED_REASONS, DecisionRule, undecided_reason
 from ..models.segmentation import OnlineSegmenter
 from ..pipeline import T_MAX_S, StreamProcessor, feature_fields
 from ..pipeline.formats import (
-    FIELDS, N_FIELDS, STATES, alert_event, glance_state, segment_event, state_message,
+    FIELDS, N_FIELDS, STATE_NAMES, alert_event, glance_state, segment_event, state_message,
     transition_event,
 )
 
@@ -261,7 +261,7 @@ class Session:
         states = []
         for i in range(len(windows)):
             t_end = float(windows.t_end[i])
-            state = STATES[decided[i]]
+            state = STATE_NAMES[int(decided[i])]
             if state != self.state:
                 events.append(transition_event(self.stream, t_end, self.state, state,
                                                float(scores[i]), model_id))
@@ -384,13 +384,13 @@ class StreamSegmenter:
         for row in committed:
             finals.append({"id": self.n_committed, "start": float(self._t_end[row["start"] % ring]),
                            "end": float(self._t_end[(row["end"] - 1) % ring]),
-                           "label": STATES[int(row["label"])], "cluster": int(row["cluster"]),
+                           "label": STATE_NAMES[int(row["label"])], "cluster": int(row["cluster"]),
                            "final": True})
             self.n_committed += 1
         if provisional is not None:
             self.current = {"id": self.n_committed,
                             "start": float(self._t_end[provisional["start"] % ring]),
-                            "label": STATES[int(provisional["label"])],
+                            "label": STATE_NAMES[int(provisional["label"])],
                             "cluster": int(provisional["cluster"]), "final": False}
         elif finals:
             self.current = {key: finals[-1][key]

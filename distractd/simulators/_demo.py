@@ -24,7 +24,7 @@ import zmq
 
 from .._errors import DistractdError
 from ..models.detectors import detection_delays, false_alarms_per_hour
-from ..pipeline.formats import STATES, Recording, decode_output
+from ..pipeline.formats import STATE_NAMES, Recording, decode_output
 from ._replay import replay
 from ._simulate import simulate_drive
 
@@ -172,8 +172,8 @@ def running_daemon(*settings):
                 daemon.status = status
 
 
-_LABELS = {name: label for label, name in enumerate(STATES[:2])}
-"""Label of a published state name (``unknown`` is -1)."""
+_LABELS = {name: label for label, name in STATE_NAMES.items()}
+"""Label of a published state name."""
 
 
 class _Watcher(threading.Thread):
@@ -219,7 +219,7 @@ class _Watcher(threading.Thread):
 
     def _truth(self, t):
         i = min(np.searchsorted(self.t, t, side="right") - 1, len(self.t) - 1)
-        return STATES[int(self.labels[max(i, 0)])]
+        return STATE_NAMES[int(self.labels[max(i, 0)])]
 
     def wait_quiet(self, quiet_s, timeout_s):
         """Wait until no new state arrived for ``quiet_s`` (the daemon has caught up)."""

@@ -21,7 +21,7 @@ from distractd.daemon import DEFAULTS, decision_options, default_model_path
 from distractd.models import load_model
 from distractd.models.detectors import DecisionRule, predict_windows
 from distractd.pipeline.formats import (
-    FIELD_INDEX, STATES, PupilAdapter, Recording, read_recording, write_recording,
+    FIELD_INDEX, STATE_NAMES, PupilAdapter, Recording, read_recording, write_recording,
 )
 from distractd.simulators import simulate_drive
 
@@ -73,7 +73,7 @@ def _batch_states(samples):
     detector = load_model(default_model_path())
     rule = DecisionRule(**decision_options(DEFAULTS, detector.feature_names))
     windows, _, labels = predict_windows(detector, Recording(samples), rule)
-    return windows.t_end.tolist(), np.array(STATES, dtype=object)[labels].tolist()
+    return windows.t_end.tolist(), [STATE_NAMES[label] for label in labels]
 
 
 def _printed_states(lines, stream):

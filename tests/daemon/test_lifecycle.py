@@ -19,7 +19,7 @@ from distractd.daemon import DEFAULTS, decision_options, default_model_path
 from distractd.models import load_model
 from distractd.models.detectors import DecisionRule, predict_windows
 from distractd.pipeline import PipelineConfig, write_recording
-from distractd.pipeline.formats import STATES, decode_output
+from distractd.pipeline.formats import STATE_NAMES, decode_output
 from distractd.simulators import replay, simulate_drive
 
 from ._published import states_of
@@ -92,7 +92,7 @@ def test_sigterm_flushes_every_stream_and_exits_0(start_daemon, drive, detector)
     assert daemon.stop() == 0
     published = states_of(before + after, "car")
     assert [m["t"] for m in published] == windows.t_end.tolist()
-    assert [m["state"] for m in published] == np.array(STATES)[labels].tolist()
+    assert [m["state"] for m in published] == [STATE_NAMES[label] for label in labels]
     assert [m["t"] for m in states_of(after, "car")] == windows.t_end[-by_the_end:].tolist()
     assert daemon.notify.wait_for("STOPPING=1", timeout_s=5) is not None
     assert "1 streams flushed" in daemon.log_text
@@ -255,5 +255,5 @@ def test_a_scrape_storm_is_answered_and_ingest_goes_on(start_daemon, drive, dete
                 "process_open_fds", "python_info"} <= names
     published = states_of(messages, "car")
     assert [m["t"] for m in published] == windows.t_end.tolist()
-    assert [m["state"] for m in published] == np.array(STATES)[labels].tolist()
+    assert [m["state"] for m in published] == [STATE_NAMES[label] for label in labels]
     assert daemon.stop() == 0

@@ -18,7 +18,7 @@ from distractd.daemon._lsl import LSL_OUTCOMES, _Inlet
 from distractd.models import load_model
 from distractd.models.detectors import DecisionRule, predict_windows
 from distractd.pipeline.formats import (
-    FIELD_INDEX, FIELDS, STATE_CHANNEL_META, STATE_CHANNELS, STATES, Recording, lsl_mapping,
+    FIELD_INDEX, FIELDS, STATE_CHANNEL_META, STATE_CHANNELS, STATE_NAMES, Recording, lsl_mapping,
     lsl_stream_id,
 )
 from distractd.simulators import replay, simulate_drive
@@ -80,7 +80,7 @@ def test_lsl_outlet_to_daemon_states_and_back(start_daemon):
     published = states_of(daemon.collect(lambda m: len(states_of(m, stream)) >= len(windows),
                                        timeout_s=60), stream)
     assert [m["t"] for m in published] == windows.t_end.tolist()
-    assert [m["state"] for m in published] == np.array(STATES, dtype=object)[labels_].tolist()
+    assert [m["state"] for m in published] == [STATE_NAMES[label] for label in labels_]
     np.testing.assert_allclose([m["score"] for m in published], scores, rtol=1e-12,
                                equal_nan=True)
     assert daemon.metric("distractd_samples_received_total") == drive.n_samples

@@ -16,7 +16,7 @@ from distractd.daemon import DEFAULTS, PupilLink, decision_options, default_mode
 from distractd.models import load_model
 from distractd.models.detectors import DecisionRule, predict_windows
 from distractd.pipeline.formats import (
-    STATES, PupilAdapter, Recording, UnsupportedGaze, gaze_2d_datum, gaze_datum, gaze_normal,
+    STATE_NAMES, PupilAdapter, Recording, UnsupportedGaze, gaze_2d_datum, gaze_datum, gaze_normal,
     pupil_datums, surface_datum,
 )
 from distractd.simulators import free_port, simulate_drive
@@ -61,7 +61,7 @@ def test_pupil_capture_path_equals_batch(start_daemon, drive, run_emulator):
     published = states_of(daemon.collect(lambda m: len(states_of(m, "eyes")) >= len(windows),
                                        timeout_s=60), "eyes")
     assert [m["t"] for m in published] == pytest.approx(windows.t_end.tolist(), abs=1e-9)
-    assert [m["state"] for m in published] == np.array(STATES, dtype=object)[labels].tolist()
+    assert [m["state"] for m in published] == [STATE_NAMES[label] for label in labels]
     assert {m["gaze_frame"] for m in published} == {"head"}  # Pupil Core gaze is eye-in-head
     assert "eye-in-head gaze without head pose" in daemon.stderr()
     assert daemon.metric("distractd_samples_received_total") == len(samples)

@@ -19,7 +19,7 @@ import zmq.auth
 from distractd.daemon import DEFAULTS, decision_options, default_model_path
 from distractd.models import load_model, save_model
 from distractd.models.detectors import DecisionRule, predict_windows
-from distractd.pipeline.formats import STATES, encode_block, encode_map
+from distractd.pipeline.formats import STATE_NAMES, encode_block, encode_map
 from distractd.pipeline import (
     FIELD_INDEX, FIELDS, N_FIELDS, PipelineConfig, Recording, extract_features, write_recording,
 )
@@ -42,7 +42,7 @@ def expected_states(recording, detector):
     decision rule, in batch."""
     rule = DecisionRule(**decision_options(DEFAULTS, detector.feature_names))
     windows, scores, labels = predict_windows(detector, recording, rule)
-    return windows, scores, np.array(STATES, dtype=object)[labels]
+    return windows, scores, np.array([STATE_NAMES[label] for label in labels], dtype=object)
 
 
 def assert_same_states(published, windows, scores, states):

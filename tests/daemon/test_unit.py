@@ -10,14 +10,13 @@ import sys
 import tomllib
 from pathlib import Path
 
-import numpy as np
 import pytest
 
 from distractd.daemon import DEFAULTS, decision_options, default_model_path
 from distractd.daemon._gate import DESCRIPTOR_RESERVE
 from distractd.models import load_model
 from distractd.models.detectors import DecisionRule, predict_windows
-from distractd.pipeline.formats import STATES
+from distractd.pipeline.formats import STATE_NAMES
 from distractd.simulators import replay, simulate_drive
 
 from ._unit import (ANALYZE, ROOT, SECCOMP, UNIT, allowed_syscalls, namespaces_available,
@@ -102,7 +101,7 @@ def test_the_daemon_runs_inside_the_units_sandbox(start_daemon, tmp_path):
     published = sorted({s["t"]: s["state"] for kind, _, s in messages
                         if kind == "state" and "age_s" not in s}.items())
     assert [t for t, _ in published] == windows.t_end.tolist()
-    assert [state for _, state in published] == np.array(STATES)[labels].tolist()
+    assert [state for _, state in published] == [STATE_NAMES[label] for label in labels]
     threads = int(re.search(r"Threads:\s+(\d+)",
                             Path(f"/proc/{daemon.process.pid}/status").read_text())[1])
     assert threads <= int(unit["TasksMax"][0])

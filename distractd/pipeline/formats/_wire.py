@@ -20,14 +20,14 @@ from ..._errors import DistractdError, SchemaError
 from ._schema import FIELDS, block_from_columns, block_from_maps
 
 __all__ = [
-    "VERSION", "STATES", "MESSAGE_REJECT_REASONS", "MAX_SEQ", "Rejected", "Limits", "unpack",
+    "VERSION", "STATE_NAMES", "MESSAGE_REJECT_REASONS", "MAX_SEQ", "Rejected", "Limits", "unpack",
     "decode_samples", "valid_stream_id", "encode_map", "encode_block", "state_message", "transition_event", "segment_event",
     "glance_state", "alert_event", "encode_state", "encode_event", "decode_output",
 ]
 
 VERSION = 1
-STATES = ("attentive", "distracted", "unknown")
-"""Published states, indexed by label: 0 attentive, 1 distracted, -1 (the last) unknown — no
+STATE_NAMES = {0: "attentive", 1: "distracted", -1: "unknown"}
+"""Published state name of each decision label: 0 attentive, 1 distracted, -1 unknown — no
 decision (too little valid data, a missing feature, or a stream warming up)."""
 MESSAGE_REJECT_REASONS = (
     "oversized", "bad_topic", "undecodable", "not_a_map", "unknown_version", "missing_t",
@@ -257,7 +257,7 @@ def state_message(stream, window_s, state, score, model_id, quality, segment, gl
     window_s : tuple of float
         The window's start and end, in stream seconds; the end is the message's ``t``.
     state : str
-        One of :data:`STATES`.
+        A value of :data:`STATE_NAMES`.
     score : float
         The detector's decision value (NaN where no feature row could be scored).
     model_id : str
