@@ -82,6 +82,7 @@ class _AlertCollector(threading.Thread):
     def run(self):
         with zmq.Context() as context, context.socket(zmq.SUB) as sub:
             sub.linger = 0
+            sub.rcvhwm = 0   # keep everything: a full queue would drop alerts silently
             sub.subscribe(b"state.")
             sub.subscribe(b"event.")
             sub.connect(self.endpoint)
