@@ -29,6 +29,7 @@ from pathlib import Path
 
 import numpy as np
 
+from distractd._json import json_ready
 from distractd.models.detectors import fit_cohort, loss_evidence, model_specs, thin_windows
 from distractd.models.evaluation import (
     drive_record, driver_halves, half_figures, model_drives, naive_pairs, paired_tests,
@@ -110,7 +111,7 @@ def run_sim_to_real(emit, *, data="../shared/data/taamneh", n_drivers=12, seed=S
         emit({"bench": "sim_to_real", "model": spec.name,
               "scheme": f"sim-to-real (trained on {n_drivers} simulated drivers, seed {seed}; "
                         f"scored on {len(per)} real drivers)",
-              "features": names, "decision": decision, "params": _plain(fit.params),
+              "features": names, "decision": decision, "params": json_ready(fit.params),
               **{name: half_figures(per_driver_means(per, metric), development, held_out)
                  for name, metric in (("g_mean", "g_mean"), ("coverage", "coverage"),
                                       ("false_alarms_per_hour", "false_alarms_per_hour"))},
@@ -123,11 +124,6 @@ def run_sim_to_real(emit, *, data="../shared/data/taamneh", n_drivers=12, seed=S
                              alternative="two-sided"):
         emit({"bench": "sim_to_real_test", "drivers": "all", **test})
     return results
-
-
-def _plain(params):
-    return {key: (value.item() if hasattr(value, "item") else value)
-            for key, value in params.items()}
 
 
 def main():
