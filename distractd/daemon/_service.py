@@ -239,21 +239,7 @@ class Service(StreamTable, Reloading, Adapting):
                 self.notifier.watchdog()
                 next_watchdog = now + watchdog_every
             if now >= next_status:
-                for inbox in self.inboxes.values():
-                    self._count_sample_rejections(inbox.session)
-                self.metrics.streams = tuple((stream, inbox.session.processor.rate_hz)
-                                             for stream, inbox in self.inboxes.items())
-                self.metrics.active_streams.set(len(self.inboxes))
-                self.metrics.input_wall_rate.set(counts.samples / max(now - counts.since_s, 1e-9))
-                self.metrics.loop_status.set_to_current_time()
-                self.metrics.adapted_streams.set(sum(
-                    inbox.session.adaptation is not None
-                    and inbox.session.adaptation.detector is not None
-                    for inbox in self.inboxes.values()))
-                self.notifier.status(self._status_text(counts, now))
-                self.rejection_log.flush(now)
-                self.fault_log.flush(now)
-                counts.restart(now)
+                self._report_status(counts, now)
                 next_status = now + service["status_interval_s"]
             if self._reload and not stopping and self._loading is None:
                 self._reload = False
@@ -523,6 +509,25 @@ class Service(StreamTable, Reloading, Adapting):
         if warning is not None:
             self.metrics.field_mismatch.inc()
             log.warning("%s", warning)
+
+    def _report_status(self, counts, now):
+        """The periodic snapshot: metric gauges, systemd STATUS, rate-limited log lines; the
+        rates restart."""
+        for inbox in self.inboxes.values():
+            self._count_sample_rejections(inbox.session)
+        self.metrics.streams = tuple((stream, inbox.session.processor.rate_hz)
+                                     for stream, inbox in self.inboxes.items())
+        self.metrics.active_streams.set(len(self.inboxes))
+        self.metrics.input_wall_rate.set(counts.samples / max(now - counts.since_s, 1e-9))
+        self.metrics.loop_status.set_to_current_time()
+        self.metrics.adapted_streams.set(sum(
+            inbox.session.adaptation is not None
+            and inbox.session.adaptation.detector is not None
+            for inbox in self.inboxes.values()))
+        self.notifier.status(self._status_text(counts, now))
+        self.rejection_log.flush(now)
+        self.fault_log.flush(now)
+        counts.restart(now)
 
     def _status_text(self, counts, now):
         elapsed = max(now - counts.since_s, 1e-9)
