@@ -19,12 +19,10 @@ import numpy as np
 
 from ..pipeline import FIELD_INDEX
 from ._behaviour import ScriptedGlance
+from ._families import FAMILIES
 
 __all__ = ["FAMILIES", "ZONES", "Scenario", "scenario_library", "layout_drive",
            "mirror_left_hand", "lose_eyes"]
-
-FAMILIES = ("long_distraction", "vats", "phone", "robustness", "negative")
-"""The scenario families built today (the fatigue families wait for the fatigue alerts)."""
 
 ZONES = {
     # name: (yaw, pitch, simulator target index), right-hand-drive car
