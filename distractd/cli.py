@@ -1115,7 +1115,7 @@ def _declare_evaluate(parser):
 
 def _evaluate(args):
     from ._parallel import batch_runner
-    from .models.evaluation import run_evaluation
+    from .models.evaluation import EvaluationOptions, run_evaluation
 
     if args.cohort is not None:
         from .simulators import simulate_cohort
@@ -1126,16 +1126,17 @@ def _evaluate(args):
     else:
         sources = args.inputs  # read where they live: by the workers on a cluster
         config = _pipeline_config(args)
+    options = EvaluationOptions(
+        schemes=args.scheme, protocols=args.only, models=args.models, naive=args.naive,
+        grid=args.grid, recipe=args.recipe, normalisation=args.normalisation,
+        features=args.features, n_labelled=args.labelled, n_train=args.train,
+        n_unlabelled=args.unlabelled, n_draws=args.draws, seed=args.seed, config=config,
+        decision=_decision(args), unlabelled_sizes=args.unlabelled_sizes,
+        labelled_sizes=args.labelled_sizes, sweep_n_labelled=args.sweep_labelled,
+        sweep_n_unlabelled=args.sweep_unlabelled, plots=args.plots)
     with batch_runner(args.jobs, args.scheduler) as runner:
-        document, text = run_evaluation(
-            sources, args.out, schemes=args.scheme, protocols=args.only, models=args.models,
-            naive=args.naive, grid=args.grid, recipe=args.recipe, normalisation=args.normalisation,
-            features=args.features, n_labelled=args.labelled, n_train=args.train,
-            n_unlabelled=args.unlabelled, n_draws=args.draws, seed=args.seed, config=config,
-            decision=_decision(args), unlabelled_sizes=args.unlabelled_sizes,
-            labelled_sizes=args.labelled_sizes, sweep_n_labelled=args.sweep_labelled,
-            sweep_n_unlabelled=args.sweep_unlabelled, plots=args.plots, runner=runner,
-            progress=sys.stderr.isatty() and not args.quiet)
+        document, text = run_evaluation(sources, args.out, options, runner=runner,
+                                        progress=sys.stderr.isatty() and not args.quiet)
     if not args.quiet:
         protocol = document["protocol"]
         print(f"{protocol['n_drives']} drives of {protocol['n_drivers']} drivers; schemes "

@@ -22,7 +22,7 @@ import time
 
 from distractd._parallel import batch_runner
 from distractd.models.detectors import MODELS, model_specs
-from distractd.models.evaluation import evaluate_driver, run_evaluation
+from distractd.models.evaluation import EvaluationOptions, evaluate_driver, run_evaluation
 from distractd.pipeline import extract_features
 from distractd.simulators import simulate_cohort
 
@@ -61,11 +61,11 @@ def main():
 
     start = time.perf_counter()
     with batch_runner(args.jobs, args.scheduler) as runner:
-        document, text = run_evaluation(
-            recordings, args.out, schemes=("source",), normalisation="none",
-            recipe="per-driver", models=args.models, grid=args.grid, n_draws=args.draws,
-            seed=args.seed, unlabelled_sizes=args.unlabelled_sizes,
-            labelled_sizes=args.labelled_sizes, runner=runner, progress=False)
+        document, text = run_evaluation(recordings, args.out, EvaluationOptions(
+            schemes=("source",), normalisation="none", recipe="per-driver", models=args.models,
+            grid=args.grid, n_draws=args.draws, seed=args.seed,
+            unlabelled_sizes=args.unlabelled_sizes, labelled_sizes=args.labelled_sizes),
+            runner=runner, progress=False)
     elapsed = time.perf_counter() - start
     source = document["schemes"]["source"]
     for name in args.models:

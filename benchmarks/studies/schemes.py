@@ -17,7 +17,7 @@ import json
 import time
 from pathlib import Path
 
-from distractd.models.evaluation import run_evaluation
+from distractd.models.evaluation import EvaluationOptions, run_evaluation
 from distractd.pipeline import PipelineConfig
 from distractd.simulators import simulate_cohort
 
@@ -49,9 +49,10 @@ def main():
         for normalisation in args.normalisations:
             start = time.perf_counter()
             document, _ = run_evaluation(
-                task + calm, out / f"{protocol}_{normalisation}", schemes=args.schemes,
-                models=args.models, recipe=args.recipe, normalisation=normalisation,
-                config=config, seed=args.seed, progress=False)
+                task + calm, out / f"{protocol}_{normalisation}", EvaluationOptions(
+                    schemes=args.schemes, models=args.models, recipe=args.recipe,
+                    normalisation=normalisation, config=config, seed=args.seed),
+                progress=False)
             seconds = time.perf_counter() - start
             for scheme, result in document["schemes"].items():
                 for model, figures in result["models"].items():

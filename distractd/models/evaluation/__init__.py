@@ -13,6 +13,7 @@ __getattr__, __dir__, __all__ = lazy_exports(__name__, {
     "._metrics": ("clustering_accuracy", "clustering_accuracy_many_to_one", "clustering_g_mean"),
     "._halves": ("driver_halves", "half_figures", "per_driver_means", "versus_floor"),
     "._models": ("NAIVE_FLOOR", "evaluate_models", "model_drives", "naive_pairs"),
+    "._options": ("EvaluationOptions",),
     "._protocol": ("evaluate_cohort", "evaluate_driver", "sweep"),
     "._report": (
         "SCHEME_NOTES", "format_schemes", "format_table", "format_tests", "plot_sweep",

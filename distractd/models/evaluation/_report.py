@@ -17,9 +17,10 @@ import numpy as np
 
 from ..._json import json_ready
 from ...pipeline import PipelineConfig
-from ..detectors import MODELS, NAIVE_MODELS, DecisionRule, loss_evidence, model_specs
+from ..detectors import NAIVE_MODELS, DecisionRule, loss_evidence, model_specs
 from ._figures import COLUMN_WIDTH_IN, paper_figure, require_plots, save_figure
 from ._models import evaluate_models, model_drives, naive_pairs
+from ._options import EvaluationOptions
 from ._protocol import sweep
 from ._schemes import supported_schemes
 from ._stats import PAIRS, paired_tests, summarise_scheme
@@ -55,12 +56,7 @@ _ROWS = (
 )
 
 
-def run_evaluation(recordings, out_dir, *, schemes=None, protocols=None, models=MODELS,
-                   naive=True, grid="small", recipe="cohort", normalisation="running",
-                   features=None, n_labelled=60, n_train=2000, n_unlabelled=600, n_draws=1,
-                   seed=0, config=None, decision=None, unlabelled_sizes=(), labelled_sizes=(),
-                   sweep_n_labelled=60, sweep_n_unlabelled=45, plots=False, runner=None,
-                   progress=True):
+def run_evaluation(recordings, out_dir, options=None, *, runner=None, progress=True):
     """The whole evaluation of recordings: a table per scheme, tests, ``results.json``, plots.
 
     Parameters
@@ -72,41 +68,10 @@ def run_evaluation(recordings, out_dir, *, schemes=None, protocols=None, models=
     out_dir : str or Path
         Created if needed; receives ``results.json`` and ``table.txt`` (rewritten after every
         scheme and sweep, so a stopped run keeps what it finished), the sweep plots and, with
-        ``plots``, ``timeline_<scheme>_<recording>.png`` per test drive.
-    schemes : sequence of str or None, default=None
-        Among :data:`~._schemes.SCHEMES`, side by side; None: those the drives support
-        (:func:`~._schemes.supported_schemes`).
-    protocols : sequence of str or None, default=None
-        Evaluate only the drives whose ``meta["protocol"]`` is one of these (None: all).
-    models : sequence of str, default=MODELS
-        Model ids (:data:`~distractd.models.detectors.MODEL_KINDS`).
-    naive : bool, default=True
-        Also evaluate the naive floor's variants (:data:`~distractd.models.detectors.NAIVE_MODELS`)
-        on the same windows, and test every model against ``naive-offline``.
-    grid : {"full", "small"}, default="small"
-        Hyper-parameter grids; ``"full"`` is the source's.
-    recipe : {"cohort", "per-driver"}, default="cohort"
-        How the cross-drive schemes train (:func:`~._schemes.evaluate_scheme`).
-    normalisation : {"running", "drive", "driver", "none"}, default="running"
-        The feature representation (:func:`~._schemes.scheme_drives`) of every model but the
-        naive floor, which brings its own.
-    features : sequence of str or None, default=None
-        Feature names; None keeps those with data in at least half of the windows.
-    n_labelled, n_train, n_unlabelled, n_draws :
-        See :func:`~._schemes.evaluate_scheme`.
-    seed : int, default=0
-    config : PipelineConfig or None, default=None
-        Window settings.
-    decision : dict or None, default=None
-        Keyword arguments of :class:`~distractd.models.detectors.DecisionRule` for the deployment
-        figures (None: its defaults; the CLI passes the daemon's); ``loss_evidence`` always
-        follows the evaluated features, as in the daemon.
-    unlabelled_sizes, labelled_sizes : sequence of int, default=()
-        The source's sweeps (S0: u in {0, 120, 240, 360, 480} at l = ``sweep_n_labelled``; l from
-        16 to 80 at u = ``sweep_n_unlabelled``), per drive with random folds; empty skips.
-    sweep_n_labelled, sweep_n_unlabelled : int, default=60, 45
-    plots : bool, default=False
-        Draw the timeline of every test drive of the first scheme under the first model.
+        ``options.plots``, ``timeline_<scheme>_<recording>.png`` per test drive.
+    options : EvaluationOptions or None, default=None
+        Schemes, models, grids, recipe, representation, sizes, seed, window and decision
+        settings, sweeps and plots (:class:`~._options.EvaluationOptions`; None: its defaults).
     runner : Runner or None, default=None
         Where features, folds, drives and sweeps run (:func:`~distractd._parallel.batch_runner`:
         a local or remote Dask cluster; None: here, one task after another). The results do
@@ -121,34 +86,38 @@ def run_evaluation(recordings, out_dir, *, schemes=None, protocols=None, models=
     text : str
         The tables and the tests, as printed.
     """
-    if plots or len(unlabelled_sizes) or len(labelled_sizes):
+    o = options or EvaluationOptions()
+    if o.plots or len(o.unlabelled_sizes) or len(o.labelled_sizes):
         require_plots()   # before hours of work, not after
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
-    config = config or PipelineConfig()
-    models = list(models) + [name for name in NAIVE_MODELS if naive and name not in models]
-    specs = model_specs(models, grid)
-    drives, names, own = model_drives(recordings, specs, config, normalisation, features,
-                                      progress, runner, protocols)
-    schemes = list(schemes or supported_schemes(drives))
+    config = o.config or PipelineConfig()
+    models = list(o.models) + [name for name in NAIVE_MODELS
+                               if o.naive and name not in o.models]
+    specs = model_specs(models, o.grid)
+    drives, names, own = model_drives(recordings, specs, config, o.normalisation, o.features,
+                                      progress, runner, o.protocols)
+    schemes = list(o.schemes or supported_schemes(drives))
     # a model that scores track loss judges low-quality windows, as the daemon's rule does
-    decision = {**(decision or {}), "loss_evidence": loss_evidence(names)}
-    protocol = {"schemes": list(schemes), "models": models, "grid": grid, "recipe": recipe,
-                "normalisation": normalisation, "features": names,
+    decision = {**(o.decision or {}), "loss_evidence": loss_evidence(names)}
+    protocol = {"schemes": list(schemes), "models": models, "grid": o.grid, "recipe": o.recipe,
+                "normalisation": o.normalisation, "features": names,
                 "own_features": {name: spec_names for name, (_, spec_names) in own.items()},
                 "n_drivers": len({d.driver_id for d in drives}), "n_drives": len(drives),
-                "n_labelled": n_labelled, "n_train": n_train, "n_unlabelled": n_unlabelled,
-                "n_draws": n_draws, "seed": seed, "pipeline_config": config.to_dict(),
+                "n_labelled": o.n_labelled, "n_train": o.n_train,
+                "n_unlabelled": o.n_unlabelled, "n_draws": o.n_draws, "seed": o.seed,
+                "pipeline_config": config.to_dict(),
                 "decision": dict(decision),
                 "windows_per_drive": [int(len(d.label)) for d in drives]}
     summaries, tests, sweeps = {}, {}, []
     document = text = None
     for scheme in schemes:
-        results = evaluate_models(drives, own, scheme, specs, recipe=recipe, n_train=n_train,
-                                  n_unlabelled=n_unlabelled, n_labelled=n_labelled,
-                                  n_draws=n_draws, window_s=config.window_s, decision=decision,
-                                  seed=seed, progress=progress, traces=plots, runner=runner)
-        if plots and scheme == schemes[0]:
+        results = evaluate_models(drives, own, scheme, specs, recipe=o.recipe,
+                                  n_train=o.n_train, n_unlabelled=o.n_unlabelled,
+                                  n_labelled=o.n_labelled, n_draws=o.n_draws,
+                                  window_s=config.window_s, decision=decision, seed=o.seed,
+                                  progress=progress, traces=o.plots, runner=runner)
+        if o.plots and scheme == schemes[0]:
             _plot_traces(out_dir, scheme, specs[0].name, results[specs[0].name], decision)
         summaries[scheme] = summarise_scheme(results)
         tests[scheme] = (paired_tests(summaries[scheme], PAIRS)
@@ -157,12 +126,12 @@ def run_evaluation(recordings, out_dir, *, schemes=None, protocols=None, models=
         document, text = _write(out_dir, summaries, tests, sweeps, protocol, models)
     drivers = [(d.X, d.label, d.t_end, d.quality) for d in drives]
     specs = [spec for spec in specs if spec.representation is None]  # sweeps: shared features
-    for parameter, sizes, fixed in (("n_unlabelled", unlabelled_sizes,
-                                     {"n_labelled": sweep_n_labelled}),
-                                    ("n_labelled", labelled_sizes,
-                                     {"n_unlabelled": sweep_n_unlabelled})):
+    for parameter, sizes, fixed in (("n_unlabelled", o.unlabelled_sizes,
+                                     {"n_labelled": o.sweep_n_labelled}),
+                                    ("n_labelled", o.labelled_sizes,
+                                     {"n_unlabelled": o.sweep_n_unlabelled})):
         if len(sizes):
-            curves = sweep(drivers, specs, parameter, sizes, seed=seed, n_draws=n_draws,
+            curves = sweep(drivers, specs, parameter, sizes, seed=o.seed, n_draws=o.n_draws,
                            runner=runner, progress=progress, **fixed)
             plot_sweep(curves, out_dir / f"sweep_{parameter.removeprefix('n_')}.png")
             sweeps.append(curves)

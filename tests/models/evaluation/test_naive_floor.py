@@ -10,7 +10,8 @@ import pytest
 from distractd.cli import main
 from distractd.models.detectors import model_specs
 from distractd.models.evaluation import (
-    Drive, evaluate_models, model_drives, normalise_drives, run_evaluation, summarise_scheme,
+    Drive, EvaluationOptions, evaluate_models, model_drives, normalise_drives, run_evaluation,
+    summarise_scheme,
 )
 from distractd.pipeline.formats import read_taamneh
 
@@ -71,8 +72,9 @@ def test_the_naive_on_new_drivers_is_judged_on_the_same_windows_as_the_models(re
 
 
 def test_evaluate_reports_the_naive_floor_and_tests_against_it_by_default(recordings, tmp_path):
-    document, text = run_evaluation(recordings[:8], tmp_path / "with", schemes=["new-driver"],
-                                    models=["elm"], progress=False)
+    document, text = run_evaluation(recordings[:8], tmp_path / "with",
+                                    EvaluationOptions(schemes=["new-driver"], models=["elm"]),
+                                    progress=False)
     scheme = document["schemes"]["new-driver"]
     assert list(scheme["models"]) == ["elm", "naive", "naive-offline"]
     tests = {(t["better"], t["worse"]): t for t in scheme["tests"]}
@@ -87,9 +89,9 @@ def test_evaluate_reports_the_naive_floor_and_tests_against_it_by_default(record
     assert text.splitlines()[0].split()[-3:] == ["elm", "naive", "naive-offline"]
     own = document["protocol"]["own_features"]
     assert own["naive"][0] == "glance_track_loss_fraction"
-    document, text = run_evaluation(recordings[:8], tmp_path / "without",
-                                    schemes=["new-driver"], models=["naive"], naive=False,
-                                    progress=False)
+    document, text = run_evaluation(
+        recordings[:8], tmp_path / "without",
+        EvaluationOptions(schemes=["new-driver"], models=["naive"], naive=False), progress=False)
     assert list(document["schemes"]["new-driver"]["models"]) == ["naive"]
     assert "naive-offline" not in text and not document["schemes"]["new-driver"]["tests"]
 
