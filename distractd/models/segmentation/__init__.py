@@ -20,7 +20,6 @@ __getattr__, __dir__, __all__ = lazy_exports(__name__, {
         "PROTOTYPE_MAX_SECONDS", "PROTOTYPE_SEGMENTS", "SEGMENT_DTYPE", "SegmentPrototypes",
     ),
     "._recording_segments": ("RecordingSegments", "segment_recording"),
-    "._recording_segments": ("RecordingSegments", "segment_recording"),
     "._representation": (
         "DRIFT_LAG_S", "DRIFT_MAX_AUTOCORRELATION", "drift_features", "drift_free_windows",
     ),
