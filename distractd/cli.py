@@ -372,7 +372,7 @@ def _demo(args):
 
 
 def _declare_conformance(parser):
-    from .simulators._scenarios import FAMILIES
+    from .simulators._families import FAMILIES
 
     parser.add_argument("--seed", type=_SEED, default=0, help="cohort seed (default: %(default)s)")
     parser.add_argument("--drivers", type=_COUNT, default=8, metavar="N",
