@@ -64,6 +64,9 @@ def _one_line_error(capsys, command, *named):
 def _commands_reading(model, recording, out_dir):
     """Every command that reads a recording, with ``recording`` in its place."""
     out = out_dir / "out.csv"
+    scenarios = out_dir / "scenarios.csv"
+    scenarios.write_text("name,family,start_s,end_s,expected,limit_s\n"
+                         "calm,negative,20.0,30.0,none,\n")
     return {
         "info": ["info", recording],
         "convert": ["convert", recording, out_dir / "copy.npz"],
@@ -77,6 +80,8 @@ def _commands_reading(model, recording, out_dir):
         "adapt": ["adapt", model, recording, "--out", out_dir / "m.npz"],
         "predict": ["predict", model, recording, "--out", out],
         "evaluate": ["evaluate", recording, "--models", "elm", "--out", out_dir / "eval"],
+        "conformance": ["conformance", "--recording", recording, "--annotations", scenarios,
+                        "--out", out_dir / "scorecard"],
     }
 
 
