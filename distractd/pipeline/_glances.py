@@ -217,6 +217,9 @@ class GlanceChannel:
     ----------
     road_ready : bool
         The road centre is learned (the warm-up is over).
+    road_progress : float
+        How far the road-centre warm-up is, 0..1: tracked gaze time seen over
+        ``glance_road_warmup_s`` (1 once ready; for the state message's calibration status).
     road_centre_deg : tuple of float
         Road-centre yaw and pitch in degrees (+ right, + up), NaN before any gaze.
     """
@@ -231,6 +234,15 @@ class GlanceChannel:
     @property
     def road_ready(self):
         return bool(self._state["ready"][0] == 1.0)
+
+    @property
+    def road_progress(self):
+        if self.road_ready:
+            return 1.0
+        warmup = self.config.glance_road_warmup_s
+        if warmup <= 0.0:
+            return 1.0
+        return min(float(self._state["seen_s"][0]) / warmup, 1.0)
 
     @property
     def road_centre_deg(self):

@@ -333,3 +333,24 @@ def test_stream_equals_batch_for_the_glance_channel():
         for name in Windows._COLUMNS:
             np.testing.assert_array_equal(getattr(stream, name), getattr(batch, name))
     assert sum(len(a) for a in batch.alerts) == 3
+
+
+
+def test_road_progress_counts_tracked_gaze_time_toward_the_warm_up():
+    # 20 s on the road, 10 s of lost eyes, 50 s on the road: only tracked gaze time counts
+    block, _ = trace([(10.0, None), (50.0, (0.0, 0.0))], warmup_s=20.0)
+    processor = StreamProcessor()
+    assert processor.glances.road_progress == 0.0
+    progress = {}
+    previous = 0.0
+    for end in (15.0, 25.0, 40.0, 75.0):
+        processor.update(block[(block[:, 0] >= previous) & (block[:, 0] < end)])
+        previous = end
+        progress[end] = processor.glances.road_progress
+    assert progress[15.0] == pytest.approx(15.0 / 60.0, abs=0.01)
+    assert progress[25.0] == pytest.approx(20.0 / 60.0, abs=0.01)    # the loss adds nothing
+    assert progress[40.0] == pytest.approx(30.0 / 60.0, abs=0.01)
+    assert progress[75.0] == 1.0 and processor.glances.road_ready
+    short = StreamProcessor(PipelineConfig(glance_road_warmup_s=10.0))
+    short.update(block[block[:, 0] < 5.0])
+    assert short.glances.road_progress == pytest.approx(0.5, abs=0.01)
