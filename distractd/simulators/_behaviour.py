@@ -111,7 +111,8 @@ class ScriptedGlance:
     the transition into the glance), for ``duration_s``, to the start of the saccade back.
     ``head_share`` is the share of the gaze rotation the head makes: about 0.8 for an "owl"
     (head turns), 0 for a "lizard" (eyes only; the head still makes up what exceeds the eye's
-    range).
+    range). ``target`` 0 (road) scripts a stretch of road fixations instead, facing forward with
+    no glance away (the fatigue scenarios' closures); its angles are not used.
     """
 
     start_s: float
@@ -276,7 +277,7 @@ def script_gaze(plan, glances, traits, *, clear_s=4.0, road_fixation_s=0.5):
     road checks are filled with road fixations of ``road_fixation_s`` (at the last removed road
     fixation's direction, so bends carry on), and the glances are inserted with main-sequence
     saccades into them. The scripted glances' truth (:meth:`DriveTruth.glances`) is then exactly
-    ``start_s`` to ``start_s + duration_s``.
+    ``start_s`` to ``start_s + duration_s``; a road stretch (``target`` 0) is all road fixations.
     """
     glances = sorted(glances, key=lambda g: g.start_s)
     runs, current = [], [glances[0]] if glances else []
@@ -306,6 +307,9 @@ def script_gaze(plan, glances, traits, *, clear_s=4.0, road_fixation_s=0.5):
         inserted = []
         for glance in run:
             inserted += _road_fill(t, glance.start_s, yaw0, pitch0, road_fixation_s)
+            t = glance.start_s
+            if glance.target == 0:   # a road stretch: the fill after it covers it
+                continue
             inserted.append(dict(start=glance.start_s, duration=glance.duration_s,
                                  yaw=glance.yaw_deg, pitch=glance.pitch_deg, drift_yaw=0.0,
                                  drift_pitch=0.0, target=glance.target,

@@ -1,8 +1,10 @@
 """``distractd conformance``: the scenario scorecard, through the daemon as a real subprocess.
 
-Simulated: per driver, the scenarios are scripted into calm drives (one per drive side and tracker
-rate; :mod:`._scenarios`), replayed over ZeroMQ into ``distractd run`` (as ``demo`` does), and
-every glance alert the daemon publishes is matched to the scenario it falls in. Recorded: a
+Simulated: per driver, the scenarios are scripted into calm drives (one per drive side and
+tracker/driver setting, a drowsiness build-up in a drive of its own; :mod:`._scenarios`, the
+lids, head and tracker changes by :mod:`._body_scripts`), replayed over ZeroMQ into
+``distractd run`` (as ``demo`` does), and every alert the daemon publishes (glance, fatigue,
+unresponsive) is matched to the scenario it falls in. Recorded: a
 recording and a sidecar CSV of its annotated scenarios (docs/conformance.md) are scored the same
 way, so a carmaker can run its own track tests.
 """
@@ -19,28 +21,38 @@ import zmq
 from .._errors import ConfigError
 from ..pipeline import Recording
 from ..pipeline.formats import decode_output
+from ._body_scripts import (
+    closure_plan, drowsy_plan, lose_eyes, nod_heads, occlude_face, scale_aperture,
+    script_eyelids, shift_head, slump,
+)
 from ._demo import running_daemon
 from ._replay import replay, stream_ids
 from ._scenarios import (
-    FAMILIES, LOST_FRACTION, SILENCE_AFTER_S, WARMUP_S, layout_drive, lose_eyes,
+    FAMILIES, LOST_FRACTION, REFERENCE_APERTURE_MM, SILENCE_AFTER_S, WARMUP_S, layout_drive,
     mirror_left_hand, scenario_library,
 )
 from ._simulate import cohort_seeds, simulate_drive_truth
 
 __all__ = ["run_conformance", "score_recording", "read_annotations", "judge"]
 
-EXPECTED = ("long_distraction", "time_sharing", "none")
+EXPECTED = ("long_distraction", "time_sharing", "microsleep", "sleep", "drowsiness",
+            "unresponsive", "none")
+"""What a scenario may expect: the glance alerts, the fatigue alerts, the unresponsive-driver
+alert (docs/daemon.md) or silence."""
+_ALERT_DETAILS = ("away_s", "closed_s", "perclos")
 _END_MARGIN_S = 10.0
 """The last window published for a stream ends up to a window length before the stream does."""
 _ANNOTATION_COLUMNS = ("name", "family", "start_s", "end_s", "expected", "limit_s")
 
 
-def judge(alerts, name, family, start_s, end_s, expected, limit_s, reached_s=np.inf):
+def judge(alerts, name, family, start_s, end_s, expected, limit_s, reached_s=np.inf,
+          earliest_s=0.0):
     """Score one scenario against the alerts (dicts with ``kind`` and ``t``) of its stream.
 
     The alerts that count are those raised from ``start_s`` until ``SILENCE_AFTER_S`` after the
-    later of ``end_s`` and the deadline ``start_s + limit_s``. A positive scenario passes when an
-    alert of the ``expected`` kind came by the deadline; ``"none"`` passes when nothing came. A
+    later of ``end_s`` and the deadline ``start_s + limit_s``. A positive scenario passes when the
+    first alert of the ``expected`` kind came by the deadline and not before ``earliest_s`` after
+    the start (a drowsiness warning while still alert); ``"none"`` passes when nothing came. A
     scenario the daemon's published states did not reach (``reached_s``) fails as
     ``"not processed"``.
     """
@@ -57,15 +69,25 @@ def judge(alerts, name, family, start_s, end_s, expected, limit_s, reached_s=np.
     else:
         hits = [a["t"] - start_s for a in inside if a["kind"] == expected]
         latency = round(hits[0], 3) if hits else None
-        passed = latency is not None and latency <= limit_s
+        passed = latency is not None and earliest_s <= latency <= limit_s
     return {"name": name, "family": family, "expected": expected,
             "limit_s": None if limit_s is None else round(float(limit_s), 3),
             "start_s": round(float(start_s), 3), "got": got or ["none"], "latency_s": latency,
             "pass": bool(passed),
-            "alerts": [{"kind": a["kind"], "t": round(a["t"], 3),
-                        "away_s": round(a.get("away_s", float("nan")), 3),
-                        "glances": [[round(g0, 3), round(g1, 3)] for g0, g1 in a.get("glances", ())]}
-                       for a in inside]}
+            "alerts": [_alert_record(a) for a in inside]}
+
+
+def _alert_record(alert):
+    """An alert as the scorecard keeps it: kind, time, its detail numbers and the glances or
+    eye closures it was based on (whichever it carries)."""
+    record = {"kind": alert["kind"], "t": round(alert["t"], 3)}
+    for key in _ALERT_DETAILS:
+        if alert.get(key) is not None:
+            record[key] = round(alert[key], 3)
+    for key in ("glances", "closures"):
+        if alert.get(key):
+            record[key] = [[round(a, 3), round(b, 3)] for a, b in alert[key]]
+    return record
 
 
 class _AlertCollector(threading.Thread):
@@ -139,24 +161,61 @@ def _drives(seed, n_drivers, sides, rate_hz, families, only):
     groups = {}
     for scenario in library:
         for side in sides:
-            key = (side, scenario.rate_hz or rate_hz, scenario.eye_loss)
-            groups.setdefault(key, []).append(scenario)
+            groups.setdefault((side, *scenario.setting), []).append(scenario)
     for index, driver_seed in enumerate(cohort_seeds(n_drivers, seed)):
-        for drive, ((side, rate, eye_loss), scenarios) in enumerate(sorted(groups.items()), 1):
+        for drive, (key, scenarios) in enumerate(sorted(groups.items()), 1):
+            side, rate, eye_loss, occluded, aperture, offset, _ = key
+            rate = rate or rate_hz
             rng = np.random.default_rng([seed, index, drive])
             warmup = WARMUP_S / (1 - LOST_FRACTION) if eye_loss else WARMUP_S
             starts, length = layout_drive(scenarios, rng, warmup_s=warmup)
             script = [g for s, t in zip(scenarios, starts) for g in s.at(t)]
-            recording, _ = simulate_drive_truth(driver_seed, length, rate, drive=drive,
-                                                protocol="none", script=script)
-            samples = recording.samples
+            recording, truth = simulate_drive_truth(driver_seed, length, rate, drive=drive,
+                                                    protocol="none", script=script)
+            samples = _script_body(recording.samples, truth, list(zip(scenarios, starts)), rng)
+            if aperture != REFERENCE_APERTURE_MM:
+                samples = scale_aperture(samples, aperture)
+            if any(offset):
+                samples = shift_head(samples, offset)
             if side == "left":
                 samples = mirror_left_hand(samples)
             if eye_loss:
-                samples = lose_eyes(samples, rng)
-            tag = f"sim-{driver_seed}-{side}-{rate:g}hz{'-eyeloss' if eye_loss else ''}"
+                samples = lose_eyes(samples, rng, LOST_FRACTION)
+            if occluded:
+                samples = occlude_face(samples, rng)
+            tag = "-".join([f"sim-{driver_seed}-{side}-{rate:g}hz"]
+                           + ["eyeloss"] * eye_loss + ["occluded"] * occluded
+                           + [f"{aperture:g}mm"] * (aperture != REFERENCE_APERTURE_MM)
+                           + [f"seat{offset[1]:+.2f}m"] * any(offset) + [key[-1]] * bool(key[-1]))
             meta = {**recording.meta, "driver_id": tag, "drive_side": side}
             yield Recording(samples, recording.labels, meta), list(zip(scenarios, starts))
+
+
+def _script_body(samples, truth, placed, rng):
+    """The drive's scripted eye closures, drowsiness build-ups (lids and nods) and slumps."""
+    closures = [c for s, t in placed for c in s.closures_at(t)]
+    build_ups = [(t, s.drowsy_s) for s, t in placed if s.drowsy_s]
+    if closures or build_ups:
+        lids = closure_plan(closures)
+        nods = np.empty((0, 2))
+        for start, length in build_ups:
+            plan, more = drowsy_plan(rng, truth.blinks, start, length)
+            lids = _merge(lids, plan)
+            nods = np.r_[nods, more]
+        samples = script_eyelids(samples, truth.closure[truth.rows], lids)
+        samples = nod_heads(samples, nods)
+    for scenario, start in placed:
+        if scenario.slump_s:
+            samples = slump(samples, rng, start, scenario.slump_s)
+    return samples
+
+
+def _merge(a, b):
+    """Two blink plans as one, in onset order."""
+    columns = [np.r_[x, y] for x, y in zip((a.start, a.close_s, a.closed_s, a.open_s, a.depth),
+                                           (b.start, b.close_s, b.closed_s, b.open_s, b.depth))]
+    order = np.argsort(columns[0], kind="stable")
+    return type(a)(*(column[order] for column in columns))
 
 
 def _background(alerts, placed, t_end, clear_s=4.0):
@@ -185,7 +244,8 @@ def run_conformance(out_dir, *, seed=0, n_drivers=8, sides=("right", "left"), ra
         driver = recording.meta["driver_id"]
         for scenario, start in placed:
             row = judge(stream_alerts, f"{driver}/{scenario.name}", scenario.family, start,
-                        start + scenario.span_s, scenario.expected, scenario.limit_s, reached)
+                        start + scenario.span_s, scenario.expected, scenario.limit_s, reached,
+                        scenario.earliest_s)
             row["driver"] = driver
             rows.append(row)
             if on_row:
@@ -195,8 +255,12 @@ def run_conformance(out_dir, *, seed=0, n_drivers=8, sides=("right", "left"), ra
         calm_s += calm
     card = _scorecard(rows, {"seed": seed, "drivers": n_drivers, "drive_sides": list(sides),
                              "rate_hz": rate_hz, "families": list(families)})
+    hours = max(calm_s / 3600, 1e-9)
+    kinds = sorted({a["kind"] for a in background})
     card["background"] = {"calm_hours": round(calm_s / 3600, 3), "alerts": len(background),
-                          "per_hour": round(len(background) / max(calm_s / 3600, 1e-9), 2),
+                          "per_hour": round(len(background) / hours, 2),
+                          "per_hour_by_kind": {k: round(sum(a["kind"] == k for a in background)
+                                                        / hours, 2) for k in kinds},
                           "list": background}
     _write(out_dir, card)
     return card

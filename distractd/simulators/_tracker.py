@@ -34,10 +34,12 @@ from ..pipeline import FIELD_INDEX, empty_block
 from ._oculomotor import smooth_drift
 from ._tracker_profiles import TRACKERS
 
-__all__ = ["apply_tracker", "sample_sparse_gaze", "EYE_YAW_RANGE_DEG", "EYE_PITCH_RANGE_DEG"]
+__all__ = ["apply_tracker", "sample_sparse_gaze", "EYE_YAW_RANGE_DEG", "EYE_PITCH_RANGE_DEG",
+           "PUPIL_COVERED_CLOSURE"]
 
 EYE_YAW_RANGE_DEG, EYE_PITCH_RANGE_DEG = 45.0, 22.0
-_PUPIL_COVERED = 0.6
+PUPIL_COVERED_CLOSURE = 0.6
+"""Eyelid closure above which the lid covers the pupil: gaze and pupil are lost (blinks)."""
 _GAZE = [FIELD_INDEX[f] for f in ("gaze_r_yaw", "gaze_r_pitch", "gaze_l_yaw", "gaze_l_pitch")]
 _YAWS = [FIELD_INDEX["gaze_r_yaw"], FIELD_INDEX["gaze_l_yaw"]]
 _PITCHES = [FIELD_INDEX["gaze_r_pitch"], FIELD_INDEX["gaze_l_pitch"]]
@@ -47,8 +49,6 @@ _PUPIL = [FIELD_INDEX["pupil_r"], FIELD_INDEX["pupil_l"]]
 _EYELID = [FIELD_INDEX["eyelid_r"], FIELD_INDEX["eyelid_l"]]
 _CONF = FIELD_INDEX["confidence"]
 _CALIBRATION_TAU_S = 300.0
-
-
 
 
 def apply_tracker(rng, traits, block, eye_yaw_deg, eye_pitch_deg, closure, rate_hz, *,
@@ -109,7 +109,7 @@ def apply_tracker(rng, traits, block, eye_yaw_deg, eye_pitch_deg, closure, rate_
             yaw_min, yaw_max, pitch_min, pitch_max = profile.gaze_region_deg
             out_of_range |= ((world_yaw_deg < yaw_min) | (world_yaw_deg > yaw_max)
                              | (world_pitch_deg < pitch_min) | (world_pitch_deg > pitch_max))
-        covered = closure > _PUPIL_COVERED
+        covered = closure > PUPIL_COVERED_CLOSURE
         burst = _bursts(rng, traits, n, rate_hz, profile.loss_rate_scale)
         lost = out_of_range | covered | burst
         block[np.ix_(lost, _GAZE + _PUPIL)] = np.nan

@@ -11,9 +11,13 @@ import pytest
 from distractd.pipeline import FIELD_INDEX, PipelineConfig, detect_glances
 from distractd.pipeline.formats import write_recording
 from distractd.simulators._behaviour import ScriptedGlance
+from distractd.simulators._body_scripts import (
+    REFERENCE_APERTURE_MM, lose_eyes, occlude_face, scale_aperture,
+)
 from distractd.simulators._conformance import _drives, judge, run_conformance
 from distractd.simulators._scenarios import (
-    FAMILIES, LONG_LIMIT_S, ZONES, lose_eyes, mirror_left_hand, scenario_library,
+    FAMILIES, LONG_LIMIT_S, MICROSLEEP_S, SLEEP_S, UNRESPONSIVE_LIMIT_S, ZONES, mirror_left_hand,
+    scenario_library,
 )
 from distractd.simulators._simulate import simulate_drive_truth
 
