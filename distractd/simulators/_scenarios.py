@@ -117,8 +117,9 @@ class Scenario:
 
     @property
     def span_s(self):
-        """From the scenario's start to the end of its last scripted behaviour."""
-        return max([g.start_s + g.duration_s for g in self.glances]
+        """From the scenario's start to the end of its last scripted behaviour (a road stretch
+        around closures is not behaviour)."""
+        return max([g.start_s + g.duration_s for g in self.glances if g.target]
                    + [c.start_s + c.duration_s + OPEN_S for c in self.closures]
                    + [self.slump_s or 0.0, self.drowsy_s or 0.0, self.quiet_s])
 

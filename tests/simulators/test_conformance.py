@@ -12,7 +12,7 @@ from distractd.pipeline import FIELD_INDEX, PipelineConfig, detect_glances
 from distractd.pipeline.formats import write_recording
 from distractd.simulators._behaviour import ScriptedGlance
 from distractd.simulators._body_scripts import (
-    REFERENCE_APERTURE_MM, lose_eyes, occlude_face, scale_aperture,
+    OPEN_S, REFERENCE_APERTURE_MM, lose_eyes, occlude_face, scale_aperture,
 )
 from distractd.simulators._conformance import _drives, judge, run_conformance
 from distractd.simulators._scenarios import (
@@ -21,8 +21,20 @@ from distractd.simulators._scenarios import (
 )
 from distractd.simulators._simulate import simulate_drive_truth
 
-SUBSET = ("long_centre_stack_owl_6.0s", "long_instrument_cluster_owl_2.0s", "calm_conversation")
-
+SUBSET = {
+    # one scenario per family, as CI runs them (one seed, one driver, right-hand drive)
+    "long_distraction": "long_centre_stack_owl_6.0s",
+    "vats": "vats_centre_stack_lizard_1.5s_road_0.5s",
+    "phone": "phone_lap_sustained_lizard_8.0s",
+    "microsleep": "microsleep_2.0s",
+    "sleep": "sleep_4.0s",
+    "drowsiness": "drowsiness_buildup_8min",
+    "unresponsive": "unresponsive_eyes_closed_20s",
+    "robustness": "driver_small_centre_stack_lizard_4.0s",
+    "negative": "calm_normal_blinking_60s",
+}
+NOT_BUILT = {}
+"""Families whose product part does not exist yet (the reason), expected to fail in CI."""
 
 def _cli(*args):
     return subprocess.run([sys.executable, "-m", "distractd.cli", "conformance", *args],
@@ -49,6 +61,78 @@ def test_library_covers_every_zone_duration_strategy_and_family_with_protocol_ex
             gaps = np.diff([g.start_s for g in scenario.glances]) - [
                 g.duration_s for g in scenario.glances[:-1]]
             assert gaps.min() >= 2.0 and sum(g.duration_s for g in scenario.glances) >= 10.0
+
+
+def test_fatigue_families_expect_the_protocol_kinds_within_their_limits():
+    library = {s.name: s for s in scenario_library(("microsleep", "sleep", "drowsiness",
+                                                    "unresponsive", "robustness"))}
+    for scenario in library.values():
+        for closure in scenario.closures:
+            kind = ("sleep" if closure.duration_s > SLEEP_S else "microsleep"
+                    if closure.duration_s >= MICROSLEEP_S else "none")
+            if scenario.family in ("microsleep", "sleep", "robustness"):
+                assert scenario.expected == kind
+            if kind == "microsleep":
+                assert scenario.limit_s == pytest.approx(closure.duration_s + 1.0)
+            if kind == "sleep" and scenario.family != "unresponsive":
+                assert scenario.limit_s == pytest.approx(SLEEP_S + 1.0)
+        if scenario.closures:   # eyes shut facing forward: a road stretch covers the closure
+            (road,) = [g for g in scenario.glances if g.target == 0]
+            assert road.start_s < 0 and road.start_s + road.duration_s > scenario.span_s
+            assert scenario.span_s == pytest.approx(max(
+                c.start_s + c.duration_s for c in scenario.closures) + OPEN_S)
+    assert library["microsleep_long_blink_0.7s"].expected == "none"
+    for minutes in (30, 8):
+        build_up = library[f"drowsiness_buildup_{minutes}min"]
+        assert build_up.expected == "drowsiness" and build_up.limit_s == minutes * 60
+        assert 0 < build_up.earliest_s < build_up.limit_s
+    for name in ("unresponsive_eyes_closed_20s", "unresponsive_slumped_20s"):
+        assert library[name].expected == "unresponsive"
+        assert library[name].limit_s == UNRESPONSIVE_LIMIT_S < library[name].span_s
+
+
+def _one_drive(name, family, seed=5):
+    ((recording, placed),) = _drives(seed, 1, ("right",), 60.0, (family,), {name})
+    ((_, start),) = placed
+    return recording.samples, start
+
+
+def test_scripted_closure_shuts_the_lids_facing_forward_and_hides_the_pupil():
+    samples, start = _one_drive("sleep_4.0s", "sleep")
+    t = samples[:, 0]
+    shut = (t > start + 0.2) & (t < start + 3.9)
+    lid = samples[shut, FIELD_INDEX["eyelid_r"]]
+    lid = lid[np.isfinite(lid)]   # the tracker's own glare bursts lose the lids too
+    assert len(lid) > 60 and (lid < 0.2).all()
+    assert np.isnan(samples[shut, FIELD_INDEX["gaze_r_yaw"]]).all()
+    assert (samples[shut, FIELD_INDEX["blink"]] == 1).all()
+    assert np.nanmax(np.abs(np.degrees(samples[shut, FIELD_INDEX["head_yaw"]]))) < 10.0
+    after = (t > start + 4.6) & (t < start + 6.0)
+    assert np.nanmedian(samples[after, FIELD_INDEX["eyelid_r"]]) > 0.7
+
+
+def test_slumped_driver_hangs_the_head_and_stops_the_gaze():
+    samples, start = _one_drive("unresponsive_slumped_20s", "unresponsive")
+    t = samples[:, 0]
+    held = (t > start + 2.0) & (t < start + 20.0)
+    assert np.degrees(np.nanmedian(samples[held, FIELD_INDEX["head_pitch"]])) < -30.0
+    gaze = np.degrees(samples[held][:, [FIELD_INDEX["gaze_r_yaw"], FIELD_INDEX["gaze_r_pitch"]]])
+    assert np.nanstd(gaze, axis=0).max() < 0.5 and (samples[held, FIELD_INDEX["saccade"]] == 0).all()
+
+
+def test_aperture_scales_the_open_eyelid_and_occlusion_loses_the_whole_face():
+    recording, _ = simulate_drive_truth(4, 30.0, 30.0, protocol="none")
+    samples = recording.samples
+    lid = FIELD_INDEX["eyelid_r"]
+    for aperture in (6.0, 14.0):
+        scaled = scale_aperture(samples, aperture)
+        ratio = np.nanmedian(scaled[:, lid]) / np.nanmedian(samples[:, lid])
+        assert ratio == pytest.approx(aperture / REFERENCE_APERTURE_MM, rel=0.02)
+        assert np.nanmax(scaled[:, lid]) <= 1.5
+    hidden = occlude_face(samples, np.random.default_rng(0))
+    lost = np.isnan(hidden[:, FIELD_INDEX["head_yaw"]]) & ~np.isnan(samples[:, FIELD_INDEX["head_yaw"]])
+    assert 0.15 < lost.mean() < 0.45 and (hidden[lost, FIELD_INDEX["confidence"]] == 0).all()
+    assert np.isnan(hidden[lost, lid]).all()
 
 
 def test_scripted_glances_are_the_drives_true_glances_and_the_head_follows_the_strategy():
@@ -111,23 +195,40 @@ def test_judge_passes_in_time_and_fails_late_wrong_or_noisy():
     assert not unseen["pass"] and unseen["got"] == ["not processed"]
 
 
-def test_subset_through_a_real_daemon_writes_the_scorecard(tmp_path):
+@pytest.fixture(scope="module")
+def subset(tmp_path_factory):
+    out = tmp_path_factory.mktemp("conformance")
     rows = []
-    card = run_conformance(tmp_path, seed=11, n_drivers=1, sides=("right",),
-                           families=("long_distraction", "negative"), only=SUBSET, speed=30.0,
-                           on_row=rows.append)
-    written = json.loads((tmp_path / "scorecard.json").read_text())
+    card = run_conformance(out, seed=11, n_drivers=1, sides=("right",), families=FAMILIES,
+                           only=set(SUBSET.values()), speed=40.0, on_row=rows.append)
+    return card, json.loads((out / "scorecard.json").read_text()), rows
+
+
+def test_subset_through_a_real_daemon_writes_the_scorecard_contract(subset):
+    card, written, rows = subset
     assert written == json.loads(json.dumps(card))
     assert written["passed"] + written["failed"] == len(written["scenarios"]) == len(SUBSET)
+    assert len(rows) == len(SUBSET)
     by_name = {row["name"].split("/", 1)[1]: row for row in written["scenarios"]}
-    assert set(by_name) == set(SUBSET) and len(rows) == len(SUBSET)
-    for row in written["scenarios"]:
+    assert set(by_name) == set(SUBSET.values())
+    for family, name in SUBSET.items():
+        row = by_name[name]
         assert {"name", "family", "expected", "got", "latency_s", "pass"} <= set(row)
-    six = by_name["long_centre_stack_owl_6.0s"]
-    assert six["pass"] and six["got"] == ["long_distraction"]
-    assert 2.5 < six["latency_s"] <= LONG_LIMIT_S    # raised at about 3 s of glance, not before
-    assert by_name["long_instrument_cluster_owl_2.0s"]["got"] == ["none"]
-    assert by_name["calm_conversation"]["pass"]
+        assert row["family"] == family and row["got"] != ["not processed"]
+        assert isinstance(row["pass"], bool) and row["got"]
+    assert set(written["families"]) == set(FAMILIES)
+    assert {"calm_hours", "per_hour", "per_hour_by_kind"} <= set(written["background"])
+
+
+@pytest.mark.parametrize("family", [
+    pytest.param(f, marks=pytest.mark.xfail(reason=NOT_BUILT[f], strict=True)) if f in NOT_BUILT
+    else f for f in SUBSET])
+def test_subset_scenario_passes_through_a_real_daemon(subset, family):
+    _, written, _ = subset
+    (row,) = [r for r in written["scenarios"] if r["family"] == family]
+    assert row["pass"], row
+    if row["expected"] == "long_distraction":
+        assert 2.5 < row["latency_s"] <= LONG_LIMIT_S   # raised at about 3 s of glance
 
 
 def test_recording_with_sidecar_annotations_is_scored_and_a_wrong_expectation_fails(tmp_path):

@@ -6,7 +6,8 @@ from scipy.optimize import curve_fit
 
 from distractd.simulators import simulate_drive_truth
 from distractd.simulators._behaviour import TARGETS
-from distractd.simulators._oculomotor import render_gaze
+from distractd.simulators._body_scripts import drowsy_plan
+from distractd.simulators._oculomotor import render_eyelid, render_gaze
 
 CLEAN = dict(noise=False, track_loss=False, drops=False, duplicates=False, jitter=False)
 
@@ -120,3 +121,37 @@ def test_cognitive_load_concentrates_gaze_for_a_susceptible_driver():
     assert (glances & in_task).sum() / task_s < 0.8 * (glances & normal).sum() / normal_s
     road = plan.target == 0
     assert np.std(plan.pitch[road & in_task]) < np.std(plan.pitch[road & normal])
+
+
+def _closed_runs(closed, rate_hz):
+    """Durations (s) of the runs of True in ``closed``."""
+    edges = np.diff(np.r_[0, closed.astype(np.int8), 0])
+    return (np.flatnonzero(edges == -1) - np.flatnonzero(edges == 1)) / rate_hz
+
+
+@pytest.mark.parametrize("seed", [4, 21])
+def test_drowsiness_build_up_matches_the_perclos_and_blink_evidence(seed):
+    # SIMULATOR_EVIDENCE §3: PERCLOS (P80) about 6 % alert, 10.5 % at the first 1-s microsleep;
+    # blink duration and reopening time lengthen with drowsiness; slow closures, head nods
+    length, start = 1800.0, 30.0
+    _, truth = simulate_drive_truth(seed, start + length + 30.0, 60.0, protocol="none", **CLEAN)
+    plan, nods = drowsy_plan(np.random.default_rng(seed), truth.blinks, start, length)
+    closure = np.maximum(truth.closure, render_eyelid(truth.t, plan))
+
+    def span(a, b):
+        return (truth.t >= a) & (truth.t < b)
+
+    first, last = span(start, start + 180.0), span(start + length - 180.0, start + length)
+    alert_perclos = (closure[first] >= 0.8).mean()
+    drowsy_perclos = (closure[last] >= 0.8).mean()
+    assert 0.01 <= alert_perclos <= 0.08
+    assert 0.09 <= drowsy_perclos <= 0.13
+    alert_blinks = _closed_runs(closure[first] >= 0.5, 60.0)
+    drowsy_blinks = _closed_runs(closure[last] >= 0.5, 60.0)
+    assert drowsy_blinks.mean() >= 1.4 * alert_blinks.mean()
+    assert (drowsy_blinks > 0.15).mean() > (alert_blinks > 0.15).mean()   # Anund's long blinks
+    assert _closed_runs(closure >= 0.5, 60.0).max() < 1.0   # no microsleep in the build-up
+    reopen = plan.open_s[(plan.start > start + length - 180.0) & (plan.start < start + length)]
+    assert np.median(reopen) > 1.4 * np.median(truth.blinks.open_s)
+    assert len(nods) >= 2 and (nods[:, 0] > start + length / 2).all()
+    assert ((10.0 <= nods[:, 1]) & (nods[:, 1] <= 20.0)).all()
