@@ -170,6 +170,10 @@ class RunningBaseline:
     ----------
     ready : bool
         Whether the last window standardised had every feature that had data ready.
+    progress : float
+        How far the warm-up is, 0..1: window end time since the first entry over ``warmup_s``
+        (1 once :attr:`ready`; it can read 1 while not ready when a feature still lacks
+        ``min_entries``). For the state message's calibration status.
 
     Examples
     --------
@@ -201,6 +205,16 @@ class RunningBaseline:
         self.state = np.array([-np.inf, np.nan, 1.0, np.nan])
         self.fit = np.full((2, n_features), np.nan)
         self.ready = False
+        self.last_t_s = np.nan
+
+    @property
+    def progress(self):
+        if self.ready:
+            return 1.0
+        elapsed_s = self.last_t_s - self.state[1]
+        if not elapsed_s > 0.0:   # no entry yet (NaN), or none after the first
+            return 0.0
+        return min(elapsed_s / self.warmup_s, 1.0) if self.warmup_s > 0.0 else 1.0
 
     @classmethod
     def from_config(cls, config, feature_names):
@@ -237,6 +251,7 @@ class RunningBaseline:
                              self.warmup_s, self.gate_z, self.gate_max_s, CLIP, SCALE_FLOOR, Z)
         if len(Z):
             self.ready = ready
+            self.last_t_s = float(t_end[-1])
         return Z
 
     def reset(self):
@@ -247,6 +262,7 @@ class RunningBaseline:
         self.state[:] = (-np.inf, np.nan, 1.0, np.nan)
         self.fit[:] = np.nan
         self.ready = False
+        self.last_t_s = np.nan
 
 
 def _per_feature(values, n_features, name, dtype):

@@ -19,9 +19,17 @@ Per window, in time order:
    published state is distracted when either says so. Time-sharing alerts are published as events
    but do not set the state by default: in normal driving with frequent mirror checks they fire
    several times an hour (docs/evaluation.md), beyond the false-alarm budget of a state.
+
+:meth:`DecisionRule.escalate` then combines that state with the glance channel, the eyelid channel
+and the glance and fatigue alerts into an escalation level, openpilot's driver-monitoring steps
+(``selfdrive/monitoring/helpers.py``: pre-alert, prompt, terminal; docs/daemon.md, "Escalation").
+
+Cost: the daemon calls the rule once or twice per window; the common call (every score usable,
+no alert near) takes the smoother's kernel and no other array work.
 """
 
 import inspect
+import math
 
 import numpy as np
 
@@ -29,6 +37,7 @@ from ..._validation import Interval, check_params
 from ._smoothing import DecisionSmoother
 
 __all__ = ["DecisionRule", "decide", "UNKNOWN", "LOSS_FEATURE", "loss_evidence",
+           "ESCALATION_LEVELS", "ESCALATION_STEPS_S", "ESCALATION_ALERT_LEVELS",
            "decision_options", "UNDECIDED_REASONS", "undecided_reasons", "undecided_summary"]
 
 UNKNOWN = -1
@@ -36,6 +45,21 @@ UNKNOWN = -1
 
 LOSS_FEATURE = "glance_track_loss_fraction"
 """The window feature that makes track loss evidence to a model (lost samples / samples)."""
+
+ESCALATION_LEVELS = ("none", "pre_alert", "prompt", "unresponsive")
+"""The escalation levels of the published state, by index (openpilot's pre-alert, prompt and
+terminal steps; its terminal alert for a driver it cannot see is ``driverUnresponsive``)."""
+
+ESCALATION_STEPS_S = (3.0, 5.0, 11.0)
+"""Seconds of one episode of inattention (a glance away or an eye closure) at which each level
+above 0 is reached: openpilot's active driver monitoring (``_DISTRACTED_TIME`` 11 s, pre-alert
+8 s and prompt 6 s before it), which counts closed eyes as it counts a head or gaze away."""
+
+ESCALATION_ALERT_LEVELS = {"long_distraction": 1, "time_sharing": 1, "drowsiness": 1,
+                           "microsleep": 2, "sleep": 2}
+"""The level an alert of each kind raises the escalation to, for ``alert_hold_s`` after it: a
+distraction or drowsiness warning is a pre-alert; an eye closure while driving (Euro NCAP
+microsleep, sleep) is prompted at once."""
 
 _CONSTRAINTS = {"min_quality": Interval(0, 1), "alert_hold_s": Interval(0, None)}
 
@@ -162,13 +186,19 @@ class DecisionRule:
         self.alert_kinds = tuple(alert_kinds)
         self.smoother = DecisionSmoother(mode, on, off, min_dwell_s)
         self.last_alert_s = -np.inf
+        self.level = 0
+        self.level_since_s = None
+        self.episode_start_s = math.nan
+        self.episode_cause = None
+        self.alert_floor_until_s = [-math.inf] * len(ESCALATION_LEVELS)
 
     def usable(self, scores, quality):
         """Which windows the detector decides: a finite score and enough quality (or any
         quality, with ``loss_evidence``)."""
+        finite = np.isfinite(scores)
         if self.loss_evidence:
-            return np.isfinite(scores)
-        return np.isfinite(scores) & (np.asarray(quality, dtype=np.float64) >= self.min_quality)
+            return finite
+        return finite & (np.asarray(quality, dtype=np.float64) >= self.min_quality)
 
     def update(self, t_end, scores, quality, alerts=()):
         """Consume a block of windows; return their states.
@@ -193,17 +223,105 @@ class DecisionRule:
         t_end = np.asarray(t_end, dtype=np.float64)
         scores = np.asarray(scores, dtype=np.float64)
         usable = self.usable(scores, quality)
-        states = np.full(len(t_end), UNKNOWN, dtype=np.int8)
-        states[usable] = self.smoother.update(t_end[usable], scores[usable])
-        alerts_s = np.array([t for t, kind in alerts if kind in self.alert_kinds],
-                            dtype=np.float64)
+        if usable.all():
+            states = self.smoother.update(t_end, scores)
+        else:
+            states = np.full(len(t_end), UNKNOWN, dtype=np.int8)
+            if usable.any():
+                states[usable] = self.smoother.update(t_end[usable], scores[usable])
+        kinds = self.alert_kinds
+        raised = [t for t, kind in alerts if kind in kinds]
+        if not len(t_end) or (not raised and t_end[0] - self.last_alert_s > self.alert_hold_s):
+            return states   # no alert holds any of the windows
+        alerts_s = np.array(raised, dtype=np.float64)
         at = np.searchsorted(alerts_s, t_end, side="right") - 1  # latest alert by each window end
         latest = np.full(len(t_end), self.last_alert_s)
         latest[at >= 0] = alerts_s[at[at >= 0]]
         states[t_end - latest <= self.alert_hold_s] = 1
-        if len(alerts_s):
-            self.last_alert_s = max(self.last_alert_s, float(alerts_s[-1]))
+        if raised:
+            self.last_alert_s = max(self.last_alert_s, raised[-1])
         return states
+
+
+    def escalate(self, t_end, states, on_road, off_road_s, eyes_closed_s, drowsy, alerts=()):
+        """Escalation level of each window (docs/daemon.md, "Escalation"); Python scalar work, as
+        the daemon calls it with one or two windows.
+
+        The clock is the current episode of inattention: the time since the start of the glance
+        away (``off_road_s``) or the eye closure (``eyes_closed_s``) in progress, whichever began
+        first; it runs on through windows where neither channel can tell (track loss, eyes not
+        visible) and ends at the first window seen attentive (gaze on the road, eyes not closed).
+        The clock's level (:data:`ESCALATION_STEPS_S`) is raised to at least 1 while the window
+        state is distracted or the driver is drowsy, and to :data:`ESCALATION_ALERT_LEVELS` for
+        ``alert_hold_s`` after an alert of those kinds. Only the clock reaches the top level.
+
+        Parameters
+        ----------
+        t_end : sequence of float
+            Window end times, seconds.
+        states : sequence of int
+            The windows' states from :meth:`update` (1 distracted).
+        on_road : sequence of float
+            1.0 on the road, 0.0 away, NaN unknown, at each window's end.
+        off_road_s, eyes_closed_s : sequence of float
+            The current glance away and the current eye closure at each window's end, seconds
+            (0 when on the road / eyes open; NaN when the channel cannot tell or is absent).
+        drowsy : sequence of bool
+            The eyelid channel's drowsiness state at each window's end (False when absent).
+        alerts : sequence of (float, str), default=()
+            ``(time_s, kind)`` of the glance and fatigue alerts the windows carry.
+
+        Returns
+        -------
+        levels : list of (int, str, float or None)
+            Per window, the level (index into :data:`ESCALATION_LEVELS`), its name and the stream
+            time it was entered (None at level 0).
+        unresponsive : list of (float, float, str)
+            For each climb to the top level: when it was reached, when the episode began (s), and
+            its cause, ``"eyes_closed"`` or ``"away"``.
+        """
+        floors = self.alert_floor_until_s
+        for t, kind in alerts:
+            level = ESCALATION_ALERT_LEVELS.get(kind)
+            if level is not None:
+                floors[level] = max(floors[level], t + self.alert_hold_s)
+        steps = ESCALATION_STEPS_S
+        levels, unresponsive = [], []
+        for i in range(len(t_end)):
+            t = float(t_end[i])
+            away, closed = float(off_road_s[i]), float(eyes_closed_s[i])
+            away = away if away > 0.0 else 0.0        # NaN and 0 alike: no glance away known
+            closed = closed if closed > 0.0 else 0.0
+            if away or closed:
+                began = t - max(away, closed)
+                if not began >= self.episode_start_s:   # a new episode, or one began earlier
+                    self.episode_start_s = began
+                self.episode_cause = "eyes_closed" if closed >= away else "away"
+            elif on_road[i] == 1.0:
+                self.episode_start_s = math.nan
+            inattentive_s = t - self.episode_start_s if self.episode_start_s == \
+                self.episode_start_s else 0.0
+            clock = sum(inattentive_s >= step for step in steps)
+            level = clock
+            if level < 1 and (states[i] == 1 or drowsy[i]):
+                level = 1
+            for floor in range(len(floors) - 1, level, -1):
+                if floors[floor] >= t:
+                    level = floor
+                    break
+            if level != self.level:
+                if level == 0:
+                    self.level_since_s = None
+                elif level == clock and level > self.level:
+                    self.level_since_s = self.episode_start_s + steps[level - 1]
+                else:
+                    self.level_since_s = t
+                if level == len(steps):
+                    unresponsive.append((self.level_since_s, self.episode_start_s,
+                                         self.episode_cause))
+                self.level = level
+            levels.append((level, ESCALATION_LEVELS[level], self.level_since_s))
+        return levels, unresponsive
 
 
 def decide(t_end, scores, quality, alerts=(), **rule):

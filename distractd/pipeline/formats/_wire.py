@@ -4,8 +4,9 @@ Messages are multipart ``[topic, payload, *ignored]`` with a msgpack payload. In
 ``samples.<stream_id>``; the payload is a *map* (one sample, canonical names) or a *block* (``seq``,
 ``fields``, ``dtype``, ``data`` = n × len(fields) row-major bytes). Output topics are
 ``state.<stream_id>`` and ``event.<stream_id>``; their payloads are built here too
-(:func:`state_message`, :func:`glance_state`, :func:`transition_event`, :func:`segment_event`,
-:func:`alert_event`) so the schema of every
+(:func:`state_message` with its glance, fatigue, calibration and escalation dicts,
+:func:`glance_state`, :func:`transition_event`, :func:`segment_event`, :func:`alert_event` for every
+alert kind) so the schema of every
 published message has one home. Decoding is bounded (message size, block rows, msgpack container
 lengths, :func:`unpack`) and every rejection raises :class:`Rejected` carrying one reason of
 :data:`MESSAGE_REJECT_REASONS`, which the daemon counts.
@@ -20,7 +21,7 @@ from ..._errors import DistractdError, SchemaError
 from ._schema import FIELDS, block_from_columns, block_from_maps
 
 __all__ = [
-    "VERSION", "STATE_NAMES", "MESSAGE_REJECT_REASONS", "MAX_SEQ", "Rejected", "Limits", "unpack",
+    "VERSION", "STATE_NAMES", "FATIGUE_UNAVAILABLE", "MESSAGE_REJECT_REASONS", "MAX_SEQ", "Rejected", "Limits", "unpack",
     "decode_samples", "valid_stream_id", "encode_map", "encode_block", "state_message", "transition_event", "segment_event",
     "glance_state", "alert_event", "encode_state", "encode_event", "decode_output",
 ]
@@ -29,6 +30,10 @@ VERSION = 1
 STATE_NAMES = {0: "attentive", 1: "distracted", -1: "unknown"}
 """Published state name of each decision label: 0 attentive, 1 distracted, -1 unknown — no
 decision (too little valid data, a missing feature, or a stream warming up)."""
+FATIGUE_UNAVAILABLE = ("off", "no_eyelid", "not_visible")
+"""Why a state's ``fatigue`` is unavailable: the pipeline runs no fatigue channel, the stream has
+not delivered an eyelid signal, or the eyes are not visible to the tracker now (sunglasses, face
+turned away; also while the driver's open-eye level is being learned)."""
 MESSAGE_REJECT_REASONS = (
     "oversized", "bad_topic", "undecodable", "not_a_map", "unknown_version", "missing_t",
     "wrong_type", "bad_block", "too_many_streams",
@@ -248,7 +253,8 @@ def encode_block(stream, block, seq, fields=FIELDS):
 
 
 def state_message(stream, window_s, state, score, model_id, quality, segment, glance=None,
-                  baseline=None, gaze_frame=None, adapted=None):
+                  baseline=None, gaze_frame=None, adapted=None, fatigue=None, calibration=None,
+                  escalation=None):
     """The payload of a ``state.<stream>`` message (DESIGN §3).
 
     Parameters
@@ -278,6 +284,20 @@ def state_message(stream, window_s, state, score, model_id, quality, segment, gl
         scored the window, ``{"t": end of the newest window in the fit (s), "windows": windows
         in the fit}``, or False while the loaded model scores it (published as null); the key is
         left out when None (adaptation off).
+    fatigue : str or tuple, default=None
+        The eyelid channel at the window's end: ``(eyes_closed_s, perclos, blink_duration_s,
+        drowsy)`` when it is available, published as ``{"available": true, "eyes_closed_s",
+        "perclos", "blink_duration_s", "drowsy"}`` (NaN as null); or the reason it is not (one
+        of :data:`FATIGUE_UNAVAILABLE`), published as ``{"available": false, "reason": ...}``;
+        the key is left out when None.
+    calibration : tuple, default=None
+        ``(baseline_ready, baseline_progress, road_ready, road_progress)``, published as
+        ``{"baseline": {"ready", "progress"}, "road": {"ready", "progress"}}`` (progress 0..1);
+        the key is left out when None.
+    escalation : tuple, default=None
+        ``(level, name, since_s)``: the escalation level (0..3), its name and the stream time it
+        was entered (None at level 0), published as ``{"level", "name", "since_s"}``; the key is
+        left out when None.
     """
     message = {"v": VERSION, "stream": stream, "t": window_s[1], "window": list(window_s),
                "state": state, "score": score, "model": model_id, "quality": quality,
@@ -290,6 +310,24 @@ def state_message(stream, window_s, state, score, model_id, quality, segment, gl
         message["gaze_frame"] = gaze_frame
     if adapted is not None:
         message["adapted"] = adapted or None
+    if fatigue is not None:
+        if type(fatigue) is str:
+            message["fatigue"] = {"available": False, "reason": fatigue}
+        else:
+            closed_s, perclos, blink_s, drowsy = fatigue
+            message["fatigue"] = {"available": True, "eyes_closed_s": _maybe(closed_s, float),
+                                  "perclos": _maybe(perclos, float),
+                                  "blink_duration_s": _maybe(blink_s, float),
+                                  "drowsy": bool(drowsy)}
+    if calibration is not None:
+        baseline_ready, baseline_progress, road_ready, road_progress = calibration
+        message["calibration"] = {
+            "baseline": {"ready": bool(baseline_ready), "progress": float(baseline_progress)},
+            "road": {"ready": bool(road_ready), "progress": float(road_progress)}}
+    if escalation is not None:
+        level, name, since_s = escalation
+        message["escalation"] = {"level": int(level), "name": name,
+                                 "since_s": _maybe(since_s, float)}
     return message
 
 
@@ -325,23 +363,55 @@ def _maybe(value, kind):
     return kind(value)
 
 
-def alert_event(stream, kind, t, glances, away_s):
-    """The payload of an ``event.<stream>`` message for a glance alert (DESIGN §3).
+def alert_event(stream, kind, t, glances=None, away_s=None, *, closures=None, closed_s=None,
+                perclos=None, since=None, cause=None):
+    """The payload of an ``event.<stream>`` message for an alert (DESIGN §3, docs/daemon.md).
+
+    Each kind carries its own fields, the ones given: a glance alert ``glances`` and ``away_s``,
+    a fatigue alert ``closures``, ``closed_s`` and ``perclos``, the unresponsive driver alert
+    ``since`` and ``cause``. NaN is published as null.
 
     Parameters
     ----------
     stream : str
     kind : str
-        ``"long_distraction"`` or ``"time_sharing"``.
+        ``"long_distraction"``, ``"time_sharing"`` (glance), ``"microsleep"``, ``"sleep"``,
+        ``"drowsiness"`` (fatigue) or ``"unresponsive"`` (escalation).
     t : float
         Stream time the alert was raised, seconds.
-    glances : sequence of (float, float)
+    glances : sequence of (float, float), default=None
         Start and end, seconds, of the glances away the alert is based on.
-    away_s : float
+    away_s : float, default=None
         Glance-away time that crossed the threshold, seconds.
+    closures : sequence of (float, float), default=None
+        Start and end (so far), seconds, of the eye closures a fatigue alert is based on.
+    closed_s : float, default=None
+        The closure's duration so far, seconds (NaN for drowsiness).
+    perclos : float, default=None
+        PERCLOS at ``t``, share of time (NaN while not defined).
+    since : float, default=None
+        Stream time the unresponsive driver's episode of inattention began, seconds.
+    cause : str, default=None
+        What held the episode: ``"eyes_closed"`` or ``"away"``.
+
+    Examples
+    --------
+    >>> alert_event("car", "sleep", 12.5, closures=[(9.5, 12.5)], closed_s=3.0,
+    ...             perclos=float("nan"))["perclos"] is None
+    True
     """
-    return {"v": VERSION, "stream": stream, "t": float(t), "type": "alert", "kind": kind,
-            "glances": [[float(a), float(b)] for a, b in glances], "away_s": float(away_s)}
+    message = {"v": VERSION, "stream": stream, "t": float(t), "type": "alert", "kind": kind}
+    if glances is not None:
+        message["glances"] = [[float(a), float(b)] for a, b in glances]
+        message["away_s"] = float(away_s)
+    if closures is not None:
+        message["closures"] = [[float(a), float(b)] for a, b in closures]
+        message["closed_s"] = _maybe(closed_s, float)
+        message["perclos"] = _maybe(perclos, float)
+    if since is not None:
+        message["since"] = float(since)
+        message["cause"] = cause
+    return message
 
 
 def transition_event(stream, t, old, new, score, model_id):
