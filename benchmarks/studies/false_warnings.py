@@ -1,34 +1,37 @@
 """False warnings per hour: the product's alerts on real normal drives and calm simulated drives.
 
 Issue 27, Build 5. Every alert comes from the product's one implementation: the glance channel
-through :func:`~distractd.pipeline.detect_glances` and, when this build has it, the fatigue
-channel through ``distractd.pipeline.detect_fatigue``. Default :class:`PipelineConfig` (its
-thresholds come from Euro NCAP and ISO 15007 and were chosen before this study; nothing here is
-tuned on these drives), ``drive_side`` the car's.
+through :func:`~distractd.pipeline.detect_glances` and the fatigue channel through
+``distractd.pipeline.detect_fatigue`` (when this build has it). Default :class:`PipelineConfig`:
+its thresholds come from Euro NCAP, ISO 15007 and the fatigue literature and were chosen before
+this study; nothing here is tuned on these drives. ``drive_side`` is the car's.
 
 - **Real normal drives**: the no-task drive (``Drive`` 4, "normal") of every subject file in
-  ``--data`` (Taamneh et al. 2017, 36 drivers, 1 Hz gaze footprint on the simulator's screen,
+  ``--data`` (Taamneh et al. 2017: 36 drivers, 1 Hz gaze footprint on the simulator's screen,
   US left-hand-drive cab). Per drive: hours, hours with the road centre learned (alerts are
-  possible only then), tracked fraction, alerts per kind and per hour. The fatigue channel needs
-  an eyelid signal, which this data does not have: it is reported unavailable, never as zero.
-  Every alert gets a reason read from the samples around it (where the gaze was relative to the
-  learned road centre, lost samples, and how short the glance could truly have been given the
-  sampling period).
-- **Calm simulated drives**: ``--drivers`` simulated drivers (``cohort_seeds(--drivers,
-  --seed)``; the default seed was never used in development), one no-task drive each
-  (``protocol="none"``, drive 2, right-hand drive), seen by a full 60 Hz tracker and by a
-  1 Hz gaze-only faceLAB export like Taamneh's (``tracker="sparse-gaze"``): the same behaviour
-  under both trackers. Every alert is false by the issue's definition of calm driving; each is
-  also compared with the true gaze (``glance_alerts.true_glances``: runs outside the forward
-  roadway ellipse around the true road direction) to say whether the driver really looked away.
-- **Naive floor**, on the same recordings in the same run: any run of consecutive samples
-  outside the forward roadway ellipse (``glance_road_yaw_deg`` x ``glance_road_pitch_deg``, the
-  product's default) around the drive's median gaze lasting >= 2 s (and >= 3 s, the product's
-  ``glance_long_s``) is an alert; a lost sample ends a run. The run lasts from its first sample to
-  the sample after its last. It sees the whole drive (the median), the product only the past.
+  possible only then), tracked fraction, the drive's gaze clusters, alerts per kind and per
+  hour. The fatigue channel needs an eyelid signal, which this data lacks: it is reported
+  unavailable, never as zero. Each alert gets a reason read from the samples (where the away
+  samples were from the learned road centre, in which of the drive's gaze clusters, lost
+  samples, and how short the glance could truly have been given the sampling period).
+- **Simulated drives** (:data:`SIMULATED`): ``--drivers`` drivers (``cohort_seeds(--drivers,
+  --seed)``; the default seed was never used in development), drive 2 of each, right-hand
+  drive. The calm no-task drive seen by a full 60 Hz tracker and by a 1 Hz gaze-only faceLAB
+  export like Taamneh's (``tracker="sparse-gaze"``): the same behaviour under both trackers;
+  every alert on it is false by the issue's definition of calm driving. And the same drivers'
+  visual-manual drive (awake, glancing down at a phone): its fatigue alerts are false. Each
+  alert is also compared with the truth: the true glances away (``glance_alerts.true_glances``:
+  runs outside the forward roadway ellipse around the true road direction), the true eyelid
+  closure and PERCLOS.
+- **Naive floors**, on the same recordings in the same run. Glances: any run of consecutive
+  samples outside the forward roadway ellipse (``glance_road_yaw_deg`` x
+  ``glance_road_pitch_deg``, the product's default) around the drive's median gaze lasting
+  >= 2 s (and >= 3 s, the product's ``glance_long_s``) is an alert; a lost sample ends a run.
+  Fatigue: :func:`fatigue_floor`. Both see the whole drive (the median), the product only the
+  past.
 
-Prints one JSON line per drive, per alert and per summary as it goes and appends them to
-``--out``. Run (about 3 min on 2 shared cores):
+Prints one JSON line per alert, per drive and per set as it goes and appends them to ``--out``.
+Run (about 2 min on 2 shared cores):
 ``OPENBLAS_NUM_THREADS=1 .venv/bin/python benchmarks/studies/false_warnings.py``.
 """
 
@@ -40,6 +43,7 @@ from pathlib import Path
 import numpy as np
 
 import distractd.pipeline as pipeline
+from distractd._json import json_ready
 from distractd.pipeline import (
     ALERT_KINDS, FIELD_INDEX, GLANCE_CLASSES, PipelineConfig, detect_glances,
 )
@@ -49,6 +53,7 @@ from glance_alerts import true_glances
 
 DETECT_FATIGUE = getattr(pipeline, "detect_fatigue", None)
 """The fatigue channel's batch twin, None in a build without it (then no fatigue figures)."""
+FATIGUE_ALERT_KINDS = getattr(pipeline, "FATIGUE_ALERT_KINDS", ())
 
 FLOOR_MIN_S = (2.0, 3.0)
 """Run lengths of the naive floor, s: the issue's plain rule and the product's glance_long_s."""
@@ -63,8 +68,15 @@ MAY_BE_SHORT_S = 0.5
 """A long-distraction alert whose glance, from its first to its last away sample, is this much
 shorter than ``glance_long_s`` may have come from a shorter glance (the samples' spacing), s:
 the half second Euro NCAP's target allows for the warning (glance_alerts.py's 3.5 s)."""
-TRACKERS = {"60 Hz full": {"rate_hz": 60.0, "tracker": "full"},
-            "1 Hz sparse-gaze": {"rate_hz": 1.0, "tracker": "sparse-gaze"}}
+SIMULATED = {
+    "simulated-calm 60 Hz full": {"protocol": "none", "rate_hz": 60.0, "tracker": "full"},
+    "simulated-calm 1 Hz sparse-gaze": {"protocol": "none", "rate_hz": 1.0,
+                                        "tracker": "sparse-gaze"},
+    "simulated visual-manual 60 Hz full": {"protocol": "visual-manual", "rate_hz": 60.0,
+                                           "tracker": "full"},
+}
+"""The simulated sets: the calm drive under two trackers, and an awake driver's visual-manual
+drive (phone glances down: its glance alerts are true ones, its fatigue alerts false)."""
 
 
 def cyclopean_deg(recording, config):
@@ -81,41 +93,82 @@ def cyclopean_deg(recording, config):
     return gaze
 
 
+def runs(mask, t):
+    """Durations of the runs of consecutive True samples, s: from a run's first sample to the
+    sample after its last (the end of the recording plus one period for a run ending there)."""
+    edges = np.flatnonzero(np.diff(np.r_[0, mask.astype(np.int8), 0]))
+    period = float(np.median(np.diff(t)))
+    ends = np.append(t, t[-1] + period)[edges[1::2]]
+    return ends - t[edges[0::2]]
+
+
 def floor_runs(recording, config):
-    """The naive floor's off-centre runs (module docstring): (start, duration) pairs, s."""
+    """The naive floor's off-centre runs (module docstring): their durations, s."""
     yaw, pitch = cyclopean_deg(recording, config)
     valid = np.isfinite(yaw) & np.isfinite(pitch)
     if not valid.any():
-        return []
-    t = recording.t
-    off = ((yaw - np.median(yaw[valid])) / config.glance_road_yaw_deg) ** 2 + \
-        ((pitch - np.median(pitch[valid])) / config.glance_road_pitch_deg) ** 2 > 1.0
-    edges = np.flatnonzero(np.diff(np.r_[0, (valid & off).astype(np.int8), 0]))
-    period = float(np.median(np.diff(t)))
-    ends = [t[last] if last < len(t) else t[-1] + period for last in edges[1::2]]
-    return [(float(t[first]), float(end - t[first])) for first, end in zip(edges[0::2], ends)]
+        return np.empty(0)
+    centre = (np.median(yaw[valid]), np.median(pitch[valid]))
+    return runs(valid & ~inside(yaw, pitch, centre, config), recording.t)
 
 
-def fatigue_figures(recording, config):
-    """Fatigue alerts per kind, or why there are none to count."""
-    s = recording.samples
-    if not np.isfinite(s[:, [FIELD_INDEX["eyelid_r"], FIELD_INDEX["eyelid_l"]]]).any():
-        return {"available": False, "reason": "no eyelid signal"}
-    if DETECT_FATIGUE is None:
+def fatigue_floor(recording, config):
+    """A plain fatigue rule on the same drive: eyelid aperture (mean of the eyes with a value)
+    at or below ``fatigue_closed_fraction`` of the drive's median aperture is closed; closed
+    runs of ``fatigue_microsleep_s`` / ``fatigue_sleep_s`` or more (a missing aperture ends a
+    run) and whole minutes with a closed share of ``fatigue_perclos_drowsy`` or more count as
+    warnings. None without an eyelid signal."""
+    lids = recording.samples[:, [FIELD_INDEX["eyelid_r"], FIELD_INDEX["eyelid_l"]]]
+    n = np.isfinite(lids).sum(axis=1)
+    if not n.any():
+        return None
+    aperture = np.where(n > 0, np.nansum(lids, axis=1) / np.maximum(n, 1), np.nan)
+    closed = aperture <= config.fatigue_closed_fraction * np.median(aperture[n > 0])
+    durations = runs(closed, recording.t)
+    minute = ((recording.t - recording.t[0]) // 60.0).astype(int)
+    shares = np.bincount(minute, closed) / np.maximum(np.bincount(minute, n > 0), 1)
+    return {"microsleep": int(np.sum(durations >= config.fatigue_microsleep_s)),
+            "sleep": int(np.sum(durations >= config.fatigue_sleep_s)),
+            "drowsy_minutes": int(np.sum(shares[:-1] >= config.fatigue_perclos_drowsy))}
+
+
+def fatigue_figures(recording, fatigue):
+    """Fatigue alerts per kind, or why there are none to count: the channel needs an eyelid
+    signal with the eyes visible; a drive where it never had one is reported unavailable,
+    never as zero alerts."""
+    if fatigue is None:
         return {"available": None, "reason": "no fatigue channel in this build"}
-    alerts = DETECT_FATIGUE(recording, config).alerts
-    return {"available": True, "alerts": [a.kind for a in alerts]}
+    if not fatigue.available.any():
+        lids = recording.samples[:, [FIELD_INDEX["eyelid_r"], FIELD_INDEX["eyelid_l"]]]
+        return {"available": False, "reason": "eyes never visible" if np.isfinite(lids).any()
+                else "no eyelid signal"}
+    return {"available": True, "available_fraction": round(float(fatigue.available.mean()), 3),
+            "alerts": {kind: sum(a.kind == kind for a in fatigue.alerts)
+                       for kind in FATIGUE_ALERT_KINDS}}
 
 
-def drive_line(name, recording, trace, config, modes):
+def closure_reason(truth, alert, config):
+    """What the true eyelid did before a fatigue alert (simulated drives): the longest true
+    closure (P80: closure >= 0.8) running into the alert, and the true PERCLOS over the
+    channel's span."""
+    frames = (truth.t > alert.t - config.fatigue_perclos_window_s) & (truth.t <= alert.t)
+    closed = truth.closure[frames] >= 0.8
+    run = np.flatnonzero(~closed)
+    tail = len(closed) - 1 - run[-1] if len(run) else len(closed)
+    period = float(np.median(np.diff(truth.t)))
+    return {"true_closed_s": round(tail * period, 2),
+            "true_perclos": round(float(closed.mean()), 3) if len(closed) else None}
+
+
+def drive_line(name, recording, trace, fatigue, config, modes):
     """One drive's figures: hours, alerts per kind and per hour, the floor, fatigue, and the
     gaze clusters with the share of tracked samples the channel put on the road."""
     hours = recording.duration_s / 3600.0
     period = float(np.median(np.diff(recording.t)))
     ready = trace.glance > UNKNOWN
     kinds = {kind: sum(a.kind == kind for a in trace.alerts) for kind in ALERT_KINDS}
-    runs = floor_runs(recording, config)
-    floor = {f"{m:g}s": sum(d >= m for _, d in runs) for m in FLOOR_MIN_S}
+    durations = floor_runs(recording, config)
+    floor = {f"{m:g}s": int(np.sum(durations >= m)) for m in FLOOR_MIN_S}
     tracked = recording.samples[:, FIELD_INDEX["confidence"]] >= config.confidence_min
     seen = ready & (trace.glance != LOST)
     return {"bench": "false_warnings", "set": name, "drive": recording.meta["recording_id"],
@@ -125,7 +178,8 @@ def drive_line(name, recording, trace, config, modes):
             if seen.any() else None,
             "gaze_clusters": modes, "glance_alerts": kinds,
             "glance_per_h": round(sum(kinds.values()) / hours, 2), "floor_alerts": floor,
-            "fatigue": fatigue_figures(recording, config)}
+            "fatigue": fatigue_figures(recording, fatigue),
+            "fatigue_floor": fatigue_floor(recording, config)}
 
 
 def gaze_modes(recording, config):
@@ -224,12 +278,12 @@ def reason_label(alert, reason, config):
 
 
 def measure(name, recording, config, emit, truth=None):
-    """Run the channels over one drive; emit its line and one line per alert (with its reason);
-    return the drive's line with the count of alerts per reason label."""
+    """Run the channels over one drive; emit one line per alert (with its reason), then the
+    drive's line with the count of alerts per reason label, and return that line."""
     trace = detect_glances(recording, config)
+    fatigue = DETECT_FATIGUE(recording, config) if DETECT_FATIGUE is not None else None
     modes = gaze_modes(recording, config)
-    line = drive_line(name, recording, trace, config, modes)
-    emit(line)
+    line = drive_line(name, recording, trace, fatigue, config, modes)
     line["reasons"] = {}
     for alert in trace.alerts:
         reason = {**gaze_reason(recording, trace, alert, config, modes),
@@ -242,6 +296,12 @@ def measure(name, recording, config, emit, truth=None):
         emit({"bench": "false_warnings_alert", "set": name, "drive": line["drive"],
               "kind": alert.kind, "t": round(alert.t, 2), "away_s": round(alert.away_s, 2),
               "reason": label, **reason})
+    for alert in fatigue.alerts if fatigue is not None else ():
+        emit({"bench": "false_warnings_alert", "set": name, "drive": line["drive"],
+              "kind": alert.kind, "t": round(alert.t, 2), "closed_s": alert.closed_s,
+              "perclos": alert.perclos, "closures": alert.closures,
+              **(closure_reason(truth, alert, config) if truth is not None else {})})
+    emit(line)
     return line
 
 
@@ -253,10 +313,10 @@ def summary(name, lines, hours_key="hours"):
     floor = {m: sum(line["floor_alerts"][m] for line in lines) for m in lines[0]["floor_alerts"]}
     fatigue = [line["fatigue"] for line in lines]
     available = [f for f in fatigue if f["available"]]
-    fatigue_kinds = {}
-    for f in available:
-        for kind in f["alerts"]:
-            fatigue_kinds[kind] = fatigue_kinds.get(kind, 0) + 1
+    fatigue_kinds = {k: sum(f["alerts"][k] for f in available) for k in FATIGUE_ALERT_KINDS}
+    fatigue_hours = sum(line[hours_key] for line in lines if line["fatigue"]["available"])
+    with_lids = [line for line in lines if line["fatigue_floor"] is not None]
+    lid_hours = sum(line[hours_key] for line in with_lids)
     reasons = {}
     for line in lines:
         for label, n in line["reasons"].items():
@@ -274,9 +334,11 @@ def summary(name, lines, hours_key="hours"):
             "fatigue_unavailable_reasons": sorted({f["reason"] for f in fatigue
                                                    if not f["available"]}),
             "fatigue_alerts": fatigue_kinds if available else None,
-            "fatigue_per_h": round(sum(fatigue_kinds.values()) / sum(
-                line[hours_key] for line in lines if line["fatigue"]["available"]), 2)
+            "fatigue_per_h": round(sum(fatigue_kinds.values()) / fatigue_hours, 2)
             if available else None,
+            "fatigue_floor_per_h": {k: round(sum(line["fatigue_floor"][k] for line in with_lids)
+                                             / lid_hours, 2) for k in with_lids[0]["fatigue_floor"]}
+            if with_lids else None,
             "worst": [line["drive"] for line in worst]}
 
 
@@ -291,9 +353,10 @@ def main():
     args = parser.parse_args()
 
     def emit(line):
-        print(json.dumps(line), flush=True)
+        text = json.dumps(json_ready(line))   # NaN (no away sample with gaze) as null
+        print(text, flush=True)
         with open(args.out, "a") as file:
-            file.write(json.dumps(line) + "\n")
+            file.write(text + "\n")
 
     start_time = time.perf_counter()
     config = PipelineConfig(drive_side="left")   # the study's US cab
@@ -306,15 +369,15 @@ def main():
               "seconds": round(time.perf_counter() - start_time, 1)})
 
     config = PipelineConfig(drive_side="right")  # the simulator's car
-    for tracker, options in TRACKERS.items():
+    for name, options in SIMULATED.items():
         start_time = time.perf_counter()
-        name = f"simulated-calm {tracker}"
         lines = []
         for seed in cohort_seeds(args.drivers, args.seed):
-            recording, truth = simulate_drive_truth(seed, drive=2, protocol="none", **options)
+            recording, truth = simulate_drive_truth(seed, drive=2, **options)
             lines.append(measure(name, recording, config, emit, truth))
         emit({**summary(name, lines), "seed": args.seed,
               "seconds": round(time.perf_counter() - start_time, 1)})
+
 
 if __name__ == "__main__":
     main()
