@@ -243,14 +243,16 @@ class DecisionRule:
         return states
 
 
-    def escalate(self, t_end, states, on_road, off_road_s, eyes_closed_s, drowsy, alerts=()):
+    def escalate(self, t_end, states, on_road, off_road_s, eyes_closed_s, drowsy, alerts):
         """Escalation level of each window (docs/daemon.md, "Escalation"); Python scalar work, as
         the daemon calls it with one or two windows.
 
         The clock is the current episode of inattention: the time since the start of the glance
         away (``off_road_s``) or the eye closure (``eyes_closed_s``) in progress, whichever began
         first; it runs on through windows where neither channel can tell (track loss, eyes not
-        visible) and ends at the first window seen attentive (gaze on the road, eyes not closed).
+        visible) and ends at the first window with the gaze on the road (or, for a closure, the
+        eyes seen open). The top level is reached only in a window where a channel sees the
+        driver away or the eyes shut, never across track loss alone.
         The clock's level (:data:`ESCALATION_STEPS_S`) is raised to at least 1 while the window
         state is distracted or the driver is drowsy, and to :data:`ESCALATION_ALERT_LEVELS` for
         ``alert_hold_s`` after an alert of those kinds. Only the clock reaches the top level.
@@ -268,8 +270,9 @@ class DecisionRule:
             (0 when on the road / eyes open; NaN when the channel cannot tell or is absent).
         drowsy : sequence of bool
             The eyelid channel's drowsiness state at each window's end (False when absent).
-        alerts : sequence of (float, str), default=()
-            ``(time_s, kind)`` of the glance and fatigue alerts the windows carry.
+        alerts : sequence of sequence of (float, str)
+            Per window, ``(time_s, kind)`` of the glance and fatigue alerts it carries (they
+            count from that window on, so a stream gets the levels of its whole drive).
 
         Returns
         -------
@@ -281,13 +284,13 @@ class DecisionRule:
             its cause, ``"eyes_closed"`` or ``"away"``.
         """
         floors = self.alert_floor_until_s
-        for t, kind in alerts:
-            level = ESCALATION_ALERT_LEVELS.get(kind)
-            if level is not None:
-                floors[level] = max(floors[level], t + self.alert_hold_s)
         steps = ESCALATION_STEPS_S
         levels, unresponsive = [], []
         for i in range(len(t_end)):
+            for alert_t, kind in alerts[i]:
+                level = ESCALATION_ALERT_LEVELS.get(kind)
+                if level is not None:
+                    floors[level] = max(floors[level], alert_t + self.alert_hold_s)
             t = float(t_end[i])
             away, closed = float(off_road_s[i]), float(eyes_closed_s[i])
             away = away if away > 0.0 else 0.0        # NaN and 0 alike: no glance away known
@@ -297,11 +300,14 @@ class DecisionRule:
                 if not began >= self.episode_start_s:   # a new episode, or one began earlier
                     self.episode_start_s = began
                 self.episode_cause = "eyes_closed" if closed >= away else "away"
-            elif on_road[i] == 1.0:
+            elif on_road[i] == 1.0 or (self.episode_cause == "eyes_closed"
+                                       and eyes_closed_s[i] == 0.0):   # seen back: episode over
                 self.episode_start_s = math.nan
             inattentive_s = t - self.episode_start_s if self.episode_start_s == \
                 self.episode_start_s else 0.0
             clock = sum(inattentive_s >= step for step in steps)
+            if clock == len(steps) and not (away or closed):
+                clock -= 1   # the top level wants a channel to see the driver away or eyes shut
             level = clock
             if level < 1 and (states[i] == 1 or drowsy[i]):
                 level = 1

@@ -1,0 +1,147 @@
+"""The decision rule's escalation levels (issue 27): openpilot's 3 / 5 / 11 s steps over one
+episode of inattention, the floors set by the window state, drowsiness and alerts, and the one
+``unresponsive`` climb; and the rule's states unchanged by the single-window fast path (issue 26)."""
+
+import math
+
+import numpy as np
+import pytest
+
+from distractd.models.detectors import DecisionRule, decide
+
+NAN = math.nan
+HOP_S = 0.5
+
+
+def _run(rule, t, on_road, off_road_s, eyes_closed_s, states=None, drowsy=None, alerts=(),
+         split=1):
+    """Levels and unresponsive climbs of windows fed ``split`` at a time."""
+    n = len(t)
+    states = np.zeros(n, dtype=np.int8) if states is None else np.asarray(states)
+    drowsy = np.zeros(n, dtype=bool) if drowsy is None else np.asarray(drowsy)
+    carried = [[] for _ in range(n)]   # each alert rides with the first window ending after it
+    for a_t, kind in alerts:
+        carried[min(int(np.searchsorted(t, a_t)), n - 1)].append((a_t, kind))
+    levels, climbs = [], []
+    for lo in range(0, n, split):
+        part = slice(lo, lo + split)
+        got, up = rule.escalate(t[part], states[part], on_road[part], off_road_s[part],
+                                eyes_closed_s[part], drowsy[part], carried[part])
+        levels += got
+        climbs += up
+    return levels, climbs
+
+
+def _away(t, start_s, end_s):
+    """Glance channel columns of one glance away over [start_s, end_s), eyes open."""
+    away = (t >= start_s) & (t < end_s)
+    on_road = np.where(away, 0.0, 1.0)
+    off_road_s = np.where(away, t - start_s, 0.0)
+    return on_road, off_road_s, np.zeros(len(t))
+
+
+def test_one_glance_away_climbs_at_3_5_and_11_s_then_drops_when_back_on_the_road():
+    t = np.arange(1, 61) * HOP_S
+    on_road, off_road_s, closed = _away(t, 5.2, 18.2)
+    levels, climbs = _run(DecisionRule(), t, on_road, off_road_s, closed)
+    level = np.array([row[0] for row in levels])
+    inattentive = np.where(on_road == 0.0, off_road_s, 0.0)
+    expected = np.searchsorted([3.0, 5.0, 11.0], inattentive, side="right")
+    assert level.tolist() == expected.tolist()
+    assert [row[1] for row in levels][np.flatnonzero(level == 3)[0]] == "unresponsive"
+    assert climbs == [(pytest.approx(16.2), pytest.approx(5.2), "away")]
+    since = {row[0]: row[2] for row in levels}
+    assert since[1] == pytest.approx(8.2) and since[2] == pytest.approx(10.2)
+    assert level[-1] == 0 and levels[-1][2] is None
+
+
+def test_glances_under_3_s_never_escalate_and_longer_ones_stop_below_the_top():
+    t = np.arange(1, 121) * HOP_S
+    on_road, off_road_s, closed = np.ones(len(t)), np.zeros(len(t)), np.zeros(len(t))
+    for start, length in ((3.0, 2.5), (8.0, 2.9), (14.0, 4.0), (22.0, 6.0), (31.0, 2.0)):
+        part_on, part_off, _ = _away(t, start, start + length)
+        on_road, off_road_s = np.minimum(on_road, part_on), np.maximum(off_road_s, part_off)
+    levels, climbs = _run(DecisionRule(), t, on_road, off_road_s, closed)
+    level = np.array([row[0] for row in levels])
+    assert level[t < 14.0].max() == 0
+    assert level[(t >= 14.0) & (t < 20.0)].max() == 1
+    assert level.max() == 2 and climbs == []
+
+
+def test_an_eye_closure_escalates_through_gaze_loss_and_ends_when_the_eyes_open():
+    t = np.arange(1, 61) * HOP_S
+    shut = (t >= 4.0) & (t < 20.0)
+    on_road = np.where(shut, NAN, 1.0)        # the tracker loses the gaze under closed lids
+    off_road_s = np.where(shut, NAN, 0.0)
+    closed = np.where(shut, t - 4.0, 0.0)
+    levels, climbs = _run(DecisionRule(), t, on_road, off_road_s, closed)
+    assert climbs == [(pytest.approx(15.0), pytest.approx(4.0), "eyes_closed")]
+    assert levels[int(np.flatnonzero(t == 20.0)[0])][0] == 0
+
+
+def test_track_loss_alone_never_reaches_the_top_level():
+    """A glance away, then the tracker loses everything for 20 s: the episode runs on (the
+    driver was not seen back) but stops below ``unresponsive``."""
+    t = np.arange(1, 81) * HOP_S
+    on_road, off_road_s, closed = _away(t, 2.0, 4.0)
+    lost = t >= 4.0
+    on_road[lost], off_road_s[lost], closed[lost] = NAN, NAN, NAN
+    levels, climbs = _run(DecisionRule(), t, on_road, off_road_s, closed)
+    assert climbs == [] and max(row[0] for row in levels) == 2
+
+
+def test_floors_from_the_window_state_drowsiness_and_alerts():
+    t = np.arange(1, 41) * HOP_S
+    n = len(t)
+    states = (t >= 2.0) & (t < 4.0)
+    drowsy = (t >= 6.0) & (t < 7.0)
+    alerts = [(10.2, "microsleep"), (15.0, "time_sharing")]
+    levels, climbs = _run(DecisionRule(alert_hold_s=2.0), t, np.ones(n), np.zeros(n),
+                          np.zeros(n), states.astype(np.int8), drowsy, alerts)
+    level = np.array([row[0] for row in levels])
+    assert (level[states] == 1).all() and (level[drowsy] == 1).all()
+    assert level[(t >= 10.5) & (t <= 12.0)].tolist() == [2] * 4
+    assert level[(t >= 15.0) & (t <= 17.0)].tolist() == [1] * 5
+    assert level[(t > 12.0) & (t < 15.0)].max() == 0 and level[t > 17.0].max() == 0
+    assert climbs == []
+
+
+@pytest.mark.parametrize("split", [1, 2, 7])
+def test_window_by_window_equals_the_whole_drive(split):
+    rng = np.random.default_rng(5)
+    t = np.arange(1, 401) * HOP_S
+    on_road = rng.choice([0.0, 1.0, NAN], size=len(t), p=[0.3, 0.6, 0.1])
+    off_road_s = np.where(on_road == 0.0, rng.uniform(0.1, 14.0, len(t)), 0.0)
+    closed = np.where(rng.random(len(t)) < 0.1, rng.uniform(0.1, 14.0, len(t)), 0.0)
+    states = rng.integers(-1, 2, len(t)).astype(np.int8)
+    drowsy = rng.random(len(t)) < 0.05
+    alerts = [(float(a), kind) for a, kind in zip(np.sort(rng.uniform(0, 200, 30)),
+                                                  rng.choice(["microsleep", "sleep", "drowsiness",
+                                                              "long_distraction"], 30))]
+    whole = _run(DecisionRule(), t, on_road, off_road_s, closed, states, drowsy, alerts,
+                 split=len(t))
+    parts = _run(DecisionRule(), t, on_road, off_road_s, closed, states, drowsy, alerts,
+                 split=split)
+    assert parts == whole
+    assert {row[0] for row in whole[0]} == {0, 1, 2, 3}
+
+
+@pytest.mark.parametrize("split", [1, 3])
+def test_states_of_single_windows_equal_the_batch_rule(split):
+    """The fast path for a call without alerts near gives the same states as the whole drive."""
+    rng = np.random.default_rng(9)
+    t = np.arange(1, 601) * HOP_S
+    scores = rng.normal(0.8, 1.0, len(t))
+    scores[rng.random(len(t)) < 0.1] = NAN
+    quality = rng.uniform(0.3, 1.0, len(t))
+    alerts = [(float(a), "long_distraction") for a in np.sort(rng.uniform(0, 300, 12))]
+    whole = decide(t, scores, quality, alerts)
+    rule = DecisionRule()
+    parts = []
+    for lo in range(0, len(t), split):
+        due = [(a, kind) for a, kind in alerts
+               if (lo == 0 or a > t[lo - 1]) and a <= t[min(lo + split, len(t)) - 1]]
+        parts += rule.update(t[lo:lo + split], scores[lo:lo + split], quality[lo:lo + split],
+                             due).tolist()
+    assert parts == whole.tolist()
+    assert {-1, 0, 1} <= set(parts)
