@@ -31,14 +31,16 @@ Three parts, each printing one JSON line per measurement (and appending it to ``
      receiver counted); RSS per stream.
    With ``--scrape-storm N`` a separate process keeps N concurrent scrapes of ``/metrics`` going
    (each run is then done twice, without and with the storm). With ``--adaptation AFTER_S`` each
-   run is also done with ``[adaptation]`` on, reporting the fits done and refused.
+   run is also done with ``[adaptation]`` on, reporting the fits done and refused. With
+   ``--set KEY=VALUE ...`` (repeatable: one variant each) each run is also done with those
+   daemon overrides, so a setting is compared with the default in the same run.
 3. ``channels``: CPU per sample of the per-stream work (session: pipeline, decision rule) with the
    shipped model's pipeline settings and with its per-stream baselines and glance channel turned
    off, in-process over the same streams (issue 13: the channels may cost <= 25 %).
 
 Run: ``.venv/bin/python benchmarks/daemon_load.py [--block-streams 300 1000] [--map-streams 300]
 [--segmentation on off] [--duration 140] [--window 60] [--senders 1] [--out results.jsonl]
-[--quick] [--parts single load channels]``.
+[--quick] [--parts single load channels] [--set section.key=value ...]``.
 Timings depend on the machine's load: each line carries the 1-minute load average; compare the
 daemon with the lean receiver of the same line, not absolute times across runs.
 """
@@ -320,7 +322,8 @@ def _payloads(recording, form, per_message):
     return payloads, (t[ends - 1] - t[0]).tolist(), (ends - starts).tolist()
 
 
-def _daemon_command(input_ep, output_ep, metrics_port, segmentation, adaptation_after_s):
+def _daemon_command(input_ep, output_ep, metrics_port, segmentation, adaptation_after_s,
+                    overrides=()):
     command = [sys.executable, "-m", "distractd.cli", "run",
                "--set", f'input.bind=["{input_ep}"]', "--set", f"output.bind={output_ep}",
                "--set", f"metrics.port={metrics_port}", "--set", "service.log_level=warning",
@@ -329,11 +332,13 @@ def _daemon_command(input_ep, output_ep, metrics_port, segmentation, adaptation_
     if adaptation_after_s is not None:
         command += ["--set", "adaptation.enabled=true",
                     "--set", f"adaptation.after_s={adaptation_after_s}"]
+    for override in overrides:
+        command += ["--set", override]
     return command
 
 
 def load(recording, tmp, n_streams, form, segmentation, duration_s, window_s, block_samples=30,
-         senders=1, scrape_storm=0, adaptation_after_s=None):
+         senders=1, scrape_storm=0, adaptation_after_s=None, overrides=()):
     """One steady-state load run of the daemon and the lean receiver side by side; returns the
     JSON-ready result. Each stream sends ``duration_s`` of ``recording`` from its own start, spread
     evenly over the rest of it; the figures are taken over the last ``window_s`` of the drive (less
@@ -355,7 +360,7 @@ def load(recording, tmp, n_streams, form, segmentation, duration_s, window_s, bl
                             text=True)
     with NotifyReceiver() as notify:
         daemon = subprocess.Popen(_daemon_command(input_ep, output_ep, metrics_port, segmentation,
-                                                  adaptation_after_s),
+                                                  adaptation_after_s, overrides),
                                   env={**os.environ, "NOTIFY_SOCKET": notify.path})
         shards = []
         try:
@@ -463,6 +468,7 @@ def load(recording, tmp, n_streams, form, segmentation, duration_s, window_s, bl
     return {"bench": "load", "form": form, "samples_per_message": per_message,
             "streams": n_streams, "segmentation": segmentation,
             "scrape_storm": scrape_storm, "adaptation_after_s": adaptation_after_s,
+            "overrides": list(overrides),
             "adaptation_fits": fits if adaptation_after_s is not None else None,
             "duration_s": round(duration_s, 1),
             "spread_s": round(float(due[shifts[-1]]), 1),
@@ -532,6 +538,11 @@ def main():
                         help="also run each load with N concurrent scrapers")
     parser.add_argument("--adaptation", type=float, default=None, metavar="AFTER_S",
                         help="also run each load with [adaptation] on after AFTER_S of driving")
+    parser.add_argument("--set", action="append", nargs="+", default=[], metavar="KEY=VALUE",
+                        dest="overrides",
+                        help="daemon configuration overrides (section.key=value) of one more "
+                             "variant of every load run; repeat for more variants, each run "
+                             "beside the default configuration (e.g. --set service.coalesce_s=0)")
     parser.add_argument("--parts", nargs="+", choices=("single", "load", "channels"),
                         default=["single", "load", "channels"])
     args = parser.parse_args()
@@ -556,15 +567,17 @@ def main():
         return
     recording = simulate_drive(3, duration_s=args.duration + args.spread)
     storms = (0, args.scrape_storm) if args.scrape_storm else (0,)
+    variants = [(), *map(tuple, args.overrides)]
     runs = [("block", k) for k in args.block_streams] + [("map", k) for k in args.map_streams]
     with tempfile.TemporaryDirectory() as tmp:
         for form, n_streams in runs:
             for segmentation in args.segmentation:
                 for storm in storms:
                     for after_s in (None, args.adaptation) if args.adaptation else (None,):
-                        _emit(load(recording, tmp, n_streams, form, segmentation == "on",
-                                   args.duration, args.window, args.block_samples, args.senders,
-                                   storm, after_s), args.out)
+                        for overrides in variants:
+                            _emit(load(recording, tmp, n_streams, form, segmentation == "on",
+                                       args.duration, args.window, args.block_samples,
+                                       args.senders, storm, after_s, overrides), args.out)
 
 
 if __name__ == "__main__":

@@ -95,6 +95,7 @@ DEFAULTS = {
     },
     "service": {
         "poll_interval_s": 0.05,
+        "coalesce_s": 0.002,
         "status_interval_s": 5.0,
         "max_batch_messages": 1024,
         "log_level": "info",
@@ -128,7 +129,8 @@ _CONSTRAINTS = {
     "metrics": {"enabled": bool, "address": str, "port": Interval(0, 65535, integer=True),
                 "per_stream": bool, "cache_s": Interval(0, 60)},
     "security": {"curve": bool, "secret_key_file": str, "authorized_keys_dir": str},
-    "service": {"poll_interval_s": Interval(0.001, 1), "status_interval_s": _POSITIVE,
+    "service": {"poll_interval_s": Interval(0.001, 1), "coalesce_s": Interval(0, 0.1),
+                "status_interval_s": _POSITIVE,
                 "max_batch_messages": Interval(1, 1_000_000, integer=True),
                 "log_level": Options(("debug", "info", "warning", "error")),
                 "rejection_log_interval_s": Interval(0, None),

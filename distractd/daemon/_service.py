@@ -48,6 +48,11 @@ __all__ = ["Service", "run"]
 
 log = logging.getLogger("distractd.daemon")
 
+_NOBLOCK = int(zmq.NOBLOCK)
+_SNDMORE_NOBLOCK = int(zmq.SNDMORE | zmq.NOBLOCK)
+"""zmq's flags as plain ints: combining and passing its enum members costs microseconds per call
+in the loop."""
+
 
 class _RateLimitedLog:
     """At most one log line per reason per interval, reporting how many were suppressed: lines
@@ -196,6 +201,7 @@ class Service(StreamTable, Reloading, Adapting):
             poller.register(lsl, zmq.POLLIN)
         service = self.config["service"]
         timeout_ms = service["poll_interval_s"] * 1e3
+        coalesce_s = service["coalesce_s"]
         now = time.monotonic()
         next_status = next_republish = now
         watchdog_every = (self.notifier.watchdog_s or 0) / 3
@@ -212,7 +218,7 @@ class Service(StreamTable, Reloading, Adapting):
                 self.notifier.stopping(f"draining input for at most "
                                        f"{service['drain_timeout_s']:g} s")
             ready = dict(poller.poll(0 if stopping else timeout_ms))
-            now = time.monotonic()
+            now = woke = time.monotonic()
             touched = []
             n_read = 0
             if sub in ready or stopping:
@@ -247,6 +253,8 @@ class Service(StreamTable, Reloading, Adapting):
             if self._loading is not None and not self._loading.is_alive():
                 self.finish_reload(self._loading)
                 self._loading = None
+            if n_read and not stopping and n_read < service["max_batch_messages"]:
+                _coalesce(woke + coalesce_s)
         if n_read:
             log.warning("input still arriving after service.drain_timeout_s=%g s: stopped "
                         "reading it", service["drain_timeout_s"])
@@ -268,7 +276,7 @@ class Service(StreamTable, Reloading, Adapting):
         n = n_samples = n_lost = 0
         while n < budget:
             try:
-                frames = sock.recv_multipart(zmq.NOBLOCK)
+                frames = sock.recv_multipart(_NOBLOCK)
             except zmq.Again:
                 break
             n += 1
@@ -387,20 +395,28 @@ class Service(StreamTable, Reloading, Adapting):
         return pending
 
     def _send(self, pub, frames):
-        """Publish to every subscriber; one whose queue holds ``output.sndhwm`` messages misses
-        this one, counted (``xpub_nodrop`` reports the full queue, then the message goes out
-        lossy to the others)."""
+        """Publish ``[topic, payload]`` to every subscriber; one whose queue holds
+        ``output.sndhwm`` messages misses this one, counted (``xpub_nodrop`` reports the full
+        queue at the topic frame, then the message goes out lossy to the others). Two plain
+        ``send`` calls with int flags: ``send_multipart`` with zmq's flag enums costs twice as
+        much per message."""
+        topic, payload = frames
         try:
-            pub.send_multipart(frames, zmq.NOBLOCK)
+            pub.send(topic, _SNDMORE_NOBLOCK)
         except zmq.Again:
             self.metrics.output_dropped.inc()
             pub.xpub_nodrop = False
-            pub.send_multipart(frames, zmq.NOBLOCK)
+            pub.send(topic, _SNDMORE_NOBLOCK)
+            pub.send(payload, _NOBLOCK)
             pub.xpub_nodrop = True
+            return
+        pub.send(payload, _NOBLOCK)
 
     def _classify_and_publish(self, pending, pub, counts):
-        """Score the pending windows of all sessions in one batch, then publish each session's
-        states and events; a session that fails at any step is dropped (:meth:`_stream_fault`)."""
+        """Score the pending windows of all sessions in one batch, decide each session's states
+        and events, then publish them in one burst (libzmq's I/O thread wakes once for the burst
+        rather than once per message); a session that fails at any step is dropped
+        (:meth:`_stream_fault`)."""
         now = time.monotonic()
         for item in list(pending):
             session, windows, _ = item
@@ -412,13 +428,15 @@ class Service(StreamTable, Reloading, Adapting):
                     pending.remove(item)
         pending, scores = self._scored(pending, now)
         metrics = self.metrics
-        ends = np.cumsum([len(windows) for _, windows, _ in pending], dtype=int)
-        for (session, windows, arrival), stop in zip(pending, ends):
-            chosen = session.choice.detector
-            model_id = (chosen or self.model.detector).model_id
+        outgoing = []
+        decided = []  # (arrival, states) of the sessions whose windows were decided
+        n_states = dict.fromkeys(metrics.windows, 0)
+        stop = 0
+        for session, windows, arrival in pending:
+            start, stop = stop, stop + len(windows)
+            model_id = (session.choice.detector or self.model.detector).model_id
             try:
-                states, events = session.decide(windows, scores[stop - len(windows):stop],
-                                                 model_id)
+                states, events = session.decide(windows, scores[start:stop], model_id)
             except Exception as exc:
                 self._stream_fault(session.stream, "publish", exc, now, session)
                 continue
@@ -426,28 +444,35 @@ class Service(StreamTable, Reloading, Adapting):
             if states:
                 session.latest_s = now
             for message in states:
-                self._send(pub, encode_state(message))
-                metrics.windows[message["state"]].inc()
+                outgoing.append(encode_state(message))
+                n_states[message["state"]] += 1
                 if self.lsl_states is not None:
                     self.lsl_states.publish(message)
             for message in events:
-                self._send(pub, encode_event(message))
+                outgoing.append(encode_event(message))
                 if message["type"] == "transition":
                     metrics.transitions.inc()
                 elif message["type"] == "alert":
                     metrics.alerts[message["kind"]].inc()
                 else:
                     metrics.segments.inc()
-            counts.states += len(states)
             if arrival is not None:  # None: windows completed by the end of a stream
-                latency_s = time.monotonic() - arrival
-                for _ in states:
-                    metrics.latency.observe(latency_s)
+                decided.append((arrival, len(states)))
                 if session.adaptation is not None:
                     try:
                         self._collect(session, windows)
                     except Exception as exc:
                         self._stream_fault(session.stream, "adaptation", exc, now, session)
+        for frames in outgoing:
+            self._send(pub, frames)
+        published_s = time.monotonic()
+        for state, n in n_states.items():
+            if n:
+                metrics.windows[state].inc(n)
+                counts.states += n
+        for arrival, n in decided:
+            for _ in range(n):
+                metrics.latency.observe(published_s - arrival)
 
     def _scored(self, pending, now):
         """The pending items that could be scored and their scores (:meth:`_scores`); when the
@@ -469,12 +494,15 @@ class Service(StreamTable, Reloading, Adapting):
         """Scores of the pending windows, in order: one batch per sub-model of the loaded model
         for the sessions it was chosen for, each adapted session's windows through the model
         adapted to it; NaN for the sessions no sub-model can score."""
-        X = np.concatenate([windows.X for _, windows, _ in pending])
+        scorers = [self._scorer(session) for session, _, _ in pending]
+        X = pending[0][1].X if len(pending) == 1 else \
+            np.concatenate([windows.X for _, windows, _ in pending])
+        if scorers[0] is not None and scorers.count(scorers[0]) == len(scorers):
+            return scorers[0].window_scores(X, FEATURE_NAMES, scorers[0])  # one model: one call
         scores = np.full(len(X), np.nan)
         bounds = np.cumsum([0] + [len(windows) for _, windows, _ in pending])
         batches = {}
-        for (session, _, _), lo, hi in zip(pending, bounds[:-1], bounds[1:]):
-            scorer = self._scorer(session)
+        for scorer, lo, hi in zip(scorers, bounds[:-1], bounds[1:]):
             if scorer is not None:
                 batches.setdefault(id(scorer), (scorer, []))[1].append(np.arange(lo, hi))
         for scorer, spans in batches.values():
@@ -533,6 +561,17 @@ class Service(StreamTable, Reloading, Adapting):
         elapsed = max(now - counts.since_s, 1e-9)
         return (f"{len(self.inboxes)} streams, {counts.samples / elapsed:.0f} samples/s in, "
                 f"{counts.states / elapsed:.1f} states/s out, model {self.model.detector.model_id}")
+
+
+def _coalesce(until_s):
+    """Rest until ``until_s`` (monotonic s) after a wake-up that read input, so that the next
+    wake-up finds the messages of the whole interval queued: one poll, one drain ending in
+    ``zmq.Again`` and one classification call for all of them instead of one per message or two
+    (``service.coalesce_s``; a quiet input is still read at once, and a drain that filled
+    ``service.max_batch_messages`` does not rest, see :meth:`Service._loop`)."""
+    rest_s = until_s - time.monotonic()
+    if rest_s > 0:
+        time.sleep(rest_s)
 
 
 def _discard_subscriptions(pub):
