@@ -108,11 +108,38 @@ STATE = _record(
     "head_yaw",     # recent on-road head pose (yaw, pitch), rad: the head while the gaze is on
     "head_pitch",   # the road
     "head_seen_s",  # on-road time with a head pose seen, s
+    "gaze_yaw",     # previous sample's tracked gaze (NaN: lost, none or before a gap), rad
+    "gaze_pitch",
+    "motion",       # that sample's motion: 1 leaving downward, -1 returning to the road, 0 else
+    "run",          # motion before the current eye-loss run (same codes; 0 when tracked)
+    "noise",        # mean speed of tracked gaze to or from the road centre while dwelling, rad/s
+    "noise_s",      # tracked time that mean has seen, s
+    "head_peak",    # largest head offset (in head ellipses) since the head last was inside it
+    "lost_end",     # last sample of the current glance lost out of the tracker's range (NaN: none)
 )
 _ZEROS = np.zeros(1, STATE)   # copied to clear a state (a global array, so numba never frees it)
 
 CENTRE_EVERY_S = 0.25
 """The centre is re-read from the histogram when its mode moves, and at least this often, s."""
+
+TRANSITION_DEG_S = 150.0
+"""Gaze speed toward or away from the road centre, deg/s, above which a sample is in a transition
+between the road and a zone (a saccade), not dwelling there. Between fixation and saccade
+speeds of the simulated drivers' tracked gaze: per-glance maximum fixation speed 99th percentile
+109 deg/s at 60 Hz (42 at 30 Hz); the fastest sample of the return saccade 5th percentile 265
+deg/s at 60 Hz (173 at 30 Hz); docs/results/glance-channel.md."""
+TRANSITION_NOISE = 5.0
+"""A noisy tracker raises the transition speed to this many times the mean dwelling speed (about
+4 standard deviations of Gaussian noise), learned over :data:`NOISE_MEMORY_S`."""
+NOISE_MEMORY_S = 5.0
+EXIT_HIDDEN_S = 0.15
+"""Eyes lost out of the tracker's range may have started back this long before they are seen
+again (a 40 degree saccade takes about 0.11 s on the main sequence, plus a sample): while they
+stay lost, the glance is known to last until this long before the current sample."""
+HEAD_RETURN_SHARE = 0.25
+"""A head that has come back this share of its largest offset since it left the head ellipse (and
+at least one ellipse) is on its way back to the road (its turn lags the gaze's): a lost sample
+then is not away by head pose."""
 
 # Per-sample outputs of _glance_step.
 OUTPUT = _record(
@@ -286,6 +313,11 @@ def _clear_machine(state):
     state.ts_done = 0.0
     state.ts_head = 0.0
     state.ts_n = 0.0
+    state.gaze_yaw = state.gaze_pitch = np.nan
+    state.motion = 0.0
+    state.run = 0.0
+    state.head_peak = 0.0
+    state.lost_end = np.nan
 
 
 @njit(cache=True, inline="always")
@@ -342,20 +374,48 @@ def _learn_head(x, step, params, state):
 
 
 @njit(cache=True, inline="always")
-def _head_away(x, params, state):
-    """The head of a sample with lost eyes is turned outside the head-pose ellipse around its
-    recent on-road pose (False without a head pose, an on-road pose or the fallback)."""
+def _head_offset(x, params, state):
+    """How far the head of a sample is turned from its recent on-road pose, in ``glance_head_*``
+    ellipses (> 1 outside); 0 without a head pose, an on-road pose or the fallback."""
     if params.glance_head_yaw <= 0.0 or params.glance_head_pitch <= 0.0:
-        return False
+        return 0.0
     if state.head_seen_s <= 0.0:
-        return False
+        return 0.0
     yaw = x[_HEAD_YAW]
     pitch = x[_HEAD_PITCH]
     if yaw != yaw or pitch != pitch:
-        return False
+        return 0.0
     dyaw = (yaw - state.head_yaw) / params.glance_head_yaw
     dpitch = (pitch - state.head_pitch) / params.glance_head_pitch
-    return dyaw * dyaw + dpitch * dpitch > 1.0
+    return np.sqrt(dyaw * dyaw + dpitch * dpitch)
+
+
+@njit(cache=True, inline="always")
+def _road_distance(yaw, pitch, state):
+    """Angle of a gaze direction from the road centre, rad (small-angle form)."""
+    dyaw = (yaw - state.yaw) * state.cos
+    dpitch = pitch - state.pitch
+    return np.sqrt(dyaw * dyaw + dpitch * dpitch)
+
+
+@njit(cache=True, inline="always")
+def _motion(yaw, pitch, step, state):
+    """How a tracked gaze sample moved from the previous one, relative to the road centre:
+    1 leaving it downward, -1 returning toward it, faster than :data:`TRANSITION_DEG_S`;
+    0 otherwise or unknown (no previous tracked sample, no centre)."""
+    if step <= 0.0 or state.gaze_yaw != state.gaze_yaw or state.mode < 0.0:
+        return 0.0
+    radial = (_road_distance(yaw, pitch, state)
+              - _road_distance(state.gaze_yaw, state.gaze_pitch, state)) / step
+    limit = max(math.radians(TRANSITION_DEG_S), TRANSITION_NOISE * state.noise)
+    if radial < -limit:
+        return -1.0
+    if radial > limit:
+        return 1.0 if pitch < state.gaze_pitch else 0.0
+    seen = state.noise_s + step
+    state.noise_s = seen
+    state.noise += min(step / min(seen, NOISE_MEMORY_S), 1.0) * (abs(radial) - state.noise)
+    return 0.0
 
 
 @njit(cache=True, inline="always")
@@ -415,6 +475,8 @@ def _close_glance(state, ring, min_dip):
     """End the current glance at its last away sample; keep it for time-sharing if it counts."""
     start = state.start
     end = state.last_away
+    if state.lost_end > end:   # it ended out of the tracker's range: as far as the eyes were seen
+        end = state.lost_end
     if end - start >= min_dip:
         head = int(state.ts_head)
         ring[head, 0] = start
@@ -469,16 +531,28 @@ def _glance_step(x, has_gaze, t, dt, gap, lost, params, state, hist, ring, out, 
                 state.buffer = params.glance_buffer_s
         if state.mode >= 0.0:
             cls = _classify(yaw, pitch, params, state)
+    motion = 0.0
+    if cls != LOST:
+        motion = _motion(yaw, pitch, step, state)
+        state.run = 0.0
+    elif state.gaze_yaw == state.gaze_yaw:   # the eyes were lost at this sample
+        state.run = state.motion
     ready = state.ready == 1.0
     if cls == ON_ROAD and step > 0.0:
         _learn_head(x, step, params, state)
-    elif cls == LOST and ready and _head_away(x, params, state):
-        cls = OFF_ROAD
+    head = _head_offset(x, params, state) if ready else 0.0
+    if (cls == LOST and head > 1.0 and state.run != -1.0
+            and head > state.head_peak - max(1.0, HEAD_RETURN_SHARE * state.head_peak)):
+        cls = OFF_ROAD   # the eyes went with the head, and it is not on its way back
+    state.head_peak = max(state.head_peak, head) if head > 1.0 else 0.0
     away = cls == OFF_ROAD or cls == MIRROR or cls == INSTRUMENT
-    # eyes lost while looking away from the road (a blink, a phone in the lap): the glance goes
-    # on for a while
+    # eyes lost after leaving downward (out of the tracker's range, toward a lap or phone): a
+    # glance away that goes on until they are back; other losses inside a glance (a blink) are
+    # bridged for glance_lost_carry_s without growing it
+    exit_lost = cls == LOST and state.run == 1.0
     carry_s = params.glance_lost_carry_s
-    carry = (cls == LOST and state.in_glance == 1.0 and t - state.last_away <= carry_s)
+    carry = exit_lost or (cls == LOST and state.in_glance == 1.0
+                          and t - state.last_away <= carry_s)
     prev = state.prev_cls
     t_prev = t - dt
 
@@ -495,7 +569,7 @@ def _glance_step(x, has_gaze, t, dt, gap, lost, params, state, hist, ring, out, 
                 state.dip_t = t
             if t - state.dip_t >= min_dip:
                 _close_glance(state, ring, min_dip)
-    if away and state.in_glance == 0.0:
+    if (away or exit_lost) and state.in_glance == 0.0:
         start = t
         if prev == ON_ROAD and not gap:
             start = t_prev
@@ -504,22 +578,34 @@ def _glance_step(x, has_gaze, t, dt, gap, lost, params, state, hist, ring, out, 
             start = state.last_road_t
         state.in_glance = 1.0
         state.start = start
+        state.last_away = t
+        state.lost_end = np.nan
         state.dip_t = np.nan
         state.counted = 0.0
         state.long_done = 0.0
     if away or carry:
-        if away:
-            state.last_away = t
-        duration = t - state.start
+        # the glance's end so far: an away sample not in the transition back (ISO 15007: the
+        # glance ends where the transition back starts); in a loss out of range, up to the time
+        # the eyes could have started back unseen
+        end = np.nan
+        if away and motion != -1.0:
+            end = t
+        elif exit_lost:
+            end = t - EXIT_HIDDEN_S
+            state.lost_end = t
+        if end > state.last_away:
+            state.last_away = end
+        duration = state.last_away - state.start
         out.duration = duration
         if state.counted == 0.0 and duration >= min_dip:
             state.counted = 1.0
             out.count = 1.0
-        if ready and state.long_done == 0.0 and duration >= params.glance_long_s:
-            state.long_done = 1.0
-            n_a = _alert_row(alerts, n_a, 0.0, t, duration, state.start, t, True)
-        if ready and state.ts_done == 0.0:
-            n_a = _time_sharing(t, params, state, ring, alerts, n_a)
+        if end == end and ready:
+            if state.long_done == 0.0 and duration >= params.glance_long_s:
+                state.long_done = 1.0
+                n_a = _alert_row(alerts, n_a, 0.0, t, duration, state.start, end, True)
+            if state.ts_done == 0.0:
+                n_a = _time_sharing(t, state.last_away, params, state, ring, alerts, n_a)
     # lost runs and road times
     if cls == LOST:
         if prev != LOST:
@@ -532,7 +618,7 @@ def _glance_step(x, has_gaze, t, dt, gap, lost, params, state, hist, ring, out, 
         if t - state.road_from >= params.glance_sharing_reset_s:
             state.ts_n = 0.0
             state.ts_done = 0.0
-    else:
+    elif away or exit_lost:   # track loss (a blink) does not break a road check
         state.road_from = t
 
     # AttenD buffer on the raw classes, the interval (t - dt, t] taking this sample's class
@@ -557,6 +643,9 @@ def _glance_step(x, has_gaze, t, dt, gap, lost, params, state, hist, ring, out, 
         state.return_t = t
 
     state.prev_cls = cls
+    state.motion = motion
+    state.gaze_yaw = yaw if cls != LOST else np.nan
+    state.gaze_pitch = pitch if cls != LOST else np.nan
     out.internal = cls
     out.ready = state.ready
     if ready:
@@ -576,10 +665,11 @@ def _glance_step(x, has_gaze, t, dt, gap, lost, params, state, hist, ring, out, 
 
 
 @njit(cache=True, inline="always")
-def _time_sharing(t, params, state, ring, alerts, n_a):
-    """Check the time-sharing rule at a sample away; write an alert when it fires."""
+def _time_sharing(t, end, params, state, ring, alerts, n_a):
+    """Check the time-sharing rule at sample ``t`` of a glance away that lasts until ``end`` so
+    far; write an alert when it fires."""
     since = t - params.glance_sharing_window_s
-    total = t - max(state.start, since)
+    total = end - max(state.start, since)
     n = int(state.ts_n)
     size = ring.shape[0]
     head = int(state.ts_head)
@@ -598,7 +688,7 @@ def _time_sharing(t, params, state, ring, alerts, n_a):
         row = (head - 1 - i) % size
         n_a = _alert_row(alerts, n_a, 1.0, t, total, ring[row, 0], ring[row, 1], first)
         first = False
-    return _alert_row(alerts, n_a, 1.0, t, total, state.start, t, first)
+    return _alert_row(alerts, n_a, 1.0, t, total, state.start, end, first)
 
 
 @njit(cache=True)
