@@ -126,9 +126,12 @@ class Scenario:
     @property
     def setting(self):
         """What the scenario's drive must share with it: tracker and driver (rate, sunglasses,
-        occlusion, aperture, seat) and, for a build-up, a drive of its own."""
+        occlusion, aperture, seat) and, for a build-up or an unresponsive driver, a drive of its
+        own (nothing follows an unresponsive driver: the car makes its minimum-risk stop, and a
+        20 s slump would skew the head calibration the next scenarios meet)."""
+        alone = self.drowsy_s or self.expected == "unresponsive"
         return (self.rate_hz or 0.0, self.eye_loss, self.occluded, self.aperture_mm,
-                self.head_offset_m, self.name if self.drowsy_s else "")
+                self.head_offset_m, self.name if alone else "")
 
     def at(self, start_s):
         """The scenario's glances placed at ``start_s`` in a drive."""
@@ -265,8 +268,8 @@ def _robustness():
         yield Scenario(f"aperture_{aperture:.0f}mm_calm_blinking_{CALM_BLINKING_S:.0f}s",
                        "robustness", "none", None, quiet_s=CALM_BLINKING_S, aperture_mm=aperture)
     for size, offset in DRIVER_SIZES.items():
-        yield Scenario(f"driver_{size}_centre_stack_lizard_4.0s", "robustness", "long_distraction",
-                       LONG_LIMIT_S, (_glance("centre_stack", 4.0, "lizard"),),
+        yield Scenario(f"driver_{size}_centre_stack_owl_4.0s", "robustness", "long_distraction",
+                       LONG_LIMIT_S, (_glance("centre_stack", 4.0, "owl"),),
                        head_offset_m=offset)
         yield Scenario(f"driver_{size}_microsleep_2.0s", "robustness",
                        **_closure(2.0, head_offset_m=offset))

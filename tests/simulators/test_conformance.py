@@ -25,12 +25,12 @@ SUBSET = {
     # one scenario per family, as CI runs them (one seed, one driver, right-hand drive)
     "long_distraction": "long_centre_stack_owl_6.0s",
     "vats": "vats_centre_stack_lizard_1.5s_road_0.5s",
-    "phone": "phone_lap_sustained_lizard_8.0s",
+    "phone": "phone_lap_sustained_owl_8.0s",
     "microsleep": "microsleep_2.0s",
     "sleep": "sleep_4.0s",
     "drowsiness": "drowsiness_buildup_8min",
     "unresponsive": "unresponsive_eyes_closed_20s",
-    "robustness": "driver_small_centre_stack_lizard_4.0s",
+    "robustness": "driver_small_centre_stack_owl_4.0s",
     "negative": "calm_normal_blinking_60s",
 }
 NOT_BUILT = {}
