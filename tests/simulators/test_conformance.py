@@ -200,7 +200,7 @@ def subset(tmp_path_factory):
     out = tmp_path_factory.mktemp("conformance")
     rows = []
     card = run_conformance(out, seed=11, n_drivers=1, sides=("right",), families=FAMILIES,
-                           only=set(SUBSET.values()), speed=40.0, on_row=rows.append)
+                           only=set(SUBSET.values()), speed=60.0, on_row=rows.append)
     return card, json.loads((out / "scorecard.json").read_text()), rows
 
 
