@@ -190,6 +190,12 @@ def test_judge_passes_in_time_and_fails_late_wrong_or_noisy():
     assert not noisy["pass"] and noisy["got"] == ["long_distraction"]
     quiet = judge(alerts, "e", "negative", 95.0, 101.0, "none", None)
     assert quiet["pass"] and quiet["got"] == ["none"]
+    # a drowsiness warning while the driver is still alert (before earliest_s) is too early
+    drowsy = [{"kind": "drowsiness", "t": 150.0}]
+    early = judge(drowsy, "g", "drowsiness", 100.0, 580.0, "drowsiness", 480.0, earliest_s=120.0)
+    assert not early["pass"] and early["latency_s"] == pytest.approx(50.0)
+    timely = judge(drowsy, "h", "drowsiness", 100.0, 580.0, "drowsiness", 480.0, earliest_s=40.0)
+    assert timely["pass"] and timely["got"] == ["drowsiness"]
     # silence the daemon never got to is not a pass: its states stopped before the window's end
     unseen = judge([], "f", "negative", 95.0, 101.0, "none", None, reached_s=102.0)
     assert not unseen["pass"] and unseen["got"] == ["not processed"]
