@@ -76,12 +76,16 @@ def _newton_graph(K, L, y, c, gamma_A, gamma_I, fit_intercept, max_iter):
     The sv-dependent part ``E_s C_s K_s`` of the system matrix has rank |sv| ≤ l, so with
     ``P = B⁻¹E_l`` (l labelled columns) and ``Q = K_l P``, ``(B + E_s C_s K_s)⁻¹E_s =
     P_s (I + C_s Q_ss)⁻¹`` (push-through); see :func:`_newton_sv_steps`. Only Q, ``1ᵀP`` and
-    ``α = P_s z`` are needed, all from solves with the LU of B.
+    ``α = P_s z`` are needed, all from solves with the LU of B, whose points are reordered with
+    the labelled ones last (:func:`_labelled_rows_of_solve`).
     """
     n = len(y)
     lab = np.flatnonzero(y != 0)
+    order = np.r_[np.flatnonzero(y == 0), lab]
+    start = n - len(lab)
     L = sp.csr_matrix(L)
     B = _weighted_graph_product(np.zeros(n), float(gamma_I), L.indptr, L.indices, L.data, K)
+    B = B[np.ix_(order, order)]
     B[np.diag_indices(n)] += gamma_A
     lu, piv, info = lapack.dgetrf(B.T, overwrite_a=True)
     if info > 0:
@@ -90,15 +94,34 @@ def _newton_graph(K, L, y, c, gamma_A, gamma_I, fit_intercept, max_iter):
     # Q = K_l P and 1ᵀP are the labelled rows of B⁻ᵀ[K_lᵀ, 1] (one solve, P never formed: the
     # LU is of Bᵀ, B being C-ordered), and α = P_s z = B⁻¹(E_s z) is one more solve.
     rhs = np.empty((n, len(lab) + 1), order="F")
-    rhs[:, :-1] = K[lab].T
+    rhs[:, :-1] = K[np.ix_(order, lab)]
     rhs[:, -1] = 1.0
-    solved = lapack.dgetrs(lu, piv, rhs, overwrite_b=True)[0][lab]
+    solved = _labelled_rows_of_solve(lu, piv, rhs, start)
     z, sv_rows, b, n_iter = _newton_sv_steps(solved[:, :-1].T, solved[:, -1], y[lab], c[lab],
                                              fit_intercept, max_iter)
     E_z = np.zeros(n)
-    E_z[lab[sv_rows]] = z
-    alpha, _ = lapack.dgetrs(lu, piv, E_z, trans=1, overwrite_b=True)
+    E_z[start + sv_rows] = z
+    alpha = np.empty(n)
+    alpha[order] = lapack.dgetrs(lu, piv, E_z, trans=1, overwrite_b=True)[0]
     return alpha, b, n_iter
+
+
+def _labelled_rows_of_solve(lu, piv, rhs, start):
+    """Rows ``start:`` of ``(PLU)⁻¹ rhs`` from ``dgetrf``'s (lu, piv): the row interchanges and
+    the unit lower solve on every row, the upper solve on the trailing block only."""
+    permuted = np.asfortranarray(rhs[_pivot_order(piv)])
+    forward = la.solve_triangular(lu, permuted, lower=True, unit_diagonal=True,
+                                  check_finite=False, overwrite_b=True)
+    return la.solve_triangular(lu[start:, start:], forward[start:], check_finite=False,
+                               overwrite_b=True)
+
+
+def _pivot_order(piv):
+    """The row order that ``dgetrf``'s sequential interchanges (0-based ``piv``) produce."""
+    order = np.arange(len(piv))
+    for i, p in enumerate(piv):
+        order[i], order[p] = order[p], order[i]
+    return order
 
 
 @njit(cache=True)

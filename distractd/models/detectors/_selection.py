@@ -36,7 +36,7 @@ from sklearn.svm import SVC
 from ..._errors import ModelError
 from ._elm import _encode_targets, _weighted_graph_product, hidden_output, hidden_weights
 from ._scorers import rbf_kernel
-from ._primal_solvers import _newton_sv_steps
+from ._primal_solvers import _labelled_rows_of_solve, _newton_sv_steps
 from ._scores import g_mean_rows
 from ._sselm import _class_weights
 
@@ -384,24 +384,6 @@ def _lu_ratio_products(LK, K, K_test, lab, ratios):
             raise ModelError(f"lapsvm_grid_search: μI + LK is singular (μ = γ_A/γ_I = {mu})")
         solved = _labelled_rows_of_solve(lu, piv, rhs, n - n_l)
         yield solved[:, :n_l].T, solved[:, n_l], _vector_solve_outputs(lu, piv, K_test, n - n_l)
-
-
-def _labelled_rows_of_solve(lu, piv, rhs, start):
-    """Rows ``start:`` of ``(PLU)⁻¹ rhs`` from ``dgetrf``'s (lu, piv): the row interchanges and
-    the unit lower solve on every row, the upper solve on the trailing block only."""
-    permuted = np.asfortranarray(rhs[_pivot_order(piv)])
-    forward = la.solve_triangular(lu, permuted, lower=True, unit_diagonal=True,
-                                  check_finite=False, overwrite_b=True)
-    return la.solve_triangular(lu[start:, start:], forward[start:], check_finite=False,
-                               overwrite_b=True)
-
-
-def _pivot_order(piv):
-    """The row order that ``dgetrf``'s sequential interchanges (0-based ``piv``) produce."""
-    order = np.arange(len(piv))
-    for i, p in enumerate(piv):
-        order[i], order[p] = order[p], order[i]
-    return order
 
 
 def _vector_solve_outputs(lu, piv, K_test, start):
