@@ -1,5 +1,5 @@
-"""Per-stream signal processing: validation, events, glances, windows, features, baselines, over
-the canonical sample of :mod:`distractd.pipeline.formats` (re-exported here).
+"""Per-stream signal processing: validation, events, glances, fatigue, windows, features,
+baselines, over the canonical sample of :mod:`distractd.pipeline.formats` (re-exported here).
 
 Names are imported from their module when first used (:mod:`distractd._lazy`): reading a
 recording or a wire message does not load numba and the kernels behind the features."""
@@ -11,12 +11,14 @@ __getattr__, __dir__, __all__ = lazy_exports(__name__, {
     "._baseline": ("RunningBaseline",),
     "._config": ("PipelineConfig",),
     "._events": ("EVENT_KINDS",),
+    "._fatigue": ("FATIGUE_ALERT_KINDS", "FatigueAlert", "FatigueChannel", "FatigueTrace"),
     "._feature_names": ("FEATURE_NAMES", "GLANCE_FEATURES", "MEASURES"),
     "._glances": (
         "ALERT_KINDS", "GLANCE_CLASSES", "Alert", "GlanceChannel", "GlanceTrace",
     ),
     "._processor": (
-        "Events", "StreamProcessor", "detect_events", "detect_glances", "extract_features",
+        "Events", "StreamProcessor", "detect_events", "detect_fatigue", "detect_glances",
+        "extract_features",
     ),
     "._require": ("require_windows",),
     "._validate": ("SAMPLE_REJECT_REASONS", "T_MAX_S"),

@@ -40,7 +40,7 @@ _SPATIAL = tuple(FIELD_INDEX[name] for name in SPATIAL_FIELDS)
 
 @dataclass(frozen=True)
 class PipelineConfig:
-    """Settings of validation, eye events, derived measures, windows and glances (DESIGN §4).
+    """Settings of validation, eye events, measures, windows, glances and fatigue (DESIGN §4).
 
     The spans that size a stream's rings, and so its memory and the time a reload takes, have
     upper bounds (issue 23; docs/pipeline.md, "Bounds of the settings"), and a model's settings
@@ -214,6 +214,47 @@ class PipelineConfig:
         Span of the time-sharing rule, seconds.
     glance_sharing_reset_s : float, default=2.0
         Continuous time back on the road that resets the time-sharing count, seconds.
+    fatigue : bool, default=True
+        Run the fatigue channel (docs/pipeline.md "Fatigue"): eye closures from the eyelid,
+        PERCLOS, mean blink duration, and the Euro NCAP microsleep, sleep and drowsiness alerts.
+        A tracker without eyelid signal has no fatigue state (unavailable, never guessed).
+    fatigue_closed_fraction : float, default=0.2
+        The eye is closed at or below this share of the driver's open-eye aperture: at least
+        80 % closed, the P80 of PERCLOS (Wierwille 1994).
+    fatigue_open_fraction : float, default=0.5
+        A closure ends when the aperture is back at this share of the open aperture (hysteresis;
+        the pipeline's blink threshold, ``blink_opening_max``). Our choice.
+    fatigue_open_memory_s : float, default=60.0
+        Time constant of the driver's open-eye aperture, seconds of visible open eyes (learned
+        over the first ``warmup_s`` of visible eyelid, then followed). Our choice.
+    fatigue_microsleep_s : float, default=1.0
+        A closure facing forward this long raises ``microsleep``, seconds: Euro NCAP's microsleep
+        is an eye closure of 1-3 s (issue 27); the VSS 2012 study counts the first 1-s microsleep.
+    fatigue_sleep_s : float, default=3.0
+        A closure facing forward this long raises ``sleep``, seconds: Euro NCAP's sleep is an eye
+        closure over 3 s (issue 27).
+    fatigue_hidden_s : float, default=0.5
+        The eyes hidden from the tracker (eyelid NaN, or low confidence with the lid open) for at
+        most this long inside a closure do not end it, seconds (as ``glance_lost_carry_s``);
+        longer, and the closure is dropped. Our choice.
+    fatigue_perclos_window_s : float, default=60.0
+        Span of the fatigue channel's PERCLOS and mean blink duration, seconds, at most 3,600
+        (PERCLOS per minute, Wierwille 1994); kept in bins of 0.5 s.
+    fatigue_perclos_drowsy : float, default=0.10
+        PERCLOS at or above which (with ``fatigue_blink_drowsy_s``) the driver is drowsy: the
+        10 % threshold proposed by the VSS 2012 study (6.1 % alert, 10.5 % at the first
+        microsleep; SIMULATOR_EVIDENCE §3).
+    fatigue_perclos_recovered : float, default=0.06
+        PERCLOS below which a drowsy driver has recovered and the drowsiness alert is re-armed:
+        the same study's alert level (6.1 %).
+    fatigue_blink_drowsy_s : float, default=0.25
+        Mean blink duration at or above which (with ``fatigue_perclos_drowsy``) the driver is
+        drowsy, seconds: blinks lengthen with drowsiness (Caffier et al. 2003); the level is our
+        choice, above the simulated alert drivers' (docs/pipeline.md "Fatigue").
+    fatigue_head_yaw_deg, fatigue_head_pitch_deg : float, default=23.0, 18.0
+        Half-axes, degrees, of the head-pose ellipse around the driver's recent on-road head pose
+        (the glance channel's) within which the head faces forward, as microsleep and sleep ask:
+        openpilot's distracted-pose thresholds (0.402 and 0.313 rad).
     """
 
     window_s: float = 10.0
@@ -278,6 +319,19 @@ class PipelineConfig:
     glance_sharing_s: float = 10.0
     glance_sharing_window_s: float = 30.0
     glance_sharing_reset_s: float = 2.0
+    fatigue: bool = True
+    fatigue_closed_fraction: float = 0.2
+    fatigue_open_fraction: float = 0.5
+    fatigue_open_memory_s: float = 60.0
+    fatigue_microsleep_s: float = 1.0
+    fatigue_sleep_s: float = 3.0
+    fatigue_hidden_s: float = 0.5
+    fatigue_perclos_window_s: float = 60.0
+    fatigue_perclos_drowsy: float = 0.10
+    fatigue_perclos_recovered: float = 0.06
+    fatigue_blink_drowsy_s: float = 0.25
+    fatigue_head_yaw_deg: float = 23.0
+    fatigue_head_pitch_deg: float = 18.0
 
     _constraints = {
         "window_s": Interval(0, 600, closed="right"), "hop_s": Interval(1e-3, None),
@@ -315,6 +369,14 @@ class PipelineConfig:
         "glance_buffer_delay_s": _NON_NEGATIVE, "glance_free_s": _NON_NEGATIVE,
         "glance_long_s": _POSITIVE, "glance_sharing_s": _POSITIVE,
         "glance_sharing_window_s": _POSITIVE, "glance_sharing_reset_s": _NON_NEGATIVE,
+        "fatigue": bool, "fatigue_closed_fraction": _FRACTION, "fatigue_open_fraction": _FRACTION,
+        "fatigue_open_memory_s": _POSITIVE, "fatigue_microsleep_s": _POSITIVE,
+        "fatigue_sleep_s": _POSITIVE, "fatigue_hidden_s": _NON_NEGATIVE,
+        "fatigue_perclos_window_s": Interval(0, 3600, closed="right"),
+        "fatigue_perclos_drowsy": _FRACTION, "fatigue_perclos_recovered": _FRACTION,
+        "fatigue_blink_drowsy_s": _NON_NEGATIVE,
+        "fatigue_head_yaw_deg": Interval(0, 90, closed="right"),
+        "fatigue_head_pitch_deg": Interval(0, 90, closed="right"),
     }
 
     def __post_init__(self):
@@ -332,7 +394,10 @@ class PipelineConfig:
                               f"{_MAX_BASELINE_ENTRIES} windows in baseline_memory_s="
                               f"{self.baseline_memory_s}, got {self.baseline_spacing_s}")
         for short, long in (("saccade_min_s", "saccade_max_s"), ("blink_min_s", "blink_max_s"),
-                            ("glance_sharing_s", "glance_sharing_window_s")):
+                            ("glance_sharing_s", "glance_sharing_window_s"),
+                            ("fatigue_closed_fraction", "fatigue_open_fraction"),
+                            ("fatigue_microsleep_s", "fatigue_sleep_s"),
+                            ("fatigue_perclos_recovered", "fatigue_perclos_drowsy")):
             if getattr(self, short) > getattr(self, long):
                 raise ConfigError(f"pipeline.{short} must be <= {long}={getattr(self, long)}, "
                                   f"got {getattr(self, short)}")
@@ -390,6 +455,11 @@ PARAMS = _record(
     "glance_buffer_s", "glance_buffer_delay_s", "glance_free_s", "glance_long_s",
     "glance_sharing_s", "glance_sharing_window_s", "glance_sharing_reset_s",
     "glance_window_min",          # window_s / 60: converts glance counts per window to per minute
+    "fatigue",                    # fatigue channel on (1) or off (0); angles below in radians
+    "fatigue_closed_fraction", "fatigue_open_fraction", "fatigue_open_memory_s",
+    "fatigue_microsleep_s", "fatigue_sleep_s", "fatigue_hidden_s",
+    "fatigue_perclos_drowsy", "fatigue_perclos_recovered", "fatigue_blink_drowsy_s",
+    "fatigue_head_yaw", "fatigue_head_pitch",   # half-axes of the facing-forward ellipse
     ("low", (len(FIELDS),)),      # range bounds of each field
     ("high", (len(FIELDS),)),
 )
@@ -459,6 +529,13 @@ def _params(config):
     p["glance_sharing_window_s"] = config.glance_sharing_window_s
     p["glance_sharing_reset_s"] = config.glance_sharing_reset_s
     p["glance_window_min"] = config.window_s / 60.0
+    p["fatigue"] = float(config.fatigue)
+    for name in ("fatigue_closed_fraction", "fatigue_open_fraction", "fatigue_open_memory_s",
+                 "fatigue_microsleep_s", "fatigue_sleep_s", "fatigue_hidden_s",
+                 "fatigue_perclos_drowsy", "fatigue_perclos_recovered", "fatigue_blink_drowsy_s"):
+        p[name] = getattr(config, name)
+    p["fatigue_head_yaw"] = math.radians(config.fatigue_head_yaw_deg)
+    p["fatigue_head_pitch"] = math.radians(config.fatigue_head_pitch_deg)
     p["low"] = [RANGES[name][0] for name in FIELDS]
     p["high"] = [RANGES[name][1] for name in FIELDS]
     return params

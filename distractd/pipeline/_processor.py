@@ -18,15 +18,20 @@ import numpy as np
 from numba import njit
 
 from .._errors import SchemaError
-from . import _events, _glances, _measures, _validate, _windows
+from . import _events, _fatigue, _glances, _measures, _validate, _windows
 from ._baseline import RunningBaseline
 from ._config import _TIME, PipelineConfig, _params
 from ._events import (
     _EV_EPOCH, EVENT_KINDS, _blink_step, _end_fixation, _fixation_step, _saccade_step,
 )
+from ._fatigue import (
+    _F_MAX_ROWS, _F_SIZE, _F_WINDOW, FatigueAlert, FatigueChannel, FatigueTrace, _fatigue_step,
+)
+from ._fatigue import _alerts_from_rows as _fatigue_alerts_from_rows
 from ._feature_names import FEATURE_NAMES
 from ._glances import (
-    _A_MAX_ROWS, _A_SIZE, _A_WINDOW, GlanceChannel, GlanceTrace, _alerts_from_rows, _glance_step,
+    _A_MAX_ROWS, _A_SIZE, _A_WINDOW, Alert, GlanceChannel, GlanceTrace, _alerts_from_rows,
+    _glance_step,
 )
 from .formats import N_FIELDS
 from ._validate import (
@@ -34,17 +39,19 @@ from ._validate import (
     _no_gaze, _order, _release, _validate_row,
 )
 from ._windows import (
-    _O_SIZE, BLINK, N_TEMPORAL, SACCADE, Windows, _add_glance, _add_sample,
+    _O_SIZE, BLINK, N_TEMPORAL, SACCADE, Windows, _add_fatigue, _add_glance, _add_sample,
     _emit, _slot,
 )
 
-__all__ = ["StreamProcessor", "extract_features", "detect_events", "Events", "detect_glances"]
+__all__ = ["StreamProcessor", "extract_features", "detect_events", "Events", "detect_glances",
+           "detect_fatigue"]
 
 # Per-row outputs: status code, gaze speed (rad/s), saccade status, blink status, clock epoch,
-# glance class, glance away so far (s), AttenD buffer (s), road centre yaw and pitch (rad).
+# glance class, glance away so far (s), AttenD buffer (s), road centre yaw and pitch (rad), then
+# the fatigue outputs (available, eyes closed so far, PERCLOS, blink duration, drowsy).
 (_R_STATUS, _R_VELOCITY, _R_SACCADE, _R_BLINK, _R_EPOCH, _R_GLANCE, _R_OFF_S, _R_BUFFER,
- _R_ROAD_YAW, _R_ROAD_PITCH) = range(10)
-_R_SIZE = 10
+ _R_ROAD_YAW, _R_ROAD_PITCH, _R_FATIGUE) = range(11)
+_R_SIZE = _R_FATIGUE + 5
 _R_HELD = -1.0   # status of a sample still held back (none is after the end of the stream)
 _CHUNK = 4096    # rows per output buffer at most
 _FLUSH_PERIODS = 1.5   # the last hop is complete when the next sample is due within this
@@ -59,12 +66,14 @@ _NO_WINDOWS = Windows.empty()   # shared: arrays of size 0 cannot be changed
 
 _StreamState = namedtuple("_StreamState", (
     "params", "validation", "held", "events", "windows", "ring", "hop_sums", "measures",
-    "measure_ring", "glances", "glance_hist", "glance_ring", "glance_out"))
+    "measure_ring", "glances", "glance_hist", "glance_ring", "glance_out", "fatigue",
+    "fatigue_ring", "closures", "fatigue_out"))
 """One stream's kernel state, in the order :func:`_run` unpacks it: one-record arrays (the
 parameters, and the validation, event, window, measure and glance states: :data:`PARAMS`,
 ``_validate.STATE``, ...), the held-sample buffer, the hop ring and a hop record for a window's
-sums (``_windows.HOP``), the measure ring, the glance histogram and glance ring, and the glance
-channel's per-sample outputs. :func:`_run` takes it as a plain
+sums (``_windows.HOP``), the measure ring, the glance histogram and glance ring, the glance
+channel's per-sample outputs, and the fatigue channel's state, PERCLOS ring, closure ring and
+per-sample outputs. :func:`_run` takes it as a plain
 tuple: numba reads a plain tuple of arrays about as fast as separate arguments, a named one about
 10 us slower per call."""
 
@@ -136,13 +145,15 @@ class StreamProcessor:
         params = _params(config)
         self._margin = int(params["ring_hops"][0])
         self.glances = g = GlanceChannel(config)
+        self.fatigue = f = FatigueChannel(config)
         self._state = _StreamState(
             params=params, validation=_validate._new_state(), held=_validate._new_buffer(),
             events=_events._new_state(), windows=np.zeros(1, _windows.STATE),
             ring=_windows._new_ring(self._margin), hop_sums=np.zeros(1, _windows.HOP),
             measures=_measures._new_state(),
             measure_ring=_measures._new_ring(int(params["measure_hops"][0])), glances=g._state,
-            glance_hist=g._hist, glance_ring=g._ring, glance_out=g._out)
+            glance_hist=g._hist, glance_ring=g._ring, glance_out=g._out, fatigue=f._state,
+            fatigue_ring=f._ring, closures=f._closures, fatigue_out=f._out)
         self._kernel_state = tuple(self._state)
         self._pending_alerts = []
         self.baseline = (RunningBaseline.from_config(config, FEATURE_NAMES) if config.baseline
@@ -192,6 +203,8 @@ class StreamProcessor:
         return self._feed(_NO_SAMPLES, None, with_events=False, final=True)[0]
 
     def _feed(self, block, labels, with_events, final):
+        """Run the kernel over ``block``; return the windows, the events and the per-row outputs
+        (only ``with_events``), and the glance and fatigue alerts it raised, in time order."""
         block = _as_block(block)
         n = len(block)
         labels = _NO_LABELS if labels is None else _as_labels(labels, n)
@@ -203,26 +216,38 @@ class StreamProcessor:
         else:
             rows = out_e = _NO_ROWS
         out_a = np.empty((_A_MAX_ROWS + 8, _A_SIZE))
-        out = (out_w, out_e, out_a, rows)
-        found_w, found_e, found_a = [], [], []
+        out_fa = np.empty((_F_MAX_ROWS + 8, _F_SIZE))
+        out = (out_w, out_e, out_a, out_fa, rows)
+        found_w, found_e, found_a, found_fa = [], [], [], []
         n_found = 0
         start = 0
         done = False
         while not done:
-            start, n_w, n_e, n_a, done = _run(block, labels, start, self.n_samples, final,
-                                              self._kernel_state, out,
-                                              out_e if with_events else None)
+            start, n_w, n_e, n_a, n_fa, done = _run(block, labels, start, self.n_samples, final,
+                                                    self._kernel_state, out,
+                                                    out_e if with_events else None)
             if n_w:
                 found_w.append(out_w[:n_w].copy())
             if n_e:
                 found_e.append(out_e[:n_e].copy())
-            if n_a:
-                alert_rows = out_a[:n_a].copy()
-                alert_rows[:, _A_WINDOW] += n_found
-                found_a.append(alert_rows)
+            for found, buffer, count, column in ((found_a, out_a, n_a, _A_WINDOW),
+                                                 (found_fa, out_fa, n_fa, _F_WINDOW)):
+                if count:
+                    alert_rows = buffer[:count].copy()
+                    alert_rows[:, column] += n_found
+                    found.append(alert_rows)
             n_found += n_w
         self.n_samples += n
-        alerts, where = _alerts_from_rows(np.concatenate(found_a)) if found_a else ([], [])
+        glance_alerts, where = (_alerts_from_rows(np.concatenate(found_a)) if found_a
+                                else ([], []))
+        fatigue_alerts, fatigue_where = (_fatigue_alerts_from_rows(np.concatenate(found_fa))
+                                         if found_fa else ([], []))
+        alerts = glance_alerts + fatigue_alerts
+        where = where + fatigue_where
+        if fatigue_alerts and glance_alerts:   # both channels: in time order within a window
+            order = sorted(range(len(alerts)), key=lambda a: (where[a], alerts[a].t))
+            alerts = [alerts[a] for a in order]
+            where = [where[a] for a in order]
         if not found_w:
             windows = _NO_WINDOWS
             self._pending_alerts.extend(alerts)
@@ -270,16 +295,17 @@ def _run(block, labels, start, base, final, state, out, out_f):
 
     ``base`` is the stream index of the block's first row; ``state`` is the stream's
     :data:`_StreamState` as a plain tuple, and ``out`` the output buffers ``(out_w, out_e, out_a,
-    rows)``. Per-row outputs and events are written only when ``rows`` is not empty (an empty
+    out_fa, rows)``. Per-row outputs and events are written only when ``rows`` is not empty (an empty
     ``out_e`` then drops events). Fixations go to ``out_f`` (``out_e`` itself) or, with
     ``out_f=None``, are not looked for: numba then compiles a separate feature-path kernel without
     the fixation step, whose mere presence in the loop made every sample about 50 % slower even
-    where it never ran. Alert rows go to ``out_a`` with the count of windows written before them.
-    Returns ``(next row, windows written, events written, alert rows written, done)``.
+    where it never ran. Glance and fatigue alert rows go to ``out_a`` and ``out_fa`` with the
+    count of windows written before them. Returns ``(next row, windows written, events written,
+    glance alert rows written, fatigue alert rows written, done)``.
     """
     (param_array, v_array, held, e_array, w_array, ring, hop_sums, m_array, mring, g_array, ghist,
-     gring, g_out) = state
-    out_w, out_e, out_a, rows = out
+     gring, g_out, f_array, fring, closures, f_out) = state
+    out_w, out_e, out_a, out_fa, rows = out
     params = param_array[0]
     vstate = v_array[0]
     estate = e_array[0]
@@ -287,6 +313,8 @@ def _run(block, labels, start, base, final, state, out, out_f):
     mstate = m_array[0]
     gstate = g_array[0]
     gout = g_out[0]
+    fstate = f_array[0]
+    fout = f_out[0]
     hop_s = params.hop_s
     lag_s = params.lag_s
     n_hops = params.window_hops
@@ -297,14 +325,16 @@ def _run(block, labels, start, base, final, state, out, out_f):
     has_labels = labels.shape[0] > 0
     record = rows.shape[0] > 0   # per-row outputs and events are wanted
     glances = params.glances == 1.0
+    fatigue = params.fatigue == 1.0
     n_w = 0
     n_e = 0
     n_a = 0
+    n_fa = 0
     i = start
     while True:
         if (n_w + margin > out_w.shape[0] or record and n_e + 4 > out_e.shape[0]
-                or n_a + _A_MAX_ROWS > out_a.shape[0]):
-            return i, n_w, n_e, n_a, False
+                or n_a + _A_MAX_ROWS > out_a.shape[0] or n_fa + _F_MAX_ROWS > out_fa.shape[0]):
+            return i, n_w, n_e, n_a, n_fa, False
         if vstate.q_n > 0.0:   # held samples released for processing come first
             q = int(vstate.q_head)
             for j in range(N_FIELDS):
@@ -333,6 +363,7 @@ def _run(block, labels, start, base, final, state, out, out_f):
                 n_w = _finish(params, vstate, estate, wstate, ring, hop_sums, out_w, n_w)
                 _restart(vstate, e_array, w_array, ring, mstate, mring)
                 _glances._restart(g_array, ghist, gring)
+                _fatigue._restart(f_array, fring)
             if order != ORDER_ACCEPT:
                 continue
         else:
@@ -399,6 +430,13 @@ def _run(block, labels, start, base, final, state, out, out_f):
             for a in range(first_alert, n_a):
                 out_a[a, _A_WINDOW] = n_w
             _add_glance(ring, hop, gout)
+        if fatigue:
+            first_alert = n_fa
+            n_fa = _fatigue_step(x, t, dt, gap, b_duration, params, gstate, fstate, fring,
+                                 closures, fout, out_fa, n_fa)
+            for a in range(first_alert, n_fa):
+                out_fa[a, _F_WINDOW] = n_w
+            _add_fatigue(ring, hop, fout)
         if keep_row:
             rows[k, 1] = estate.velocity
             rows[k, 2] = s_status
@@ -409,11 +447,17 @@ def _run(block, labels, start, base, final, state, out, out_f):
                 rows[k, _R_BUFFER] = gout.buffer
                 rows[k, _R_ROAD_YAW] = gstate.yaw
                 rows[k, _R_ROAD_PITCH] = gstate.pitch
+            if fatigue:
+                rows[k, _R_FATIGUE] = fout.available
+                rows[k, _R_FATIGUE + 1] = fout.closed_s
+                rows[k, _R_FATIGUE + 2] = fout.perclos
+                rows[k, _R_FATIGUE + 3] = fout.blink_s
+                rows[k, _R_FATIGUE + 4] = fout.drowsy
     if final:
         _release(vstate, held, rows, base)
         n_e = _close_fixation(vstate, params, estate, out_e, n_e)
         n_w = _finish(params, vstate, estate, wstate, ring, hop_sums, out_w, n_w)
-    return i, n_w, n_e, n_a, True
+    return i, n_w, n_e, n_a, n_fa, True
 
 
 @njit(cache=True)
@@ -584,7 +628,7 @@ def detect_glances(recording, config=None):
     processor = StreamProcessor(config)
     _, _, rows, alerts = processor._feed(recording.samples, recording.labels, with_events=True,
                                          final=True)
-    return _trace(recording.t, rows, alerts)
+    return _trace(recording.t, rows, [alert for alert in alerts if isinstance(alert, Alert)])
 
 
 def _trace(t, rows, alerts):
@@ -592,3 +636,30 @@ def _trace(t, rows, alerts):
     return GlanceTrace(np.asarray(t, dtype=float).copy(), glance, rows[:, _R_OFF_S].copy(),
                        rows[:, _R_BUFFER].copy(), np.degrees(rows[:, _R_ROAD_YAW]),
                        np.degrees(rows[:, _R_ROAD_PITCH]), list(alerts))
+
+
+def detect_fatigue(recording, config=None):
+    """Per-sample fatigue channel of a whole recording (docs/pipeline.md "Fatigue"), by the
+    streaming processor.
+
+    Parameters
+    ----------
+    recording : Recording
+    config : PipelineConfig, default=None
+
+    Returns
+    -------
+    FatigueTrace
+        Availability, current closure, PERCLOS, mean blink duration and the drowsy latch per
+        sample (rejected samples: unavailable, NaN), and every fatigue alert raised.
+    """
+    processor = StreamProcessor(config)
+    _, _, rows, alerts = processor._feed(recording.samples, recording.labels, with_events=True,
+                                         final=True)
+    f = _R_FATIGUE
+    rejected = rows[:, _R_STATUS] >= REJECTED
+    columns = rows[:, f:f + 5].copy()
+    columns[rejected] = np.nan
+    return FatigueTrace(np.asarray(recording.t, dtype=float).copy(), columns[:, 0] == 1.0,
+                        columns[:, 1], columns[:, 2], columns[:, 3], columns[:, 4] == 1.0,
+                        [alert for alert in alerts if isinstance(alert, FatigueAlert)])

@@ -128,6 +128,8 @@ HOP = _record(
     "g_count",                   # glances counted
     # Not sums: the longest glance (max), then the glance state after the hop's last sample.
     "g_longest", "g_set", "g_on_road", "g_off_s", "g_buffer", "g_ready",
+    # The fatigue state after the hop's last sample.
+    "f_set", "f_available", "f_closed_s", "f_perclos", "f_blink_s", "f_drowsy",
 )
 _EMPTY_HOP = np.zeros(1, HOP)   # copied to clear a hop (a global array: numba never frees it)
 
@@ -141,14 +143,16 @@ STATE = _record(
 )
 _ZEROS = np.zeros(1, STATE)   # copied to clear a state (a global array, so numba never frees it)
 
-# Output row layout: t_start, t_end, quality, label, the features, then the glance state at the end.
+# Output row layout: t_start, t_end, quality, label, the features, then the glance state and the
+# fatigue state at the end.
 _O_FEATURES = 4
 _O_GLANCE = _O_FEATURES + N_FEATURES - N_GLANCE_FEATURES
 _O_ON_ROAD = _O_FEATURES + N_FEATURES
 _O_OFF_S = _O_ON_ROAD + 1
 _O_BUFFER = _O_ON_ROAD + 2
 _O_READY = _O_ON_ROAD + 3
-_O_SIZE = _O_READY + 1
+_O_FATIGUE = _O_READY + 1   # available, eyes closed so far, PERCLOS, blink duration, drowsy
+_O_SIZE = _O_FATIGUE + 5
 
 
 @dataclass
@@ -176,10 +180,24 @@ class Windows:
         The AttenD attention buffer at the window's end, seconds (NaN unknown).
     road_ready : ndarray of shape (n_windows,), dtype bool
         The road centre was learned at the window's end (False: warming up).
+    fatigue_available : ndarray of shape (n_windows,), dtype bool
+        The fatigue state is known at the window's end: the stream has an eyelid signal, the
+        eyes are visible to the tracker and the open-eye level is learned (False with fatigue
+        off).
+    eyes_closed_s : ndarray of shape (n_windows,)
+        The current eye closure at the window's end, seconds (0 open; NaN unavailable).
+    perclos : ndarray of shape (n_windows,)
+        P80 PERCLOS over ``fatigue_perclos_window_s`` at the window's end, share of time (NaN
+        while warming up or with the eyes mostly hidden).
+    blink_duration_s : ndarray of shape (n_windows,)
+        Mean blink duration over the same span, seconds (NaN: no blink).
+    drowsy : ndarray of shape (n_windows,), dtype bool
+        A drowsiness alert was raised and PERCLOS has not recovered since.
     alerts : ndarray of shape (n_windows,), dtype object
-        Per window, the tuple of :class:`~distractd.pipeline.Alert` raised since the previous
-        window was emitted (in processing order; an alert raised up to ``lag_s`` after a window's
-        end rides with that window).
+        Per window, the tuple of glance :class:`~distractd.pipeline.Alert` and
+        :class:`~distractd.pipeline.FatigueAlert` raised since the previous window was emitted
+        (in time order; an alert raised up to ``lag_s`` after a window's end rides with that
+        window).
     """
 
     t_start: np.ndarray
@@ -191,10 +209,16 @@ class Windows:
     off_road_s: np.ndarray
     buffer_s: np.ndarray
     road_ready: np.ndarray
+    fatigue_available: np.ndarray
+    eyes_closed_s: np.ndarray
+    perclos: np.ndarray
+    blink_duration_s: np.ndarray
+    drowsy: np.ndarray
     alerts: np.ndarray
 
     _COLUMNS = ("t_start", "t_end", "quality", "label", "X", "on_road", "off_road_s", "buffer_s",
-                "road_ready", "alerts")
+                "road_ready", "fatigue_available", "eyes_closed_s", "perclos", "blink_duration_s",
+                "drowsy", "alerts")
 
     def __len__(self):
         return len(self.t_end)
@@ -220,16 +244,19 @@ class Windows:
             for i in range(len(rows)):
                 alerts[i] = ()
         columns = np.ascontiguousarray(rows.T)   # one copy; each column a contiguous row of it
+        f = _O_FATIGUE
         return cls(columns[0], columns[1], columns[2], columns[3].astype(np.int8),
                    rows[:, _O_FEATURES:_O_ON_ROAD].copy(), columns[_O_ON_ROAD],
-                   columns[_O_OFF_S], columns[_O_BUFFER], columns[_O_READY] == 1.0, alerts)
+                   columns[_O_OFF_S], columns[_O_BUFFER], columns[_O_READY] == 1.0,
+                   columns[f] == 1.0, columns[f + 1], columns[f + 2], columns[f + 3],
+                   columns[f + 4] == 1.0, alerts)
 
     def __getitem__(self, rows):
         """The windows selected by ``rows`` (a slice, index array or boolean mask)."""
         return type(self)(*(getattr(self, name)[rows] for name in self._COLUMNS))
 
     def alert_list(self):
-        """``(time_s, kind)`` of every glance alert the windows carry, in order."""
+        """``(time_s, kind)`` of every alert (glance and fatigue) the windows carry, in order."""
         return [(alert.t, alert.kind) for group in self.alerts for alert in group]
 
     def write_csv(self, path):
@@ -366,6 +393,7 @@ def _emit(ring, state, params, period, total, out):
         n = sums.t_count[m]
         out[_O_FEATURES + N_SPATIAL + m] = sums.t_sum[m] / n if n > 0.0 else np.nan
     _emit_glances(ring, end, n_hops, params, sums, out)
+    _emit_fatigue(ring, end, n_hops, out)
     return True
 
 
@@ -445,4 +473,35 @@ def _emit_glances(ring, end, n_hops, params, sums, out):
             out[_O_OFF_S] = ring[row].g_off_s
             out[_O_BUFFER] = ring[row].g_buffer
             out[_O_READY] = ring[row].g_ready
+            break
+
+
+@njit(cache=True, inline="always")
+def _add_fatigue(ring, hop, f):
+    """Keep one accepted sample's fatigue outputs (a ``_fatigue.OUTPUT`` record) as its hop's
+    latest."""
+    row = ring[_slot(ring, hop)]
+    row.f_set = 1.0
+    row.f_available = f.available
+    row.f_closed_s = f.closed_s
+    row.f_perclos = f.perclos
+    row.f_blink_s = f.blink_s
+    row.f_drowsy = f.drowsy
+
+
+@njit(cache=True, inline="always")
+def _emit_fatigue(ring, end, n_hops, out):
+    """The fatigue state after the last sample of the window ending at hop ``end``."""
+    out[_O_FATIGUE] = 0.0
+    out[_O_FATIGUE + 1] = out[_O_FATIGUE + 2] = out[_O_FATIGUE + 3] = np.nan
+    out[_O_FATIGUE + 4] = 0.0
+    for i in range(n_hops):
+        row = _slot(ring, end - 1 - i)
+        if row >= 0 and ring[row].f_set == 1.0:
+            hop = ring[row]
+            out[_O_FATIGUE] = hop.f_available
+            out[_O_FATIGUE + 1] = hop.f_closed_s
+            out[_O_FATIGUE + 2] = hop.f_perclos
+            out[_O_FATIGUE + 3] = hop.f_blink_s
+            out[_O_FATIGUE + 4] = hop.f_drowsy
             break

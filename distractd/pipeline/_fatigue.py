@@ -1,0 +1,460 @@
+"""The fatigue channel: eye closures, PERCLOS and the Euro NCAP fatigue alerts, from the eyelid.
+
+Everything runs per accepted sample inside the processor's compiled pass (:func:`_fatigue_step`),
+on state arrays owned by a :class:`FatigueChannel`; batch is the same step fed a whole recording
+(:func:`~distractd.pipeline.detect_fatigue`). docs/pipeline.md ("Fatigue") gives the rules and the
+source of every threshold; in short:
+
+- **Aperture**: the mean of the eyes' ``eyelid_*`` values present in the sample.
+- **Eyes visible**: the aperture is finite and the tracker's confidence is at least
+  ``confidence_min`` (or absent), or low only because the lid hides the pupil (aperture below
+  ``fatigue_open_fraction`` of the open level). A stream that never had an eyelid value, or whose
+  eyes are not visible now (sunglasses), has no fatigue state: it is unavailable, never guessed,
+  and nothing about blinks or closures is learned from it.
+- **Open level**: the driver's open-eye aperture. During the first ``warmup_s`` of visible eyelid
+  it is the running mean of every visible aperture (blinks are a few percent of the time) and the
+  channel is unavailable; then an exponential mean (time constant ``fatigue_open_memory_s``) of the
+  visible samples outside closures with the eye open.
+- **Closures** (hysteresis): a closure starts at the first visible sample at or below
+  ``fatigue_closed_fraction`` of the open level (P80: at least 80 % closed) and ends at the first
+  visible sample at or above ``fatigue_open_fraction`` of it. The eyes hidden for up to
+  ``fatigue_hidden_s`` inside a closure do not end it; longer, or a gap, and the closure is
+  dropped and the eye must be seen open before a new one starts (its start would be unknown).
+- **Alerts**: ``microsleep`` when a closure reaches ``fatigue_microsleep_s`` and ``sleep`` when it
+  reaches ``fatigue_sleep_s``, each once per closure, at a visible sample with the head facing
+  forward (head pose within ``fatigue_head_*`` of the glance channel's recent on-road head pose;
+  assumed without a head pose or before the glance channel has one). ``drowsiness`` when PERCLOS
+  (P80 share of the visible time over the last ``fatigue_perclos_window_s``) reaches
+  ``fatigue_perclos_drowsy`` while the mean blink duration over the same span reaches
+  ``fatigue_blink_drowsy_s``; once, re-armed when PERCLOS falls below
+  ``fatigue_perclos_recovered``.
+"""
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+from numba import njit
+
+from ._config import _CONFIDENCE, _EYELID, _HEAD_PITCH, _HEAD_YAW, _record
+
+__all__ = ["FATIGUE_ALERT_KINDS", "FatigueAlert", "FatigueChannel", "FatigueTrace"]
+
+FATIGUE_ALERT_KINDS = ("microsleep", "sleep", "drowsiness")
+"""Fatigue alert kinds, indexed by the ``kind`` column of a fatigue alert row."""
+MICROSLEEP, SLEEP, DROWSINESS = range(3)
+
+CLOSURES = 32
+"""Recent long closures kept per stream, for the drowsiness alert's record."""
+LONG_CLOSURE_S = 0.15
+"""A closure this long or longer is kept for the drowsiness record: Anund, Fors & Ahlström
+(2017)'s "long blink" sleepiness threshold (SIMULATOR_EVIDENCE §3)."""
+MIN_COVER = 0.5
+BIN_S = 0.5
+"""PERCLOS and blink sums are kept per bin of this many seconds of the stream clock: a span
+covers its whole bins and the current one."""
+"""PERCLOS and the mean blink duration are defined once the eyes were visible for at least this
+share of their span (at the stream's start, with sunglasses)."""
+
+# Fatigue state.
+STATE = _record(
+    "has_eyelid",   # the stream has had an eyelid value
+    "seen_s",       # visible eyelid time seen, s (open-level warm-up)
+    "level",        # open-eye aperture
+    "closed",       # 1 inside a closure
+    "dead",         # 1 while a closure of unknown start lasts (no alert, no record)
+    "start",        # first closed sample of the current closure, s
+    "last_closed",  # last visible sample of the current closure, s
+    "hidden_t",     # first sample of the current hidden run (NaN: eyes visible)
+    "micro_done",   # the current closure raised its microsleep alert
+    "sleep_done",   # the current closure raised its sleep alert
+    "drowsy",       # a drowsiness alert was raised and PERCLOS has not recovered since
+    "bin",          # bin of the latest sample (-inf: none on this clock)
+    "visible_s",    # totals over the complete bins of the span: visible time, s
+    "closed_s",     # of which at least 80 % closed, s
+    "blinks",       # blinks ended on visible samples
+    "blink_s",      # their summed duration, s
+    "c_head",       # next row of the closure ring
+    "c_n",          # closures in the ring
+)
+_ZEROS = np.zeros(1, STATE)   # copied to clear a state (a global array, so numba never frees it)
+
+# A bin of the PERCLOS ring: its number (-1: none held), then its sums.
+BIN = _record("id", "visible_s", "closed_s", "blinks", "blink_s")
+_EMPTY_BIN = np.zeros(1, BIN)
+
+# Per-sample outputs of _fatigue_step.
+OUTPUT = _record(
+    "available",    # eyelid signal, eyes visible and open level learned
+    "closed_s",     # current closure so far (0 open; NaN unavailable), s
+    "perclos",      # P80 over the span (NaN while warming up or mostly hidden)
+    "blink_s",      # mean blink duration over the span (NaN: none)
+    "drowsy",
+)
+
+# Fatigue alert rows: one per closure an alert is based on; the first row of an alert has
+# _F_FIRST = 1.
+_F_KIND = 0
+_F_T = 1
+_F_CLOSED_S = 2
+_F_PERCLOS = 3
+_F_START = 4
+_F_END = 5
+_F_FIRST = 6
+_F_WINDOW = 7       # rows of windows written before the alert (set by the processor)
+_F_SIZE = 8
+_F_MAX_ROWS = CLOSURES + 3   # rows one sample can write at most
+
+
+@dataclass(frozen=True)
+class FatigueAlert:
+    """A fatigue alert (Euro NCAP driver state monitoring: non-transient states).
+
+    Attributes
+    ----------
+    kind : str
+        One of :data:`FATIGUE_ALERT_KINDS`.
+    t : float
+        Stream time the alert was raised, seconds.
+    closures : tuple of (float, float)
+        Start and end (so far), seconds, of the eye closures the alert is based on: the current
+        closure (microsleep, sleep), or the closures of at least :data:`LONG_CLOSURE_S` within the
+        PERCLOS span (drowsiness; the latest :data:`CLOSURES` at most).
+    closed_s : float
+        The closure's duration so far, seconds (microsleep, sleep); NaN for drowsiness.
+    perclos : float
+        PERCLOS at ``t`` (share of time, 0..1); NaN if not yet defined.
+    """
+
+    kind: str
+    t: float
+    closures: tuple
+    closed_s: float
+    perclos: float
+
+
+def _alerts_from_rows(rows):
+    """Fatigue alerts of ``rows`` (fatigue alert rows in order), and the window index of each."""
+    alerts, where = [], []
+    for row in rows:
+        if row[_F_FIRST] == 1.0:
+            alerts.append([FATIGUE_ALERT_KINDS[int(row[_F_KIND])], float(row[_F_T]), [],
+                           float(row[_F_CLOSED_S]), float(row[_F_PERCLOS])])
+            where.append(int(row[_F_WINDOW]))
+        if row[_F_START] == row[_F_START]:
+            alerts[-1][2].append((float(row[_F_START]), float(row[_F_END])))
+    return [FatigueAlert(k, t, tuple(c), s, p) for k, t, c, s, p in alerts], where
+
+
+@dataclass
+class FatigueTrace:
+    """Per-sample fatigue channel of a recording (see :func:`~distractd.pipeline.detect_fatigue`).
+
+    Attributes
+    ----------
+    t : ndarray of shape (n_samples,)
+        Sample times, seconds.
+    available : ndarray of shape (n_samples,), dtype bool
+        The fatigue state is known at the sample (False for a rejected sample).
+    eyes_closed_s : ndarray of shape (n_samples,)
+        Current eye closure so far, seconds (0 open; NaN unavailable or rejected).
+    perclos : ndarray of shape (n_samples,)
+        P80 PERCLOS over ``fatigue_perclos_window_s`` (share of time; NaN undefined).
+    blink_duration_s : ndarray of shape (n_samples,)
+        Mean blink duration over the same span, seconds (NaN: none).
+    drowsy : ndarray of shape (n_samples,), dtype bool
+    alerts : list of FatigueAlert
+    """
+
+    t: np.ndarray
+    available: np.ndarray
+    eyes_closed_s: np.ndarray
+    perclos: np.ndarray
+    blink_duration_s: np.ndarray
+    drowsy: np.ndarray
+    alerts: list
+
+
+class FatigueChannel:
+    """State of one stream's fatigue channel; the processor feeds it (see the module docstring).
+
+    Per-stream memory: about 1 KB, plus 40 bytes per :data:`BIN_S` of
+    ``fatigue_perclos_window_s`` (4.8 KB at the defaults).
+
+    Parameters
+    ----------
+    config : PipelineConfig
+
+    Attributes
+    ----------
+    open_level : float
+        The driver's open-eye aperture as learned so far (1.0, the schema's open baseline,
+        before any eyelid value).
+    """
+
+    def __init__(self, config):
+        self.config = config
+        self._state = _new_state()
+        self._out = np.zeros(1, OUTPUT)   # the latest sample's outputs
+        n_bins = math.ceil(config.fatigue_perclos_window_s / BIN_S) if config.fatigue else 1
+        self._ring = np.empty(n_bins, BIN)
+        _clear_ring(self._ring)
+        self._closures = np.zeros((CLOSURES, 2))
+
+    @property
+    def open_level(self):
+        return float(self._state["level"][0])
+
+
+def _new_state():
+    states = np.empty(1, STATE)
+    _reset(states)
+    return states
+
+
+@njit(cache=True)
+def _reset(states):
+    """The initial state in the one-record array ``states``: nothing seen."""
+    states[0] = _ZEROS[0]
+    state = states[0]
+    state.level = 1.0
+    _clear_clock(state)
+
+
+@njit(cache=True)
+def _clear_clock(state):
+    """Forget the closure and the PERCLOS span (a new clock); the open level and the drowsy latch
+    are the driver's and are kept."""
+    state.closed = 0.0
+    state.dead = 0.0
+    state.hidden_t = np.nan
+    state.bin = -np.inf
+    state.visible_s = state.closed_s = state.blinks = state.blink_s = 0.0
+    state.c_head = state.c_n = 0.0
+
+
+@njit(cache=True)
+def _clear_ring(ring):
+    """Forget every bin (none held)."""
+    for row in range(ring.shape[0]):
+        ring[row] = _EMPTY_BIN[0]
+        ring[row].id = -1.0
+
+
+@njit(cache=True)
+def _restart(states, ring):
+    """A new clock: the closure and the PERCLOS span start afresh."""
+    _clear_clock(states[0])
+    _clear_ring(ring)
+
+
+@njit(cache=True)
+def _advance(ring, state, b):
+    """Open the bins after the state's latest up to ``b``; recompute the complete-bin totals."""
+    n = ring.shape[0]
+    h = max(state.bin + 1.0, b - n + 1.0)
+    while h <= b:
+        row = int(h) % n
+        ring[row] = _EMPTY_BIN[0]
+        ring[row].id = h
+        h += 1.0
+    state.bin = b
+    state.visible_s = state.closed_s = state.blinks = state.blink_s = 0.0
+    for i in range(1, n):
+        row = int(b - i) % n
+        if ring[row].id == b - i:
+            state.visible_s += ring[row].visible_s
+            state.closed_s += ring[row].closed_s
+            state.blinks += ring[row].blinks
+            state.blink_s += ring[row].blink_s
+
+
+@njit(cache=True, inline="always")
+def _aperture(x):
+    """Mean eyelid aperture of the eyes with a value in sample ``x``; NaN when neither has."""
+    total = 0.0
+    n = 0
+    for j in _EYELID:
+        if not np.isnan(x[j]):
+            total += x[j]
+            n += 1
+    return total / n if n > 0 else np.nan
+
+
+@njit(cache=True, inline="always")
+def _facing_forward(x, params, gstate):
+    """The head lies within the ``fatigue_head_*`` ellipse around the glance channel's recent
+    on-road head pose; True without a head pose or an on-road pose to compare with."""
+    yaw = x[_HEAD_YAW]
+    pitch = x[_HEAD_PITCH]
+    if gstate.head_seen_s <= 0.0 or yaw != yaw or pitch != pitch:
+        return True
+    dyaw = (yaw - gstate.head_yaw) / params.fatigue_head_yaw
+    dpitch = (pitch - gstate.head_pitch) / params.fatigue_head_pitch
+    return dyaw * dyaw + dpitch * dpitch <= 1.0
+
+
+@njit(cache=True, inline="always")
+def _alert_row(alerts, n_a, kind, t, closed_s, perclos, start, end, first):
+    row = alerts[n_a]
+    row[_F_KIND] = kind
+    row[_F_T] = t
+    row[_F_CLOSED_S] = closed_s
+    row[_F_PERCLOS] = perclos
+    row[_F_START] = start
+    row[_F_END] = end
+    row[_F_FIRST] = 1.0 if first else 0.0
+    row[_F_WINDOW] = 0.0
+    return n_a + 1
+
+
+@njit(cache=True, inline="always")
+def _end_closure(state, closures):
+    """The current closure ends at its last closed sample; keep it if it is long."""
+    start = state.start
+    end = state.last_closed
+    if end - start >= LONG_CLOSURE_S:
+        head = int(state.c_head)
+        closures[head, 0] = start
+        closures[head, 1] = end
+        state.c_head = (head + 1) % closures.shape[0]
+        state.c_n = min(state.c_n + 1.0, closures.shape[0])
+    state.closed = 0.0
+
+
+@njit(cache=True, inline="always")
+def _learn_level(aperture, step, open_at, params, state):
+    """Follow the open-eye level: the running mean of every visible aperture during the warm-up
+    (the first sample sets it), then an exponential mean of open eyes outside closures."""
+    seen = state.seen_s + step
+    if state.seen_s < params.warmup_s:
+        if seen > 0.0:
+            state.level += step / seen * (aperture - state.level)
+        elif aperture > 0.0:
+            state.level = aperture
+    elif state.closed == 0.0 and aperture >= open_at:
+        state.level += min(step / params.fatigue_open_memory_s, 1.0) * (aperture - state.level)
+    state.seen_s = seen
+
+
+@njit(cache=True, inline="always")
+def _fatigue_step(x, t, dt, gap, blink_s, params, gstate, state, ring, closures, out, alerts,
+                  n_a):
+    """Advance the fatigue channel by one accepted sample; write its outputs to ``out`` (an
+    :data:`OUTPUT` record) and any alert rows to ``alerts`` from row ``n_a``. Returns the new
+    alert row count.
+
+    ``dt`` is the step from the previous accepted sample, ``gap`` whether it is a gap,
+    ``blink_s`` the duration of a blink the blink detector accepted at this
+    sample (else NaN), ``gstate`` the glance channel's state (its on-road head pose).
+    """
+    b = np.floor(t / BIN_S)
+    if b > state.bin:
+        _advance(ring, state, b)
+    slot = ring[int(b) % ring.shape[0]]
+    step = 0.0 if gap else dt
+    aperture = _aperture(x)
+    if aperture == aperture:
+        state.has_eyelid = 1.0
+    closed_at = params.fatigue_closed_fraction * state.level
+    open_at = params.fatigue_open_fraction * state.level
+    visible = aperture == aperture and not (x[_CONFIDENCE] < params.confidence_min
+                                            and aperture >= open_at)
+    if gap and state.closed == 1.0:   # the closure's end is unknown
+        state.closed = 0.0
+        state.dead = 1.0
+    if visible:
+        state.hidden_t = np.nan
+        _learn_level(aperture, step, open_at, params, state)
+        slot.visible_s += step
+        if aperture <= closed_at:
+            slot.closed_s += step
+        if blink_s == blink_s:
+            slot.blinks += 1.0
+            slot.blink_s += blink_s
+    else:
+        if state.hidden_t != state.hidden_t:
+            state.hidden_t = t
+        if state.closed == 1.0 and t - state.hidden_t > params.fatigue_hidden_s:
+            state.closed = 0.0   # hidden too long: the closure's end is unknown
+            state.dead = 1.0
+    # PERCLOS and mean blink duration over the span (complete bins and this one)
+    span = ring.shape[0] * BIN_S
+    seen_span = state.visible_s + slot.visible_s
+    perclos = np.nan
+    blink_mean = np.nan
+    if seen_span >= MIN_COVER * span:
+        perclos = (state.closed_s + slot.closed_s) / seen_span
+        blinks = state.blinks + slot.blinks
+        if blinks > 0.0:
+            blink_mean = (state.blink_s + slot.blink_s) / blinks
+    ready = state.seen_s >= params.warmup_s
+    if visible:
+        if aperture >= open_at:
+            if state.closed == 1.0:
+                _end_closure(state, closures)
+            state.dead = 0.0
+        elif aperture <= closed_at and state.closed == 0.0 and state.dead == 0.0 and ready:
+            if gap:
+                state.dead = 1.0   # closed since some time in the gap
+            else:
+                state.closed = 1.0
+                state.start = t
+                state.micro_done = 0.0
+                state.sleep_done = 0.0
+        if state.closed == 1.0:
+            state.last_closed = t
+            if _facing_forward(x, params, gstate):
+                n_a = _closure_alerts(t, perclos, params, state, alerts, n_a)
+    if perclos == perclos:
+        if state.drowsy == 1.0 and perclos < params.fatigue_perclos_recovered:
+            state.drowsy = 0.0
+        elif (state.drowsy == 0.0 and perclos >= params.fatigue_perclos_drowsy
+              and blink_mean >= params.fatigue_blink_drowsy_s):
+            state.drowsy = 1.0
+            n_a = _drowsiness_rows(t, perclos, span, state, closures, alerts, n_a)
+    available = visible and ready
+    out.available = 1.0 if available else 0.0
+    if available:
+        out.closed_s = t - state.start if state.closed == 1.0 else 0.0
+    else:
+        out.closed_s = np.nan
+    out.perclos = perclos
+    out.blink_s = blink_mean
+    out.drowsy = state.drowsy
+    return n_a
+
+
+@njit(cache=True, inline="always")
+def _closure_alerts(t, perclos, params, state, alerts, n_a):
+    """Microsleep and sleep: once per closure, when it reaches their durations."""
+    closed_s = t - state.start
+    if state.micro_done == 0.0 and closed_s >= params.fatigue_microsleep_s:
+        state.micro_done = 1.0
+        n_a = _alert_row(alerts, n_a, MICROSLEEP, t, closed_s, perclos, state.start, t, True)
+    if state.sleep_done == 0.0 and closed_s >= params.fatigue_sleep_s:
+        state.sleep_done = 1.0
+        n_a = _alert_row(alerts, n_a, SLEEP, t, closed_s, perclos, state.start, t, True)
+    return n_a
+
+
+@njit(cache=True, inline="always")
+def _drowsiness_rows(t, perclos, span, state, closures, alerts, n_a):
+    """Write a drowsiness alert with the long closures that ended within the span."""
+    since = t - span
+    size = closures.shape[0]
+    head = int(state.c_head)
+    used = 0
+    for i in range(int(state.c_n)):
+        if closures[(head - 1 - i) % size, 1] <= since:
+            break
+        used += 1
+    if used == 0:
+        return _alert_row(alerts, n_a, DROWSINESS, t, np.nan, perclos, np.nan, np.nan, True)
+    first = True
+    for i in range(used - 1, -1, -1):
+        row = (head - 1 - i) % size
+        n_a = _alert_row(alerts, n_a, DROWSINESS, t, np.nan, perclos, closures[row, 0],
+                         closures[row, 1], first)
+        first = False
+    return n_a
