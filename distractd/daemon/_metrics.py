@@ -36,7 +36,7 @@ from prometheus_client.exposition import choose_encoder, gzip_accepted
 
 from .. import __version__
 from ..models.detectors import SUBMODELS, UNDECIDED_REASONS
-from ..pipeline import ALERT_KINDS, SAMPLE_REJECT_REASONS
+from ..pipeline import ALERT_KINDS, FATIGUE_ALERT_KINDS, SAMPLE_REJECT_REASONS
 from ..pipeline.formats import MESSAGE_REJECT_REASONS, REFUSED_MAPPINGS, STATE_NAMES
 from ._gate import REFUSAL_REASONS
 from ._lsl import LSL_OUTCOMES
@@ -129,7 +129,16 @@ class Metrics:
         alerts = Counter("distractd_glance_alerts_total",
                          "Glance alerts raised (Euro NCAP long distraction, visual attention "
                          "time-sharing), by kind.", ["kind"], registry=registry)
-        self.alerts = {kind: alerts.labels(kind=kind) for kind in ALERT_KINDS}
+        fatigue = Counter("distractd_fatigue_alerts_total",
+                          "Fatigue alerts raised from the eyelid (Euro NCAP microsleep, sleep, "
+                          "drowsiness), by kind.", ["kind"], registry=registry)
+        unresponsive = Counter("distractd_unresponsive_alerts_total",
+                               "Unresponsive driver alerts: the escalation reached its top level "
+                               "(eyes closed or away 11 s in one episode).", registry=registry)
+        self.alerts = {**{kind: alerts.labels(kind=kind) for kind in ALERT_KINDS},
+                       **{kind: fatigue.labels(kind=kind) for kind in FATIGUE_ALERT_KINDS},
+                       "unresponsive": unresponsive}
+        """The counter of each alert kind an ``alert`` event can carry."""
         self.latency = Histogram("distractd_processing_latency_seconds",
                                  "Time from the arrival of the message completing a window to the "
                                  "publication of its state.", buckets=LATENCY_BUCKETS_S,

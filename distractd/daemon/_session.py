@@ -26,9 +26,9 @@ the session (``stream car1: no window decided yet: baseline warming (12 of 60 s)
 import numpy as np
 
 from .._errors import ModelError
-from ..models.detectors import UNDECIDED_REASONS, DecisionRule, undecided_reasons
+from ..models.detectors import UNDECIDED_REASONS, UNKNOWN, DecisionRule, undecided_reasons
 from ..models.segmentation import OnlineSegmenter
-from ..pipeline import T_MAX_S, StreamProcessor, feature_fields
+from ..pipeline import T_MAX_S, FatigueAlert, StreamProcessor, feature_fields
 from ..pipeline.formats import (
     FIELDS, N_FIELDS, STATE_NAMES, alert_event, glance_state, segment_event, state_message,
     transition_event,
@@ -56,6 +56,10 @@ _SIGNALS = np.array([name not in ("t", "confidence") for name in FIELDS])
 """The fields that are a signal (time and confidence alone are not data)."""
 
 _GAZE = np.array([name.startswith("gaze_") for name in FIELDS])
+
+_EYELID = np.array([name.startswith("eyelid_") for name in FIELDS])
+
+_NO_ALERTS = ((),)
 
 MAX_MESSAGE_RATE_HZ = 10000
 """The most messages per second a stream is taken to send. A ``seq`` that goes back, or jumps
@@ -101,6 +105,8 @@ class Session:
         self.rejected_seen = {}
         self.fields_seen = np.zeros(N_FIELDS, dtype=bool)
         self.fields_checked = False
+        self.has_eyelid = False  # the stream's samples carried an eyelid value
+        self.clock_resets = 0  # the pipeline's clock_reset count at the previous call
         self.choice = None  # Choice of sub-model (set by the service)
         self.first_t_s = None  # start of the stream's first window, s of its clock
         self.decided_any = False
@@ -134,10 +140,12 @@ class Session:
             t = block[:, 0]
             timed = block[np.isfinite(t) & (np.abs(t) <= T_MAX_S)]
             self.fields_seen |= np.isfinite(timed).any(axis=0)
-        resets = self.processor.rejected["clock_reset"]
         windows = self.processor.update(block)
-        if self.segmenter is not None and self.processor.rejected["clock_reset"] != resets:
-            self.segmenter.clock_reset = True
+        if self.segmenter is not None:
+            resets = self.processor.rejected["clock_reset"]
+            if resets != self.clock_resets:
+                self.clock_resets = resets
+                self.segmenter.clock_reset = True
         return windows
 
     def check_fields(self, windows, model_id, features, columns, needs, choice=None):
@@ -240,24 +248,42 @@ class Session:
             ``alert``, ``transition`` and ``segment`` events.
         """
         alerts = [alert for group in windows.alerts for alert in group]
-        decided = self.decision.update(windows.t_end, scores, windows.quality,
-                                       [(alert.t, alert.kind) for alert in alerts])
-        events = [alert_event(self.stream, alert.kind, alert.t, alert.glances, alert.away_s)
-                  for alert in alerts]
-        glances = self.processor.config.glances
+        raised = [(alert.t, alert.kind) for alert in alerts]
+        decision = self.decision
+        decided = decision.update(windows.t_end, scores, windows.quality, raised)
+        events = [_alert_event(self.stream, alert) for alert in alerts]
+        config = self.processor.config
+        levels, unresponsive = decision.escalate(
+            windows.t_end, decided, windows.on_road, windows.off_road_s, windows.eyes_closed_s,
+            windows.drowsy, [[(alert.t, alert.kind) for alert in group]
+                             for group in windows.alerts] if raised else _NO_ALERTS * len(windows))
+        events += [alert_event(self.stream, "unresponsive", t, since=since, cause=cause)
+                   for t, since, cause in unresponsive]
         baseline = self.processor.baseline
         adapted = None if self.adaptation is None else self.adaptation.adapted or False
-        ready = np.isfinite(windows.X).any(axis=1) if baseline is not None \
-            else np.ones(len(windows), dtype=bool)
-        self._note_undecided(windows, undecided_reasons(
-            decided, scores, ready, None if self.choice is None else self.choice.code))
+        ready = np.isfinite(windows.X).any(axis=1) if baseline is not None else None
+        if self.first_t_s is None and len(windows):
+            self.first_t_s = float(windows.t_start[0])
+        if (decided == UNKNOWN).any():
+            self._note_undecided(windows, undecided_reasons(
+                decided, scores, np.ones(len(windows), dtype=bool) if ready is None else ready,
+                None if self.choice is None else self.choice.code))
+        else:
+            self.decided_any = True
         segments = []
-        usable = self.decision.usable(scores, windows.quality)
-        if self.segmenter is not None and usable.any():
-            try:
-                segments = self.segmenter.update(windows.X[usable], windows.t_end[usable])
-            except Exception as exc:
-                raise StreamFault("segmentation") from exc
+        if self.segmenter is not None:
+            usable = decision.usable(scores, windows.quality)
+            if usable.any():
+                try:
+                    segments = self.segmenter.update(windows.X[usable], windows.t_end[usable])
+                except Exception as exc:
+                    raise StreamFault("segmentation") from exc
+        glances = self.processor.glances
+        road = (glances.road_ready, glances.road_progress)
+        baseline_progress = 1.0 if baseline is None else baseline.progress
+        if not self.has_eyelid:
+            self.has_eyelid = bool(self.fields_seen[_EYELID].any())
+        unavailable = "off" if not config.fatigue else None if self.has_eyelid else "no_eyelid"
         states = []
         for i in range(len(windows)):
             t_end = float(windows.t_end[i])
@@ -267,13 +293,24 @@ class Session:
                                                float(scores[i]), model_id))
                 self.state = state
             glance = glance_state(windows.on_road[i], windows.off_road_s[i],
-                                  windows.buffer_s[i], windows.road_ready[i]) if glances else None
+                                  windows.buffer_s[i], windows.road_ready[i]) \
+                if config.glances else None
+            if unavailable is None:
+                fatigue = (windows.eyes_closed_s[i], windows.perclos[i],
+                           windows.blink_duration_s[i], windows.drowsy[i]) \
+                    if windows.fatigue_available[i] else "not_visible"
+            else:
+                fatigue = unavailable
+            baseline_ready = True if ready is None else bool(ready[i])
             states.append(state_message(
                 self.stream, (float(windows.t_start[i]), t_end), state, float(scores[i]),
                 model_id, float(windows.quality[i]),
                 self.segmenter.current if self.segmenter else None, glance,
-                None if baseline is None else bool(ready[i]),
-                self.gaze_frame, adapted))
+                None if baseline is None else baseline_ready,
+                self.gaze_frame, adapted, fatigue,
+                (baseline_ready, 1.0 if baseline_ready else baseline_progress,
+                 bool(windows.road_ready[i]), 1.0 if windows.road_ready[i] else road[1]),
+                levels[i]))
         events += [segment_event(self.stream, segment) for segment in segments]
         if states:
             self.latest = states[-1]
@@ -281,8 +318,6 @@ class Session:
 
     def _note_undecided(self, windows, codes):
         """Count the undecided windows by reason; a line for each reason new to the session."""
-        if len(windows) and self.first_t_s is None:
-            self.first_t_s = float(windows.t_start[0])
         for i, code in enumerate(codes):
             if code is None:
                 self.decided_any = True
@@ -309,6 +344,14 @@ class Session:
         self._undecided = dict.fromkeys(UNDECIDED_REASONS, 0)
         self._undecided_lines = []
         return counts, lines
+
+
+def _alert_event(stream, alert):
+    """The event of a glance or fatigue alert the pipeline raised."""
+    if isinstance(alert, FatigueAlert):
+        return alert_event(stream, alert.kind, alert.t, closures=alert.closures,
+                           closed_s=alert.closed_s, perclos=alert.perclos)
+    return alert_event(stream, alert.kind, alert.t, alert.glances, alert.away_s)
 
 
 class StreamSegmenter:
