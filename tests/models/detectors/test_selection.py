@@ -11,7 +11,7 @@ from distractd.models import LapSVMClassifier, SSELMClassifier
 from distractd.models.detectors import g_mean, g_mean_rows, rbf_kernel
 from distractd.models.detectors._elm import hidden_output
 from distractd.models.detectors import _selection
-from distractd.models.detectors._primal_solvers import _newton_sv_steps
+from distractd.models.detectors._primal_solvers import _labelled_rows_of_solve, _newton_sv_steps
 from distractd.models.detectors._selection import (
     _lapsvm_width_outputs, _reflect, _sselm_fold_outputs, lapsvm_grid_search,
     sselm_grid_search,
@@ -143,3 +143,25 @@ def test_unknown_grid_key():
     X, y, folds = _problem()
     with pytest.raises(ModelError, match="selection grid keys"):
         sselm_grid_search(SSELMClassifier(n_hidden=5), {"n_hidden": [5]}, X, y, folds)
+
+
+def test_labelled_rows_of_solve_equal_a_dense_solve():
+    rng = np.random.default_rng(7)
+    A = rng.normal(size=(40, 40)) + 8.0 * np.eye(40)
+    rhs = rng.normal(size=(40, 5))
+    lu, piv, info = lapack.dgetrf(A)
+    assert info == 0
+    for start in (0, 31, 39):
+        np.testing.assert_allclose(_labelled_rows_of_solve(lu, piv, rhs, start),
+                                   np.linalg.solve(A, rhs)[start:], rtol=0, atol=1e-12)
+
+
+def test_lapsvm_fit_does_not_depend_on_where_the_labelled_rows_are():
+    X, y, _ = _problem(8)
+    order = np.random.default_rng(8).permutation(len(y))  # labelled rows scattered
+    model = LapSVMClassifier(n_neighbors=5, gamma_A=1e-2, gamma_I=1.0, kernel_width=1.5)
+    first = clone(model).fit(X, y)
+    scattered = clone(model).fit(X[order], y[order])
+    np.testing.assert_allclose(scattered.dual_coef_, first.dual_coef_[order], rtol=0,
+                               atol=1e-10 * np.abs(first.dual_coef_).max())
+    assert scattered.intercept_ == pytest.approx(first.intercept_, rel=1e-10)
