@@ -19,7 +19,7 @@ import numpy as np
 import zmq
 
 from .._errors import ConfigError
-from ..pipeline import Recording
+from ..pipeline import ALERT_KINDS, FATIGUE_ALERT_KINDS, Recording
 from ..pipeline.formats import decode_output
 from ._body_scripts import (
     closure_plan, drowsy_plan, lose_eyes, nod_heads, occlude_face, scale_aperture,
@@ -35,10 +35,9 @@ from ._simulate import cohort_seeds, simulate_drive_truth
 
 __all__ = ["run_conformance", "score_recording", "read_annotations", "judge"]
 
-EXPECTED = ("long_distraction", "time_sharing", "microsleep", "sleep", "drowsiness",
-            "unresponsive", "none")
-"""What a scenario may expect: the glance alerts, the fatigue alerts, the unresponsive-driver
-alert (docs/daemon.md) or silence."""
+EXPECTED = (*ALERT_KINDS, *FATIGUE_ALERT_KINDS, "unresponsive", "none")
+"""What a scenario may expect: the glance alerts, the fatigue alerts, the escalation's top-level
+``unresponsive`` alert (docs/daemon.md) or silence."""
 _ALERT_DETAILS = ("away_s", "closed_s", "perclos")
 _END_MARGIN_S = 10.0
 """The last window published for a stream ends up to a window length before the stream does."""
