@@ -276,13 +276,16 @@ def _as_block(block):
         block = np.ascontiguousarray(block, dtype=np.float64)
         if block.ndim == 1:
             block = block.reshape(1, -1)
+    if block.flags.writeable:   # one array type for the kernel (wire blocks are read-only),
+        block = block.view()     # so one compile serves every input (issue 26)
+        block.flags.writeable = False
     if block.ndim != 2 or block.shape[1] != N_FIELDS:
         raise SchemaError(f"block must have shape (n_samples, {N_FIELDS}), got {block.shape}")
     return block
 
 
 def _as_labels(labels, n):
-    labels = np.asarray(labels, dtype=np.int8)
+    labels = np.array(labels, dtype=np.int8)   # a writable C copy, as _NO_LABELS: one type
     if labels.shape != (n,):
         raise SchemaError(f"labels must have shape ({n},), got {labels.shape}")
     return labels
