@@ -2,7 +2,7 @@
 
 Issue 27, Build 5. Every alert comes from the product's one implementation: the glance channel
 through :func:`~distractd.pipeline.detect_glances` and the fatigue channel through
-``distractd.pipeline.detect_fatigue`` (when this build has it). Default :class:`PipelineConfig`:
+:func:`~distractd.pipeline.detect_fatigue`. Default :class:`PipelineConfig`:
 its thresholds come from Euro NCAP, ISO 15007 and the fatigue literature and were chosen before
 this study; nothing here is tuned on these drives. ``drive_side`` is the car's.
 
@@ -42,18 +42,15 @@ from pathlib import Path
 
 import numpy as np
 
-import distractd.pipeline as pipeline
 from distractd._json import json_ready
 from distractd.pipeline import (
-    ALERT_KINDS, FIELD_INDEX, GLANCE_CLASSES, PipelineConfig, detect_glances,
+    ALERT_KINDS, FATIGUE_ALERT_KINDS, FIELD_INDEX, GLANCE_CLASSES, PipelineConfig, detect_fatigue,
+    detect_glances,
 )
 from distractd.pipeline.formats import read_taamneh
 from distractd.simulators import cohort_seeds, simulate_drive_truth
 from glance_alerts import true_glances
 
-DETECT_FATIGUE = getattr(pipeline, "detect_fatigue", None)
-"""The fatigue channel's batch twin, None in a build without it (then no fatigue figures)."""
-FATIGUE_ALERT_KINDS = getattr(pipeline, "FATIGUE_ALERT_KINDS", ())
 
 FLOOR_MIN_S = (2.0, 3.0)
 """Run lengths of the naive floor, s: the issue's plain rule and the product's glance_long_s."""
@@ -136,8 +133,6 @@ def fatigue_figures(recording, fatigue):
     """Fatigue alerts per kind, or why there are none to count: the channel needs an eyelid
     signal with the eyes visible; a drive where it never had one is reported unavailable,
     never as zero alerts."""
-    if fatigue is None:
-        return {"available": None, "reason": "no fatigue channel in this build"}
     if not fatigue.available.any():
         lids = recording.samples[:, [FIELD_INDEX["eyelid_r"], FIELD_INDEX["eyelid_l"]]]
         return {"available": False, "reason": "eyes never visible" if np.isfinite(lids).any()
@@ -281,7 +276,7 @@ def measure(name, recording, config, emit, truth=None):
     """Run the channels over one drive; emit one line per alert (with its reason), then the
     drive's line with the count of alerts per reason label, and return that line."""
     trace = detect_glances(recording, config)
-    fatigue = DETECT_FATIGUE(recording, config) if DETECT_FATIGUE is not None else None
+    fatigue = detect_fatigue(recording, config)
     modes = gaze_modes(recording, config)
     line = drive_line(name, recording, trace, fatigue, config, modes)
     line["reasons"] = {}
@@ -296,7 +291,7 @@ def measure(name, recording, config, emit, truth=None):
         emit({"bench": "false_warnings_alert", "set": name, "drive": line["drive"],
               "kind": alert.kind, "t": round(alert.t, 2), "away_s": round(alert.away_s, 2),
               "reason": label, **reason})
-    for alert in fatigue.alerts if fatigue is not None else ():
+    for alert in fatigue.alerts:
         emit({"bench": "false_warnings_alert", "set": name, "drive": line["drive"],
               "kind": alert.kind, "t": round(alert.t, 2), "closed_s": alert.closed_s,
               "perclos": alert.perclos, "closures": alert.closures,
