@@ -4,21 +4,28 @@ A model file the daemon cannot use is refused at load (start, ``run --check``, S
 :class:`~distractd.ModelError` line that names the file once.
 """
 
+import time
+
 import numpy as np
 
 from .._errors import DistractdError, ModelError
+from .._numba import cache_is_fresh, finish_helper, start_helper
 from ..models import detectors, load_model
 from ..models.detectors import DEFAULT_MODEL_PATH, adaptation_obstacle
 from ..models.segmentation import SegmentPrototypes
 from ..pipeline import (
-    FEATURE_NAMES, FIELD_INDEX, PipelineConfig, StreamProcessor, Windows, empty_block,
-    feature_fields,
+    FEATURE_NAMES, FIELD_INDEX, PipelineConfig, RunningBaseline, StreamProcessor, Windows,
+    empty_block, feature_fields,
 )
+from ..pipeline._processor import _run as _stream_kernel
 from ._config import DEFAULTS
 from ._files import check_archive
 from ._session import StreamSegmenter
 
 __all__ = ["Model", "default_model_path"]
+
+_EXTRA_S = 2.0
+"""The warm-up's synthetic stream is one window and this long: a few windows complete."""
 
 
 def default_model_path():
@@ -36,11 +43,14 @@ class Model:
     must be a regular file of at most ``max_bytes`` bytes whose arrays expand to at most as many;
     whatever else is wrong with it (missing parts, wrong types) is a
     :class:`~distractd.ModelError` naming it. With ``adapt`` (``adaptation.enabled``), a model
-    that can adapt also runs one adaptation fit in its warm-up.
+    that can adapt also runs one adaptation fit in its warm-up. ``warm_up=False`` leaves the
+    warm-up out (the helper of :meth:`_warm_up` runs its own part).
     """
 
-    def __init__(self, path, max_bytes=DEFAULTS["model"]["max_bytes"], adapt=False):
+    def __init__(self, path, max_bytes=DEFAULTS["model"]["max_bytes"], adapt=False,
+                 warm_up=True):
         self.path = str(path or default_model_path())
+        self.max_bytes = max_bytes
         check_archive(self.path, max_bytes, "model file", ModelError)
         try:
             self.detector = load_model(self.path)
@@ -60,7 +70,8 @@ class Model:
             self.obstacle = adaptation_obstacle(self.detector)
         except (DistractdError, TypeError) as exc:
             raise _naming(self.path, exc) from None
-        self._warm_up(adapt and self.obstacle is None)
+        if warm_up:
+            self._warm_up(adapt and self.obstacle is None)
 
     def segmenter(self, enabled):
         if not enabled or self.prototypes is None:
@@ -79,8 +90,39 @@ class Model:
     def _warm_up(self, adapt):
         """Compile every kernel and run every part once on a synthetic stream (also a check);
         with ``adapt``, also the adaptation's fit, on a few synthetic rows (a first fit compiling
-        its kernels would hold the GIL, and the loop, for seconds)."""
-        n = int(round((self.pipeline_config.window_s + 2.0) * 60.0))
+        its kernels would hold the GIL, and the loop, for seconds).
+
+        When numba's cache does not hold the stream kernel yet (a cold start), a helper process
+        (``python -m distractd.daemon._precompile``) compiles the baseline's and the scoring
+        kernels meanwhile (:mod:`distractd._numba`), waited for at most as long as the stream
+        kernel took; this process then loads them from the cache. Every part still runs here, so
+        READY follows a complete warm-up either way."""
+        helper = None
+        if not cache_is_fresh(_stream_kernel):
+            helper = start_helper(f"{__package__}._precompile", self.path, str(self.max_bytes),
+                                  "adapt" if adapt else "")
+        start = time.monotonic()
+        try:
+            windows = self._stream_windows()
+        finally:
+            finish_helper(helper, timeout_s=time.monotonic() - start)
+        self._score(windows.X, windows.t_end, adapt)
+
+    def warm_up_scoring(self, adapt):
+        """The helper's part of a cold warm-up: the baseline and the scoring kernels, on
+        synthetic windows of the same types as the stream kernel's."""
+        n = int(round(_EXTRA_S / self.pipeline_config.hop_s)) + 1
+        t_end = self.pipeline_config.window_s + self.pipeline_config.hop_s * np.arange(n)
+        X = 0.01 * np.sin(np.arange(n * len(FEATURE_NAMES)) / 7.0).reshape(n, -1)
+        if self.pipeline_config.baseline:
+            X = RunningBaseline.from_config(self.pipeline_config, FEATURE_NAMES).update(t_end, X)
+        self._score(X, t_end, adapt)
+
+    def _stream_windows(self):
+        """The windows of a synthetic stream, fed as the wire's read-only blocks and as joined
+        (writable) ones: the pipeline hands its kernel one array type, so one compile serves
+        both."""
+        n = int(round((self.pipeline_config.window_s + _EXTRA_S) * 60.0))
         block = empty_block(n)
         block[:, FIELD_INDEX["t"]] = np.arange(n) / 60.0
         for field in ("gaze_r_yaw", "gaze_r_pitch", "gaze_l_yaw", "gaze_l_pitch", "head_x",
@@ -88,26 +130,30 @@ class Model:
             block[:, FIELD_INDEX[field]] = 0.01 * np.sin(np.arange(n) / 7.0)
         block[:, FIELD_INDEX["confidence"]] = 1.0
         processor = StreamProcessor(self.pipeline_config)
-        wire = block[: n // 2]  # wire blocks are read-only views (numpy.frombuffer): compile both
+        wire = block[: n // 2]
         wire.setflags(write=False)
-        windows = Windows.concat([processor.update(wire), processor.update(block[n // 2:])])
+        return Windows.concat([processor.update(wire), processor.update(block[n // 2:])])
+
+    def _score(self, X, t_end, adapt):
+        """Every scoring part once on windows ``X`` ending at ``t_end``; a failure is a
+        :class:`~distractd.ModelError` naming the file."""
         try:
-            scores = self.detector.decision_function(np.nan_to_num(windows.X[:, self.columns]))
-            detectors.smooth_decisions(windows.t_end, scores)  # the decision rule's kernel
+            scores = self.detector.decision_function(np.nan_to_num(X[:, self.columns]))
+            detectors.smooth_decisions(t_end, scores)  # the decision rule's kernel
             for submodel in self.detector.fallbacks:   # a broken sub-model fails here, not later
-                submodel.window_scores(np.nan_to_num(windows.X), FEATURE_NAMES, submodel)
+                submodel.window_scores(np.nan_to_num(X), FEATURE_NAMES, submodel)
             segmenter = self.segmenter(True)
             if segmenter is not None:
-                segmenter.update(windows.X, windows.t_end)
+                segmenter.update(X, t_end)
             if adapt:
                 detectors.adapt_rows(self.detector, np.zeros((10, len(self.columns))),
                                      n_unlabelled=10)
         except (ValueError, TypeError, IndexError, DistractdError) as exc:
             raise ModelError(f"model file {self.path} fails on synthetic windows: "
                              f"{type(exc).__name__}: {exc}") from None
-        if scores.shape != (len(windows),):
+        if scores.shape != (len(X),):
             raise ModelError(f"model file {self.path}: decision_function returned shape "
-                             f"{scores.shape} for {len(windows)} windows")
+                             f"{scores.shape} for {len(X)} windows")
 
 
 def _naming(path, exc):
