@@ -196,6 +196,11 @@ def test_judge_passes_in_time_and_fails_late_wrong_or_noisy():
     assert not early["pass"] and early["latency_s"] == pytest.approx(50.0)
     timely = judge(drowsy, "h", "drowsiness", 100.0, 580.0, "drowsiness", 480.0, earliest_s=40.0)
     assert timely["pass"] and timely["got"] == ["drowsiness"]
+    # normal blinking must raise no fatigue alert; a glance alert there is listed, not failed
+    blinking = judge(alerts, "i", "negative", 95.0, 101.5, "none", None, silent=("microsleep",))
+    assert blinking["pass"] and blinking["got"] == ["long_distraction"]
+    assert not judge([{"kind": "microsleep", "t": 99.0}], "j", "negative", 95.0, 101.5, "none",
+                     None, silent=("microsleep",))["pass"]
     # silence the daemon never got to is not a pass: its states stopped before the window's end
     unseen = judge([], "f", "negative", 95.0, 101.0, "none", None, reached_s=102.0)
     assert not unseen["pass"] and unseen["got"] == ["not processed"]
