@@ -4,8 +4,10 @@ Per iteration: wait on the input sockets (at most ``service.poll_interval_s``), 
 ``service.max_batch_messages`` messages, decode each (:mod:`distractd.pipeline.formats`) into its
 stream's inbox, feed each inbox whose samples can complete a window to its session as one block,
 classify the windows completed by *all* sessions in one batched ``decision_function`` call, publish
-state and event messages, then do the periodic work (republish latest states, expire idle
-sessions, systemd STATUS and WATCHDOG, metric snapshots). Signals only set flags: SIGHUP reloads
+their state and event messages together, then do the periodic work (republish latest states,
+expire idle sessions, systemd STATUS and WATCHDOG, metric snapshots); after an iteration that read
+input, rest until ``service.coalesce_s`` has passed since the wake-up, so that the next one reads
+the messages of the interval at once. Signals only set flags: SIGHUP reloads
 configuration and model between iterations, SIGTERM/SIGINT drain the input queue (for at most
 ``service.drain_timeout_s``), flush every stream and stop. An unexpected exception in one
 stream's processing is caught at its stage, counted, and ends that stream's session only; the
