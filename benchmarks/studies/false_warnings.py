@@ -76,18 +76,20 @@ SIMULATED = {
 drive (phone glances down: its glance alerts are true ones, its fatigue alerts false)."""
 
 
+def eyes_mean(recording, field):
+    """Per-sample mean of the right and left eye's ``field`` (``"gaze_{eye}_yaw"``...), over
+    the eyes with a value (NaN when neither has one)."""
+    eyes = recording.samples[:, [FIELD_INDEX[field.format(eye=eye)] for eye in ("r", "l")]]
+    n = np.isfinite(eyes).sum(axis=1)
+    return np.where(n > 0, np.nansum(eyes, axis=1) / np.maximum(n, 1), np.nan)
+
+
 def cyclopean_deg(recording, config):
     """Per-sample gaze (yaw, pitch), degrees: the mean of the eyes with a value, NaN in track
     loss (confidence below ``config.confidence_min``)."""
-    s = recording.samples
-    tracked = s[:, FIELD_INDEX["confidence"]] >= config.confidence_min
-    gaze = []
-    for axis in ("yaw", "pitch"):
-        eyes = s[:, [FIELD_INDEX[f"gaze_r_{axis}"], FIELD_INDEX[f"gaze_l_{axis}"]]]
-        n = np.isfinite(eyes).sum(axis=1)
-        mean = np.nansum(eyes, axis=1) / np.maximum(n, 1)
-        gaze.append(np.degrees(np.where(tracked & (n > 0), mean, np.nan)))
-    return gaze
+    tracked = recording.samples[:, FIELD_INDEX["confidence"]] >= config.confidence_min
+    return [np.degrees(np.where(tracked, eyes_mean(recording, f"gaze_{{eye}}_{axis}"), np.nan))
+            for axis in ("yaw", "pitch")]
 
 
 def runs(mask, t):
@@ -115,15 +117,14 @@ def fatigue_floor(recording, config):
     runs of ``fatigue_microsleep_s`` / ``fatigue_sleep_s`` or more (a missing aperture ends a
     run) and whole minutes with a closed share of ``fatigue_perclos_drowsy`` or more count as
     warnings. None without an eyelid signal."""
-    lids = recording.samples[:, [FIELD_INDEX["eyelid_r"], FIELD_INDEX["eyelid_l"]]]
-    n = np.isfinite(lids).sum(axis=1)
-    if not n.any():
+    aperture = eyes_mean(recording, "eyelid_{eye}")
+    seen = np.isfinite(aperture)
+    if not seen.any():
         return None
-    aperture = np.where(n > 0, np.nansum(lids, axis=1) / np.maximum(n, 1), np.nan)
-    closed = aperture <= config.fatigue_closed_fraction * np.median(aperture[n > 0])
+    closed = aperture <= config.fatigue_closed_fraction * np.median(aperture[seen])
     durations = runs(closed, recording.t)
     minute = ((recording.t - recording.t[0]) // 60.0).astype(int)
-    shares = np.bincount(minute, closed) / np.maximum(np.bincount(minute, n > 0), 1)
+    shares = np.bincount(minute, closed) / np.maximum(np.bincount(minute, seen), 1)
     return {"microsleep": int(np.sum(durations >= config.fatigue_microsleep_s)),
             "sleep": int(np.sum(durations >= config.fatigue_sleep_s)),
             "drowsy_minutes": int(np.sum(shares[:-1] >= config.fatigue_perclos_drowsy))}
@@ -134,9 +135,9 @@ def fatigue_figures(recording, fatigue):
     signal with the eyes visible; a drive where it never had one is reported unavailable,
     never as zero alerts."""
     if not fatigue.available.any():
-        lids = recording.samples[:, [FIELD_INDEX["eyelid_r"], FIELD_INDEX["eyelid_l"]]]
-        return {"available": False, "reason": "eyes never visible" if np.isfinite(lids).any()
-                else "no eyelid signal"}
+        lids = np.isfinite(eyes_mean(recording, "eyelid_{eye}")).any()
+        return {"available": False,
+                "reason": "eyes never visible" if lids else "no eyelid signal"}
     return {"available": True, "available_fraction": round(float(fatigue.available.mean()), 3),
             "alerts": {kind: sum(a.kind == kind for a in fatigue.alerts)
                        for kind in FATIGUE_ALERT_KINDS}}
