@@ -7,8 +7,10 @@ Three measurements, one JSON line each:
 - ``interleaved``: 1,000 streams, each fed its next 30-sample block in turn (the daemon's pattern):
   samples/s and per-stream state memory;
 - ``batch``: :func:`extract_features` over a 1 h, 60 Hz recording: seconds and real-time factor;
-- ``glances``: one stream in 30-sample blocks with the glance channel on and off (the same
-  stream, alternating runs): samples/s each and the relative cost of the channel.
+- ``glances`` and ``fatigue``: one stream in 30-sample blocks with the glance (fatigue) channel
+  on and off (the same stream, alternating runs in the same process): samples/s and CPU
+  microseconds per sample each, and the relative CPU cost of the channel (issue 27's target for
+  fatigue: at most 10 %).
 
 The input is a 60 Hz stream with every field, noise, saccades, blinks and 1 % dropped samples.
 Run: ``.venv/bin/python benchmarks/pipeline.py [--seconds 600] [--streams 1000]``. The compiled
@@ -112,24 +114,27 @@ def bench_batch(seconds, repeat):
             "peak_memory_mb": peak / 2**20}
 
 
-def bench_glances(samples, repeat):
-    """Block mode with the glance channel on and off, alternating so load affects both alike."""
+def bench_channel(samples, repeat, channel, cost_key):
+    """Block mode with the ``channel`` setting on and off, alternating so load affects both
+    alike."""
     best = {True: (np.inf, np.inf), False: (np.inf, np.inf)}
     for _ in range(repeat):
         for on in (True, False):
-            processor = StreamProcessor(PipelineConfig(glances=on))
+            processor = StreamProcessor(PipelineConfig(**{channel: on}))
             start, cpu = time.perf_counter(), time.process_time()
             for i in range(0, len(samples), BLOCK):
                 processor.update(samples[i:i + BLOCK])
             wall, cpu = time.perf_counter() - start, time.process_time() - cpu
             best[on] = (min(best[on][0], wall), min(best[on][1], cpu))
     n = len(samples)
-    return {"benchmark": "pipeline", "mode": "glances", "block_samples": BLOCK, "samples": n,
-            "with_glances_samples_per_s": n / best[True][0],
-            "without_glances_samples_per_s": n / best[False][0],
-            "with_glances_samples_per_cpu_s": n / best[True][1],
-            "without_glances_samples_per_cpu_s": n / best[False][1],
-            "glance_cost_cpu_fraction": best[True][1] / best[False][1] - 1.0}
+    return {"benchmark": "pipeline", "mode": channel, "block_samples": BLOCK, "samples": n,
+            f"with_{channel}_samples_per_s": n / best[True][0],
+            f"without_{channel}_samples_per_s": n / best[False][0],
+            f"with_{channel}_samples_per_cpu_s": n / best[True][1],
+            f"without_{channel}_samples_per_cpu_s": n / best[False][1],
+            f"with_{channel}_cpu_us_per_sample": best[True][1] / n * 1e6,
+            f"without_{channel}_cpu_us_per_sample": best[False][1] / n * 1e6,
+            cost_key: best[True][1] / best[False][1] - 1.0}
 
 
 def main(argv=None):
@@ -145,8 +150,10 @@ def main(argv=None):
     print(json.dumps(bench_block(samples, args.repeat)))
     print(json.dumps(bench_interleaved(samples, args.streams, args.blocks, args.repeat)))
     print(json.dumps(bench_batch(args.batch_seconds, args.repeat)))
-    StreamProcessor(PipelineConfig(glances=False)).update(samples[:2000])
-    print(json.dumps(bench_glances(samples, args.repeat)))
+    for channel, cost_key in (("glances", "glance_cost_cpu_fraction"),
+                              ("fatigue", "fatigue_cost_cpu_fraction")):
+        StreamProcessor(PipelineConfig(**{channel: False})).update(samples[:2000])
+        print(json.dumps(bench_channel(samples, args.repeat, channel, cost_key)))
     return 0
 
 

@@ -27,7 +27,8 @@ source of every threshold; in short:
   (P80 share of the visible time over the last ``fatigue_perclos_window_s``) reaches
   ``fatigue_perclos_drowsy`` while the mean blink duration over the same span reaches
   ``fatigue_blink_drowsy_s``; once, re-armed when PERCLOS falls below
-  ``fatigue_perclos_recovered``.
+  ``fatigue_perclos_recovered``. PERCLOS and the mean blink duration are re-evaluated every
+  :data:`BIN_S` over the span's whole bins.
 """
 
 import math
@@ -51,8 +52,9 @@ LONG_CLOSURE_S = 0.15
 (2017)'s "long blink" sleepiness threshold (SIMULATOR_EVIDENCE §3)."""
 MIN_COVER = 0.5
 BIN_S = 0.5
-"""PERCLOS and blink sums are kept per bin of this many seconds of the stream clock: a span
-covers its whole bins and the current one."""
+"""PERCLOS and blink sums are kept per bin of this many seconds of the stream clock; PERCLOS, the
+mean blink duration and the drowsiness rule are evaluated as each bin opens, over the span's
+whole bins before it."""
 """PERCLOS and the mean blink duration are defined once the eyes were visible for at least this
 share of their span (at the stream's start, with sunglasses)."""
 
@@ -70,10 +72,8 @@ STATE = _record(
     "sleep_done",   # the current closure raised its sleep alert
     "drowsy",       # a drowsiness alert was raised and PERCLOS has not recovered since
     "bin",          # bin of the latest sample (-inf: none on this clock)
-    "visible_s",    # totals over the complete bins of the span: visible time, s
-    "closed_s",     # of which at least 80 % closed, s
-    "blinks",       # blinks ended on visible samples
-    "blink_s",      # their summed duration, s
+    "perclos",      # PERCLOS over the span's complete bins (NaN: undefined)
+    "blink_mean",   # mean blink duration over them, s (NaN: none)
     "c_head",       # next row of the closure ring
     "c_n",          # closures in the ring
 )
@@ -196,7 +196,7 @@ class FatigueChannel:
         self.config = config
         self._state = _new_state()
         self._out = np.zeros(1, OUTPUT)   # the latest sample's outputs
-        n_bins = math.ceil(config.fatigue_perclos_window_s / BIN_S) if config.fatigue else 1
+        n_bins = math.ceil(config.fatigue_perclos_window_s / BIN_S) + 1 if config.fatigue else 2
         self._ring = np.empty(n_bins, BIN)
         _clear_ring(self._ring)
         self._closures = np.zeros((CLOSURES, 2))
@@ -229,7 +229,7 @@ def _clear_clock(state):
     state.dead = 0.0
     state.hidden_t = np.nan
     state.bin = -np.inf
-    state.visible_s = state.closed_s = state.blinks = state.blink_s = 0.0
+    state.perclos = state.blink_mean = np.nan
     state.c_head = state.c_n = 0.0
 
 
@@ -249,8 +249,10 @@ def _restart(states, ring):
 
 
 @njit(cache=True)
-def _advance(ring, state, b):
-    """Open the bins after the state's latest up to ``b``; recompute the complete-bin totals."""
+def _advance(ring, state, b, t, params, closures, alerts, n_a):
+    """Open the bins after the state's latest up to ``b``; evaluate PERCLOS, the mean blink
+    duration and the drowsiness rule over the span's complete bins. Returns the alert row count.
+    """
     n = ring.shape[0]
     h = max(state.bin + 1.0, b - n + 1.0)
     while h <= b:
@@ -259,14 +261,26 @@ def _advance(ring, state, b):
         ring[row].id = h
         h += 1.0
     state.bin = b
-    state.visible_s = state.closed_s = state.blinks = state.blink_s = 0.0
+    visible = closed = blinks = blink_s = 0.0
     for i in range(1, n):
         row = int(b - i) % n
         if ring[row].id == b - i:
-            state.visible_s += ring[row].visible_s
-            state.closed_s += ring[row].closed_s
-            state.blinks += ring[row].blinks
-            state.blink_s += ring[row].blink_s
+            visible += ring[row].visible_s
+            closed += ring[row].closed_s
+            blinks += ring[row].blinks
+            blink_s += ring[row].blink_s
+    span = (n - 1) * BIN_S
+    state.perclos = closed / visible if visible >= MIN_COVER * span and visible > 0.0 else np.nan
+    state.blink_mean = blink_s / blinks if blinks > 0.0 and visible > 0.0 else np.nan
+    perclos = state.perclos
+    if perclos == perclos:
+        if state.drowsy == 1.0 and perclos < params.fatigue_perclos_recovered:
+            state.drowsy = 0.0
+        elif (state.drowsy == 0.0 and perclos >= params.fatigue_perclos_drowsy
+              and state.blink_mean >= params.fatigue_blink_drowsy_s):
+            state.drowsy = 1.0
+            n_a = _drowsiness_rows(t, perclos, span, state, closures, alerts, n_a)
+    return n_a
 
 
 @njit(cache=True, inline="always")
@@ -350,7 +364,7 @@ def _fatigue_step(x, t, dt, gap, blink_s, params, gstate, state, ring, closures,
     """
     b = np.floor(t / BIN_S)
     if b > state.bin:
-        _advance(ring, state, b)
+        n_a = _advance(ring, state, b, t, params, closures, alerts, n_a)
     slot = ring[int(b) % ring.shape[0]]
     step = 0.0 if gap else dt
     aperture = _aperture(x)
@@ -378,16 +392,6 @@ def _fatigue_step(x, t, dt, gap, blink_s, params, gstate, state, ring, closures,
         if state.closed == 1.0 and t - state.hidden_t > params.fatigue_hidden_s:
             state.closed = 0.0   # hidden too long: the closure's end is unknown
             state.dead = 1.0
-    # PERCLOS and mean blink duration over the span (complete bins and this one)
-    span = ring.shape[0] * BIN_S
-    seen_span = state.visible_s + slot.visible_s
-    perclos = np.nan
-    blink_mean = np.nan
-    if seen_span >= MIN_COVER * span:
-        perclos = (state.closed_s + slot.closed_s) / seen_span
-        blinks = state.blinks + slot.blinks
-        if blinks > 0.0:
-            blink_mean = (state.blink_s + slot.blink_s) / blinks
     ready = state.seen_s >= params.warmup_s
     if visible:
         if aperture >= open_at:
@@ -405,22 +409,15 @@ def _fatigue_step(x, t, dt, gap, blink_s, params, gstate, state, ring, closures,
         if state.closed == 1.0:
             state.last_closed = t
             if _facing_forward(x, params, gstate):
-                n_a = _closure_alerts(t, perclos, params, state, alerts, n_a)
-    if perclos == perclos:
-        if state.drowsy == 1.0 and perclos < params.fatigue_perclos_recovered:
-            state.drowsy = 0.0
-        elif (state.drowsy == 0.0 and perclos >= params.fatigue_perclos_drowsy
-              and blink_mean >= params.fatigue_blink_drowsy_s):
-            state.drowsy = 1.0
-            n_a = _drowsiness_rows(t, perclos, span, state, closures, alerts, n_a)
+                n_a = _closure_alerts(t, state.perclos, params, state, alerts, n_a)
     available = visible and ready
     out.available = 1.0 if available else 0.0
     if available:
         out.closed_s = t - state.start if state.closed == 1.0 else 0.0
     else:
         out.closed_s = np.nan
-    out.perclos = perclos
-    out.blink_s = blink_mean
+    out.perclos = state.perclos
+    out.blink_s = state.blink_mean
     out.drowsy = state.drowsy
     return n_a
 
