@@ -20,6 +20,13 @@ Undecided windows: :meth:`Session.decide` gives every ``unknown`` window its rea
 (:func:`~distractd.models.detectors.undecided_reasons`); :meth:`Session.undecided_news` hands the
 service the counts since its last call and one line for each reason the first time it occurs in
 the session (``stream car1: no window decided yet: baseline warming (12 of 60 s)``).
+
+Published state (docs/daemon.md, "Output"): besides the decision, every state carries the eyelid
+channel's ``fatigue`` (or why it is unavailable: ``off``, ``no_eyelid`` — no eyelid field in the
+samples seen by the field check — or ``not_visible``), the ``calibration`` of the stream's
+baseline and road centre, and the decision rule's ``escalation``
+(:meth:`~distractd.models.detectors.DecisionRule.escalate`), whose climb to the top level is one
+``unresponsive`` alert event.
 """
 
 
