@@ -8,7 +8,10 @@ Run: .venv/bin/python benchmarks/detectors.py [--quick | --protocol]
 
 ``--quick`` skips the per-driver protocol (about half a minute per model) and the LapSVM selection
 unit; ``--protocol`` runs only the protocol. The small-grid selection compares the LapSVM
-selection's per-ratio LU path with its Hessenberg path at about an evaluation fold's size.
+selection's per-ratio LU path with its Hessenberg path and with the previous LU path (one solve
+with l + 1 + n_test right-hand sides per ratio, kept here as the baseline) at about an evaluation
+fold's size; the LapSVM Newton fit at an evaluation's final-fit size is compared with the previous
+fit (every row of the solve, kept here) in the same run.
 """
 
 import argparse
@@ -20,6 +23,8 @@ import tracemalloc
 
 import numpy as np
 import scipy.linalg as la
+import scipy.sparse as sp
+from scipy.linalg import lapack
 from scipy.special import expit
 from sklearn.model_selection import RepeatedStratifiedKFold
 from sklearn.svm import SVC
@@ -31,8 +36,10 @@ from distractd.models.detectors import (
     rbf_kernel, sselm_grid_search,
 )
 from distractd.models.detectors import _selection as selection_module
-from distractd.models.detectors._elm import _solve_output_weights
+from distractd._errors import ModelError
+from distractd.models.detectors._elm import _solve_output_weights, _weighted_graph_product
 from distractd.models.detectors._graph import _knn, _squared_distances
+from distractd.models.detectors._primal_solvers import _newton_sv_steps
 from distractd.models.evaluation import evaluate_driver
 from distractd.pipeline import extract_features
 from distractd.simulators import simulate_cohort
@@ -215,34 +222,107 @@ def _selection(X, y, quick):
           extrapolated_full_selection_13x13x4_widths_12_folds_s=round(elapsed * 4 * len(folds), 1))
 
 
+def _previous_lu_ratio_products(LK, K, K_test, lab, ratios):
+    """The LU path before 2026-11-26: per ratio, every row of ``A⁻ᵀ[K_lᵀ, 1, K_testᵀ]``."""
+    n, n_l = len(LK), len(lab)
+    rhs = np.empty((n, n_l + 1 + len(K_test)), order="F")
+    rhs[:, :n_l] = K[lab].T
+    rhs[:, n_l] = 1.0
+    rhs[:, n_l + 1:] = K_test.T
+    for mu in ratios:
+        shifted = LK.copy()
+        shifted[np.diag_indices(n)] += mu
+        lu, piv, info = lapack.dgetrf(shifted.T, overwrite_a=True)
+        if info > 0:
+            raise ModelError(f"μI + LK is singular (μ = {mu})")
+        solved = lapack.dgetrs(lu, piv, rhs)[0][lab]
+        test_mu = solved[:, n_l + 1:].T
+        yield solved[:, :n_l].T, solved[:, n_l], lambda sv_rows, z, test_mu=test_mu: (
+            test_mu[:, sv_rows] @ z)
+
+
+def _previous_newton_graph(K, L, y, gamma_A, gamma_I, max_iter=200):
+    """The LapSVM Newton fit with a graph term before 2026-11-26 (every row of the solve)."""
+    n = len(y)
+    lab = np.flatnonzero(y != 0)
+    L = sp.csr_matrix(L)
+    B = _weighted_graph_product(np.zeros(n), float(gamma_I), L.indptr, L.indices, L.data, K)
+    B[np.diag_indices(n)] += gamma_A
+    lu, piv, _ = lapack.dgetrf(B.T, overwrite_a=True)
+    rhs = np.empty((n, len(lab) + 1), order="F")
+    rhs[:, :-1] = K[lab].T
+    rhs[:, -1] = 1.0
+    solved = lapack.dgetrs(lu, piv, rhs, overwrite_b=True)[0][lab]
+    z, sv_rows, b, n_iter = _newton_sv_steps(solved[:, :-1].T, solved[:, -1], y[lab],
+                                             np.ones(len(lab)), True, max_iter)
+    E_z = np.zeros(n)
+    E_z[lab[sv_rows]] = z
+    return lapack.dgetrs(lu, piv, E_z, trans=1, overwrite_b=True)[0], b
+
+
 def _small_grid_selection():
     """LapSVM selection on the evaluation's small grid at about an evaluation fold's size.
 
     One inner fold of 1,600 windows (1,100 labelled): 3 × 3 (γ_A, γ_I), 2 kernel widths. The
-    per-ratio LU path against the Hessenberg path (the code before 2026-11-25, still used from
-    7 distinct ratios up) in the same run; the chosen parameters must agree.
+    per-ratio LU path against the Hessenberg path (still used from 7 distinct ratios up) and the
+    previous LU path in the same run, wall and process CPU seconds (on a shared machine the
+    CPU seconds are the comparable figure); the chosen parameters must agree.
     """
     X, y = _data(seed=1, n=1600, n_labelled=1100)
     folds = _inner_folds(X, y)[:1]
     grid = {"gamma_A": SMALL_REG, "gamma_I": SMALL_REG, "kernel_width": [3.0, 10.0]}
     lu_ratios_max = selection_module._LU_RATIOS_MAX
-    timings, chosen = {}, {}
-    for path, limit in (("hessenberg_baseline", 0), ("lu_per_ratio", lu_ratios_max)):
+    lu_products = selection_module._lu_ratio_products
+    timings, cpu, chosen = {}, {}, {}
+    for path, limit, products in (("hessenberg_baseline", 0, lu_products),
+                                  ("previous_lu_baseline", lu_ratios_max,
+                                   _previous_lu_ratio_products),
+                                  ("lu_per_ratio", lu_ratios_max, lu_products)):
         selection_module._LU_RATIOS_MAX = limit
-        start = time.perf_counter()
+        selection_module._lu_ratio_products = products
+        start, start_cpu = time.perf_counter(), time.process_time()
         chosen[path] = lapsvm_grid_search(LapSVMClassifier(), grid, X, y, folds)
         timings[path] = time.perf_counter() - start
+        cpu[path] = time.process_time() - start_cpu
     selection_module._LU_RATIOS_MAX = lu_ratios_max
+    selection_module._lu_ratio_products = lu_products
     _emit("lapsvm_grid_search_small_3x3x2_one_fold_1600", n_labelled=1100,
           s=round(timings["lu_per_ratio"], 2),
           baseline_hessenberg_s=round(timings["hessenberg_baseline"], 2),
+          baseline_previous_lu_s=round(timings["previous_lu_baseline"], 2),
           speedup=round(timings["hessenberg_baseline"] / timings["lu_per_ratio"], 2),
-          same_choice=chosen["lu_per_ratio"] == chosen["hessenberg_baseline"])
+          speedup_vs_previous_lu=round(timings["previous_lu_baseline"] / timings["lu_per_ratio"],
+                                       2),
+          cpu_s=round(cpu["lu_per_ratio"], 2),
+          baseline_hessenberg_cpu_s=round(cpu["hessenberg_baseline"], 2),
+          baseline_previous_lu_cpu_s=round(cpu["previous_lu_baseline"], 2),
+          same_choice=len({str(c) for c in chosen.values()}) == 1)
     model = SSELMClassifier(n_hidden=1000, random_state=0)
     start = time.perf_counter()
     best = sselm_grid_search(model, {"C": SMALL_REG, "lam": SMALL_REG}, X, y, folds)
     _emit("sselm_grid_search_small_3x3_one_fold_1600", n_labelled=1100,
           s=round(time.perf_counter() - start, 2), best=best)
+    _final_fit_size_newton()
+
+
+def _final_fit_size_newton():
+    """The LapSVM Newton solver at an evaluation's final-fit size (2,600 windows, 2,000
+    labelled) given K and L, against the previous fit in the same run; α must agree."""
+    X, y = _data(seed=2, n=2600, n_labelled=2000)
+    signed = np.where(y == -1, 0.0, np.where(y == 1, 1.0, -1.0))
+    K, L = rbf_kernel(X, X, 3.0), laplacian(knn_graph(X, 10))
+    newton = LapSVMClassifier(gamma_A=1e-2, gamma_I=1.0, kernel_width=3.0)
+    alpha = newton._solve(K, L, signed)[0]
+    previous = _previous_newton_graph(K, L, signed, 1e-2, 1.0)[0]
+    median, minimum = _time_ms(lambda: newton._solve(K, L, signed), 3)
+    base_median, base_minimum = _time_ms(lambda: _previous_newton_graph(K, L, signed, 1e-2, 1.0),
+                                         3)
+    _emit("lapsvm_newton_solver_2600_2000_labelled", ms_median=round(median, 1),
+          ms_min=round(minimum, 1), baseline_previous_ms_median=round(base_median, 1),
+          baseline_previous_ms_min=round(base_minimum, 1),
+          speedup_min=round(base_minimum / minimum, 2),
+          alpha_max_difference_relative=float(np.abs(alpha - previous).max()
+                                              / np.abs(previous).max()))
 
 
 def _protocol():
