@@ -24,8 +24,8 @@ Per window, in time order:
 and the glance and fatigue alerts into an escalation level, openpilot's driver-monitoring steps
 (``selfdrive/monitoring/helpers.py``: pre-alert, prompt, terminal; docs/daemon.md, "Escalation").
 
-Cost: the daemon calls the rule once or twice per window; the common call (every score usable,
-no alert near) takes the smoother's kernel and no other array work.
+Cost: the daemon calls the rule with one or two windows at a time; a single window is checked in
+scalar Python, and a call with no alert near takes the smoother's kernel and no other array work.
 """
 
 import inspect
@@ -60,6 +60,8 @@ ESCALATION_ALERT_LEVELS = {"long_distraction": 1, "time_sharing": 1, "drowsiness
 """The level an alert of each kind raises the escalation to, for ``alert_hold_s`` after it: a
 distraction or drowsiness warning is a pre-alert; an eye closure while driving (Euro NCAP
 microsleep, sleep) is prompted at once."""
+
+_UNKNOWN_ONE = np.full(1, UNKNOWN, dtype=np.int8)
 
 _CONSTRAINTS = {"min_quality": Interval(0, 1), "alert_hold_s": Interval(0, None)}
 
@@ -222,8 +224,12 @@ class DecisionRule:
         """
         t_end = np.asarray(t_end, dtype=np.float64)
         scores = np.asarray(scores, dtype=np.float64)
-        usable = self.usable(scores, quality)
-        if usable.all():
+        if len(t_end) == 1:   # the daemon's usual call: :meth:`usable` in scalar Python
+            score = float(scores[0])
+            usable = math.isfinite(score) and (self.loss_evidence
+                                               or float(quality[0]) >= self.min_quality)
+            states = self.smoother.update(t_end, scores) if usable else _UNKNOWN_ONE.copy()
+        elif (usable := self.usable(scores, quality)).all():
             states = self.smoother.update(t_end, scores)
         else:
             states = np.full(len(t_end), UNKNOWN, dtype=np.int8)
