@@ -20,17 +20,24 @@ their sources; in short:
   not tracked (NaN gaze or low confidence) — unless the head is turned away: a lost sample whose
   head pose lies outside the ``glance_head_*`` ellipse around the head's recent on-road pose
   (over the last ``glance_head_memory_s`` of on-road samples) is ``off_road``, the eyes having
-  gone with the head.
-- **Glances (ISO 15007-1)**: a glance away lasts from the start of the transition away from the road
-  (the last on-road sample) to the start of the transition back (the last sample away). A run of
-  samples back on the road or lost ends it once it lasts ``glance_min_dip_s``; shorter runs (a
-  blink, a quick check, a short track loss) are bridged. A road-lost-away sequence with a loss
-  shorter than ``glance_min_dip_s`` starts the glance at the last road sample; after a longer loss,
-  a gap or at the start, a glance starts at its first away sample. Glances shorter than
-  ``glance_min_dip_s`` are not counted. Track loss at a glance's edges belongs to it for up to
-  ``glance_lost_carry_s``: a loss after an away sample carries the glance on (a blink or the
-  eyes leaving the tracker's range toward a phone is not a look back), and a road-lost-away
-  sequence with a loss that short starts the glance at the last road sample.
+  gone with the head — but not once the head is on its way back (:data:`HEAD_RETURN_SHARE`), in
+  a loss that began in the gaze's transition back, or in the first ``glance_lost_carry_s`` of a
+  loss after eyes seen dwelling away (the head lags the gaze on the way back).
+- **Transitions**: a tracked sample moving toward the road centre faster than
+  :data:`TRANSITION_DEG_S` (or :data:`TRANSITION_NOISE` × the tracker's dwelling speed) is in the
+  transition back, away from it in the transition away.
+- **Glances (ISO 15007-1)**: a glance away lasts from the start of the transition away (the last
+  road sample before the gaze left fast, or the last road sample) to the start of the transition
+  back (the last away sample not moving back). A run of samples back on the road (or lost beyond
+  the carry) ends it once it lasts ``glance_min_dip_s``; shorter runs are bridged; an away run
+  shorter than that followed by the road is a flicker, not a glance. Glances shorter than
+  ``glance_min_dip_s`` are not counted. Track loss: a loss after eyes seen away is bridged for
+  ``glance_lost_carry_s`` without lengthening the glance (a blink); eyes lost out of the
+  tracker's range — right after a transition away downward (a lap, a phone; this starts a glance
+  too), or seen away last and lost longer than the carry with the head not come back — carry the
+  glance until they are back, known to last until :data:`EXIT_HIDDEN_S` before the current
+  sample, and end it at the last lost sample. A road-lost-away sequence with a short loss starts
+  the glance at the last road sample.
 - **AttenD buffer** (Kircher & Ahlström 2009), on the raw classes, time-weighted (the interval
   before each sample takes the sample's class): drains 1 s/s off road; for mirror and instrument
   glances only after their first ``glance_free_s``; refills 1 s/s from ``glance_buffer_delay_s``
@@ -38,9 +45,9 @@ their sources; in short:
 - **Alerts (Euro NCAP 2023)**: ``long_distraction`` when one glance away (mirrors and instrument
   included) reaches ``glance_long_s``, once per glance; ``time_sharing`` when the glance-away time
   within the last ``glance_sharing_window_s`` (glances since the last reset) reaches
-  ``glance_sharing_s``, once until the driver has looked at the road continuously for
-  ``glance_sharing_reset_s``. Both are checked on samples away only (a lost sample the head-pose
-  fallback classes off road is away), so track loss alone never raises one.
+  ``glance_sharing_s``, once until the driver has looked at the road for
+  ``glance_sharing_reset_s`` with no sample away (a blink does not break it). Both are checked on
+  the samples that lengthen a glance, so a blink or the transition back never raises one.
 
 The module is over 450 lines because the compiled per-sample step, its helpers (road-centre
 mode, classification, glance closing, time-sharing) and their state record must live together:
@@ -110,8 +117,12 @@ STATE = _record(
     "head_seen_s",  # on-road time with a head pose seen, s
     "gaze_yaw",     # previous sample's tracked gaze (NaN: lost, none or before a gap), rad
     "gaze_pitch",
-    "motion",       # that sample's motion: 1 leaving downward, -1 returning to the road, 0 else
+    "motion",       # that sample's motion (see _motion)
+    "onset_t",      # last tracked sample not leaving the road centre fast (NaN: none), s
     "run",          # motion before the current eye-loss run (same codes; 0 when tracked)
+    "run_away",     # 1 when the eyes were last seen dwelling away (off road, mirror, instrument)
+    "run_from_away",    # 1 when they were last seen away and not on their way back
+    "glance_head",  # largest head offset (in head ellipses) in the current glance
     "noise",        # mean speed of tracked gaze to or from the road centre while dwelling, rad/s
     "noise_s",      # tracked time that mean has seen, s
     "head_peak",    # largest head offset (in head ellipses) since the head last was inside it
@@ -315,7 +326,11 @@ def _clear_machine(state):
     state.ts_n = 0.0
     state.gaze_yaw = state.gaze_pitch = np.nan
     state.motion = 0.0
+    state.onset_t = np.nan
     state.run = 0.0
+    state.run_away = 0.0
+    state.run_from_away = 0.0
+    state.glance_head = 0.0
     state.head_peak = 0.0
     state.lost_end = np.nan
 
@@ -401,8 +416,8 @@ def _road_distance(yaw, pitch, state):
 @njit(cache=True, inline="always")
 def _motion(yaw, pitch, step, state):
     """How a tracked gaze sample moved from the previous one, relative to the road centre:
-    1 leaving it downward, -1 returning toward it, faster than :data:`TRANSITION_DEG_S`;
-    0 otherwise or unknown (no previous tracked sample, no centre)."""
+    -1 returning toward it, 1 leaving it, 2 leaving it downward, faster than
+    :data:`TRANSITION_DEG_S`; 0 otherwise or unknown (no previous tracked sample, no centre)."""
     if step <= 0.0 or state.gaze_yaw != state.gaze_yaw or state.mode < 0.0:
         return 0.0
     radial = (_road_distance(yaw, pitch, state)
@@ -411,7 +426,7 @@ def _motion(yaw, pitch, step, state):
     if radial < -limit:
         return -1.0
     if radial > limit:
-        return 1.0 if pitch < state.gaze_pitch else 0.0
+        return 2.0 if pitch < state.gaze_pitch else 1.0
     seen = state.noise_s + step
     state.noise_s = seen
     state.noise += min(step / min(seen, NOISE_MEMORY_S), 1.0) * (abs(radial) - state.noise)
@@ -535,22 +550,36 @@ def _glance_step(x, has_gaze, t, dt, gap, lost, params, state, hist, ring, out, 
     if cls != LOST:
         motion = _motion(yaw, pitch, step, state)
         state.run = 0.0
+        state.run_away = 0.0
+        state.run_from_away = 0.0
     elif state.gaze_yaw == state.gaze_yaw:   # the eyes were lost at this sample
         state.run = state.motion
+        state.run_away = 1.0 if state.prev_cls > ON_ROAD and state.motion == 0.0 else 0.0
+        state.run_from_away = 1.0 if state.prev_cls > ON_ROAD and state.motion >= 0.0 else 0.0
+        state.lost_t = t
     ready = state.ready == 1.0
     if cls == ON_ROAD and step > 0.0:
         _learn_head(x, step, params, state)
     head = _head_offset(x, params, state) if ready else 0.0
     if (cls == LOST and head > 1.0 and state.run != -1.0
-            and head > state.head_peak - max(1.0, HEAD_RETURN_SHARE * state.head_peak)):
-        cls = OFF_ROAD   # the eyes went with the head, and it is not on its way back
+            and head > state.head_peak - max(1.0, HEAD_RETURN_SHARE * state.head_peak)
+            and not (state.run_away == 1.0 and t - state.lost_t <= params.glance_lost_carry_s)):
+        # the eyes went with the head, which is not on its way back; a loss from eyes seen away
+        # is theirs to bridge first (a blink, often with the saccade back: the head lags)
+        cls = OFF_ROAD
     state.head_peak = max(state.head_peak, head) if head > 1.0 else 0.0
     away = cls == OFF_ROAD or cls == MIRROR or cls == INSTRUMENT
-    # eyes lost after leaving downward (out of the tracker's range, toward a lap or phone): a
-    # glance away that goes on until they are back; other losses inside a glance (a blink) are
-    # bridged for glance_lost_carry_s without growing it
-    exit_lost = cls == LOST and state.run == 1.0
+    # eyes lost out of the tracker's range: after leaving the road downward (toward a lap or
+    # phone), or seen away last and lost longer than a blink (glance_lost_carry_s) with the head
+    # not come back: the glance goes on until they are back. Other losses inside a glance (a
+    # blink) are bridged for glance_lost_carry_s without growing it
     carry_s = params.glance_lost_carry_s
+    state.glance_head = max(state.glance_head, head)
+    head_back = (state.glance_head > 1.0 and head < state.glance_head
+                 - max(1.0, HEAD_RETURN_SHARE * state.glance_head))
+    exit_lost = cls == LOST and (state.run == 2.0 or (
+        state.in_glance == 1.0 and state.run_from_away == 1.0 and t - state.lost_t >= carry_s
+        and not head_back))
     carry = exit_lost or (cls == LOST and state.in_glance == 1.0
                           and t - state.last_away <= carry_s)
     prev = state.prev_cls
@@ -567,12 +596,15 @@ def _glance_step(x, has_gaze, t, dt, gap, lost, params, state, hist, ring, out, 
         else:
             if state.dip_t != state.dip_t:
                 state.dip_t = t
-            if t - state.dip_t >= min_dip:
+            if t - state.dip_t >= min_dip or (state.counted == 0.0 and cls == ON_ROAD):
+                # (a flicker out of the road ellipse and back is no glance)
                 _close_glance(state, ring, min_dip)
     if (away or exit_lost) and state.in_glance == 0.0:
         start = t
         if prev == ON_ROAD and not gap:
-            start = t_prev
+            start = t_prev   # ISO 15007: from where the transition away began
+            if t_prev - min_dip <= state.onset_t < t_prev:
+                start = state.onset_t
         elif (prev == LOST and state.pre_lost == ON_ROAD
               and t - state.lost_t < max(min_dip, carry_s)):
             start = state.last_road_t
@@ -580,6 +612,7 @@ def _glance_step(x, has_gaze, t, dt, gap, lost, params, state, hist, ring, out, 
         state.start = start
         state.last_away = t
         state.lost_end = np.nan
+        state.glance_head = head
         state.dip_t = np.nan
         state.counted = 0.0
         state.long_done = 0.0
@@ -593,6 +626,7 @@ def _glance_step(x, has_gaze, t, dt, gap, lost, params, state, hist, ring, out, 
         elif exit_lost:
             end = t - EXIT_HIDDEN_S
             state.lost_end = t
+            state.dip_t = np.nan   # the loss so far was no dip
         if end > state.last_away:
             state.last_away = end
         duration = state.last_away - state.start
@@ -607,10 +641,8 @@ def _glance_step(x, has_gaze, t, dt, gap, lost, params, state, hist, ring, out, 
             if state.ts_done == 0.0:
                 n_a = _time_sharing(t, state.last_away, params, state, ring, alerts, n_a)
     # lost runs and road times
-    if cls == LOST:
-        if prev != LOST:
-            state.lost_t = t
-            state.pre_lost = prev
+    if cls == LOST and prev != LOST:
+        state.pre_lost = prev
     if cls == ON_ROAD:
         state.last_road_t = t
         if state.road_from != state.road_from or gap:
@@ -644,6 +676,8 @@ def _glance_step(x, has_gaze, t, dt, gap, lost, params, state, hist, ring, out, 
 
     state.prev_cls = cls
     state.motion = motion
+    if cls != LOST and motion <= 0.0:
+        state.onset_t = t
     state.gaze_yaw = yaw if cls != LOST else np.nan
     state.gaze_pitch = pitch if cls != LOST else np.nan
     out.internal = cls
