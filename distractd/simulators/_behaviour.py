@@ -42,6 +42,7 @@ _GLANCE_SHARE = np.array([0.0, 0.40, 0.25, 0.10, 0.25, 0.0])
 _LINKED_BLINK_DEG, _LINKED_BLINK_P = 30.0, 0.85
 _BLINK_CV = 0.8
 _GRID_DT_S = 0.1
+_ROAD_SPAN_S = 10.0   # script_gaze: the road fixations either side that set a fill's direction
 
 
 @dataclass(frozen=True)
@@ -274,9 +275,10 @@ def script_gaze(plan, glances, traits, *, clear_s=4.0, road_fixation_s=0.5):
 
     Every planned fixation that overlaps a scripted run (consecutive glances and the road
     checks between them) widened by ``clear_s`` on each side is removed; the cleared time and the
-    road checks are filled with road fixations of ``road_fixation_s`` (at the last removed road
-    fixation's direction, so bends carry on), and the glances are inserted with main-sequence
-    saccades into them. The scripted glances' truth (:meth:`DriveTruth.glances`) is then exactly
+    road checks are filled with road fixations of ``road_fixation_s`` (at the median direction of
+    the road fixations within ``_ROAD_SPAN_S`` of the run, so bends carry on; one fixation's
+    direction could sit far out in the road scatter and make the whole fill a glance away), and
+    the glances are inserted with main-sequence saccades into them. The scripted glances' truth (:meth:`DriveTruth.glances`) is then exactly
     ``start_s`` to ``start_s + duration_s``; a road stretch (``target`` 0) is all road fixations.
     """
     glances = sorted(glances, key=lambda g: g.start_s)
@@ -299,8 +301,10 @@ def script_gaze(plan, glances, traits, *, clear_s=4.0, road_fixation_s=0.5):
         hi = run[-1].start_s + run[-1].duration_s + clear_s
         before = [r for r in rows if r["start"] + r["duration"] <= lo]
         after = [r for r in rows if r["saccade_start"] >= hi]
-        removed_road = [r for r in rows[len(before):len(rows) - len(after)] if r["target"] == 0]
-        yaw0, pitch0 = ((removed_road[-1]["yaw"], removed_road[-1]["pitch"]) if removed_road
+        near = [r for r in rows if r["target"] == 0
+                and lo - _ROAD_SPAN_S <= r["start"] <= hi + _ROAD_SPAN_S]
+        yaw0, pitch0 = ((np.median([r["yaw"] for r in near]),
+                         np.median([r["pitch"] for r in near])) if near
                         else (0.0, traits.road_pitch_deg))
         t = before[-1]["start"] + before[-1]["duration"] if before else lo
         t_next = after[0]["saccade_start"] if after else hi
