@@ -33,8 +33,6 @@ SUBSET = {
     "robustness": "driver_small_centre_stack_owl_4.0s",
     "negative": "calm_normal_blinking_60s",
 }
-NOT_BUILT = {}
-"""Families whose product part does not exist yet (the reason), expected to fail in CI."""
 
 def _cli(*args):
     return subprocess.run([sys.executable, "-m", "distractd.cli", "conformance", *args],
@@ -231,9 +229,7 @@ def test_subset_through_a_real_daemon_writes_the_scorecard_contract(subset):
     assert {"calm_hours", "per_hour", "per_hour_by_kind"} <= set(written["background"])
 
 
-@pytest.mark.parametrize("family", [
-    pytest.param(f, marks=pytest.mark.xfail(reason=NOT_BUILT[f], strict=True)) if f in NOT_BUILT
-    else f for f in SUBSET])
+@pytest.mark.parametrize("family", SUBSET)
 def test_subset_scenario_passes_through_a_real_daemon(subset, family):
     _, written, _ = subset
     (row,) = [r for r in written["scenarios"] if r["family"] == family]
