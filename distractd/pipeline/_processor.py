@@ -88,12 +88,15 @@ class StreamProcessor:
     accepted sample (inside a long gap) are skipped. A clock jump or reset is handled as
     :mod:`~distractd.pipeline._validate` describes: a lone future sample is dropped (``t_jump``);
     after a clock reset the windows and derived measures start afresh on the new clock (the old
-    clock's windows are flushed first). Per-stream memory is about 58 KB (34 KB without glances:
-    the glance channel's road-centre histogram and hop sums take the rest).
+    clock's windows are flushed first). Per-stream memory is about 64 KB: 34 KB for validation,
+    events, measures and windows, 24 KB for the glance channel's road-centre histogram and hop
+    sums, 6 KB for the fatigue channel's PERCLOS bins and closures.
 
     The glance channel (``config.glances``) runs per sample: each window carries the 5 glance
     features in ``X``, the glance state at its end and the alerts raised since the previous
-    window (see :class:`Windows`); :attr:`glances` holds the channel's state. With
+    window (see :class:`Windows`); :attr:`glances` holds the channel's state. The fatigue
+    channel (``config.fatigue``) runs per sample after it: each window carries the fatigue state
+    at its end and the fatigue alerts with the glance alerts; :attr:`fatigue` holds its state. With
     ``config.baseline`` the features of every window are standardised against the stream's own
     running baseline (:attr:`baseline`, built by :meth:`RunningBaseline.from_config`: by default
     the glance features are given as they are) before they are returned; the baseline runs on
@@ -114,6 +117,8 @@ class StreamProcessor:
         Samples received, rejected ones included.
     glances : GlanceChannel
         The stream's glance channel (road centre, readiness).
+    fatigue : FatigueChannel
+        The stream's fatigue channel (open-eye level).
     baseline : RunningBaseline or None
         The stream's feature baseline when ``config.baseline`` is on.
 
