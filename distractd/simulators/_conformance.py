@@ -221,9 +221,11 @@ def _merge(a, b):
 
 def _background(alerts, placed, t_end, clear_s=4.0):
     """Alerts outside every scenario's window after the warm-up (until the first scenario), and
-    the calm driving time they fell in (s)."""
+    the calm driving time they fell in (s). Nothing after an unresponsive driver is calm driving
+    (the car makes its minimum-risk stop)."""
     warmup_s = placed[0][1] - clear_s
-    windows = [(t - clear_s, t + s.span_s + max(s.limit_s or 0.0, 0.0) + SILENCE_AFTER_S + clear_s)
+    windows = [(t - clear_s, t_end if s.expected == "unresponsive" else
+                t + s.span_s + max(s.limit_s or 0.0, 0.0) + SILENCE_AFTER_S + clear_s)
                for s, t in placed]
     busy = sum(b - a for a, b in windows) + warmup_s
     outside = [a for a in alerts if a["t"] > warmup_s
