@@ -34,7 +34,7 @@ from distractd.simulators import NotifyReceiver, free_port, replay, simulate_dri
 from .daemon._unit import (ANALYZE, SECCOMP, allowed_syscalls, namespaces_available, seconds,
                            unit_environment, unit_settings)
 
-pytestmark = pytest.mark.slow  # a wheel build, a cold compile of every kernel (~70 CPU s), 2 starts
+pytestmark = pytest.mark.slow  # a wheel build, a cold compile of every kernel (~65 CPU s + a 13 CPU s helper), 2 starts
 
 ROOT = Path(__file__).resolve().parents[1]
 NOT_SOURCE = shutil.ignore_patterns(".git", ".venv", "build", "dist", "*.egg-info", "__pycache__",

@@ -18,7 +18,8 @@ __getattr__, __dir__, __all__ = lazy_exports(__name__, {
     ),
     "._decision": (
         "LOSS_FEATURE", "UNDECIDED_REASONS", "UNKNOWN", "DecisionRule", "decide", "loss_evidence",
-        "undecided_reasons", "undecided_summary", "decision_options",
+        "undecided_reasons", "undecided_summary", "decision_options", "ESCALATION_LEVELS",
+        "ESCALATION_STEPS_S", "ESCALATION_ALERT_LEVELS",
     ),
     "._deployment": ("agreement_summary", "detection_delays", "false_alarms_per_hour"),
     "._elm": ("ELMClassifier", "hidden_output", "hidden_weights"),
