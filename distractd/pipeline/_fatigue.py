@@ -187,6 +187,10 @@ class FatigueChannel:
 
     Attributes
     ----------
+    has_eyelid : bool
+        The stream has had an eyelid value (without one the fatigue state is never available).
+    level_ready : bool
+        The open-eye level is learned (``warmup_s`` of visible eyelid seen).
     open_level : float
         The driver's open-eye aperture as learned so far (1.0, the schema's open baseline,
         before any eyelid value).
@@ -200,6 +204,14 @@ class FatigueChannel:
         self._ring = np.empty(n_bins, BIN)
         _clear_ring(self._ring)
         self._closures = np.zeros((CLOSURES, 2))
+
+    @property
+    def has_eyelid(self):
+        return bool(self._state["has_eyelid"][0] == 1.0)
+
+    @property
+    def level_ready(self):
+        return bool(self._state["seen_s"][0] >= self.config.warmup_s)
 
     @property
     def open_level(self):

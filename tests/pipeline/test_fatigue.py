@@ -77,6 +77,12 @@ def test_a_closure_facing_forward_raises_microsleep_once_and_a_long_one_sleep_to
     assert np.allclose(result.eyes_closed_s[during], t[during] - second, atol=2 * period)
     assert (result.eyes_closed_s[(t > second + 4.5) & (t < second + 5.0)] == 0.0).all()
     assert result.available[t > 20.0].all()
+    processor = StreamProcessor()
+    processor.update(block[:int(5 * RATE_HZ)])
+    assert processor.fatigue.has_eyelid and not processor.fatigue.level_ready
+    processor.update(block[int(5 * RATE_HZ):])
+    assert processor.fatigue.level_ready
+    assert processor.fatigue.open_level == pytest.approx(OPEN, abs=0.02)
 
 
 def test_normal_blinks_and_a_calm_simulated_drive_raise_nothing():
@@ -105,6 +111,9 @@ def test_sunglasses_and_trackers_without_eyelid_have_no_fatigue_state_and_no_ale
         windows = extract_features(Recording(samples))
         assert not windows.fatigue_available.any() and np.isnan(windows.perclos).all()
         assert windows.alert_list() == []
+    processor = StreamProcessor()
+    processor.update(_gaze_only(block))
+    assert not processor.fatigue.has_eyelid
 
 
 def _gaze_only(block):
