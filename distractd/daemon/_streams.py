@@ -187,6 +187,10 @@ class _Inbox:
     a sample until the next one confirms it), after ``hop_s`` of wall time or
     :data:`_HOLD_MAX_SAMPLES` samples, and at the end of the stream.
 
+    Map-form samples arrive as rows (:func:`~distractd.pipeline.formats.decode_message`) and are
+    held as rows, made into one array when a block arrives after them or at :meth:`take`: one
+    array per hop rather than one per message.
+
     Parameters
     ----------
     session : Session
@@ -194,15 +198,16 @@ class _Inbox:
         The session's window settings.
     """
 
-    __slots__ = ("session", "hop_s", "lag_s", "max_jump_s", "blocks", "n_held", "held_since_s",
-                 "arrival_s", "t_last", "t_fed", "due_t", "ready")
+    __slots__ = ("session", "hop_s", "lag_s", "max_jump_s", "blocks", "rows", "n_held",
+                 "held_since_s", "arrival_s", "t_last", "t_fed", "due_t", "ready")
 
     def __init__(self, session, pipeline_config):
         self.session = session
         self.hop_s = pipeline_config.hop_s
         self.lag_s = pipeline_config.lag_s
         self.max_jump_s = pipeline_config.max_jump_s
-        self.blocks = []
+        self.blocks = []        # held arrays, oldest first ...
+        self.rows = []          # ... then the held rows received after the newest of them
         self.n_held = 0
         self.held_since_s = 0.0
         self.arrival_s = None   # monotonic arrival (s) of the first message of the current batch
@@ -211,30 +216,40 @@ class _Inbox:
         self.due_t = -math.inf  # the earliest sample time that can complete a window
         self.ready = False
 
-    def add(self, block, now_s):
-        """Hold a message's samples; return True for the stream's first message of the batch."""
+    def add(self, samples, now_s):
+        """Hold a message's samples (a block, or rows in canonical field order); return True for
+        the stream's first message of the batch."""
         first = self.arrival_s is None
         if first:
             self.arrival_s = now_s
-        if len(block):
-            if not self.blocks:
+        if len(samples):
+            if not self.n_held:
                 self.held_since_s = now_s
-            self.blocks.append(block)
-            self.n_held += len(block)
-            if block[-1, 0] >= self.due_t or block[0, 0] < self.t_last:
+            if type(samples) is np.ndarray:
+                if self.rows:
+                    self._join_rows()
+                self.blocks.append(samples)
+                t_first, t_newest = samples[0, 0], samples[-1, 0]
+            else:
+                self.rows.extend(samples)
+                t_first, t_newest = samples[0][0], samples[-1][0]
+            self.n_held += len(samples)
+            if t_newest >= self.due_t or t_first < self.t_last:
                 self.ready = True
-            self.t_last = block[-1, 0]
+            self.t_last = t_newest
         return first
 
     def due(self, now_s):
         """Whether the held samples must be fed now."""
-        return bool(self.blocks) and (self.ready or self.n_held >= _HOLD_MAX_SAMPLES
-                                      or now_s - self.held_since_s >= self.hop_s)
+        return self.n_held > 0 and (self.ready or self.n_held >= _HOLD_MAX_SAMPLES
+                                    or now_s - self.held_since_s >= self.hop_s)
 
     def take(self):
         """Remove and return the held samples as one block (None when none are held)."""
-        if not self.blocks:
+        if not self.n_held:
             return None
+        if self.rows:
+            self._join_rows()
         block = self.blocks[0] if len(self.blocks) == 1 else np.concatenate(self.blocks)
         self.blocks = []
         self.n_held = 0
@@ -245,6 +260,11 @@ class _Inbox:
         self.due_t = -math.inf if t_fed - t_before > self.max_jump_s else \
             _next_window_t(t_fed, self.hop_s, self.lag_s)
         return block
+
+    def _join_rows(self):
+        """Make the held rows one array, after the held arrays (``None`` becomes NaN)."""
+        self.blocks.append(np.array(self.rows, dtype=np.float64))
+        self.rows = []
 
 
 def _next_window_t(t, hop_s, lag_s):

@@ -17,7 +17,7 @@ from ..._errors import SchemaError
 
 __all__ = [
     "FIELDS", "FIELD_INDEX", "N_FIELDS", "UNITS", "RANGES", "OPTIONAL_FIELDS", "SPATIAL_FIELDS",
-    "empty_block", "block_from_maps", "block_from_columns", "maps_from_block",
+    "empty_block", "block_from_maps", "row_from_map", "block_from_columns", "maps_from_block",
 ]
 
 FIELDS = (
@@ -93,13 +93,7 @@ def block_from_maps(samples):
     values = []
     n_rows = 0
     for sample in samples:
-        # fast path, the daemon's per-message case: a dict of known keys holding plain numbers
-        if (type(sample) is dict and sample.keys() <= _PLAIN_KEYS
-                and set(map(type, sample.values())) <= _PLAIN_TYPES
-                and sample.get("t") is not None):
-            values.extend(map(sample.get, FIELDS, _MISSING_ROW))  # None becomes NaN below
-        else:
-            values.extend(_checked_row(sample, n_rows))
+        values.extend(row_from_map(sample, n_rows))
         n_rows += 1
     try:
         return np.array(values, dtype=np.float64).reshape(n_rows, N_FIELDS)
@@ -108,6 +102,19 @@ def block_from_maps(samples):
         raise SchemaError(f"samples[{index // N_FIELDS}].{FIELDS[index % N_FIELDS]} must be a "
                           f"number within float64's range (±1.8e308), got a "
                           f"{type(values[index]).__name__} beyond it") from None
+
+
+def row_from_map(sample, row=0):
+    """The values of one sample map in :data:`FIELDS` order (``None`` for a missing field, which
+    ``np.array(..., dtype=np.float64)`` makes NaN), checked as :func:`block_from_maps` checks it;
+    ``row`` is the sample's index, for the error's message. Range is left to the conversion: an
+    int beyond float64 passes here (msgpack carries none)."""
+    # fast path, the daemon's per-message case: a dict of known keys holding plain numbers
+    if (type(sample) is dict and sample.keys() <= _PLAIN_KEYS
+            and set(map(type, sample.values())) <= _PLAIN_TYPES
+            and sample.get("t") is not None):
+        return list(map(sample.get, FIELDS, _MISSING_ROW))
+    return _checked_row(sample, row)
 
 
 def _overflows(value):

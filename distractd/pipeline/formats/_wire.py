@@ -18,11 +18,11 @@ import msgpack
 import numpy as np
 
 from ..._errors import DistractdError, SchemaError
-from ._schema import FIELDS, block_from_columns, block_from_maps
+from ._schema import FIELDS, block_from_columns, row_from_map
 
 __all__ = [
     "VERSION", "STATE_NAMES", "FATIGUE_UNAVAILABLE", "MESSAGE_REJECT_REASONS", "MAX_SEQ", "Rejected", "Limits", "unpack",
-    "decode_samples", "valid_stream_id", "encode_map", "encode_block", "state_message", "transition_event", "segment_event",
+    "decode_samples", "decode_message", "valid_stream_id", "encode_map", "encode_block", "state_message", "transition_event", "segment_event",
     "glance_state", "alert_event", "encode_state", "encode_event", "decode_output",
 ]
 
@@ -90,7 +90,7 @@ class Limits:
 
 
 def decode_samples(frames, limits):
-    """Decode one input message.
+    """Decode one input message to a block.
 
     Parameters
     ----------
@@ -109,6 +109,31 @@ def decode_samples(frames, limits):
     Raises
     ------
     Rejected
+    """
+    stream, samples, seq = decode_message(frames, limits)
+    if type(samples) is not np.ndarray:
+        samples = np.array(samples, dtype=np.float64)
+    return stream, samples, seq
+
+
+def decode_message(frames, limits):
+    """Decode one input message as :func:`decode_samples` does, leaving a map's sample a row.
+
+    The daemon's receive loop joins the rows of a stream's map messages into one block per hop
+    (``np.array(rows, dtype=np.float64)``) rather than making each message a one-row array.
+
+    Returns
+    -------
+    stream_id : str
+    samples : ndarray of shape (n_samples, N_FIELDS), or list of one row
+        A block-form message's canonical block; a map-form message's sample as ``[row]``, the row
+        a list of its values in :data:`FIELDS` order (numbers, ``None`` or NaN where missing).
+    seq : int or None
+
+    Raises
+    ------
+    Rejected
+        With the same reason and message as :func:`decode_samples`.
     """
     if len(frames) < 2:
         raise Rejected("bad_topic", f"expected [topic, payload], got {len(frames)} frame(s)")
@@ -133,7 +158,7 @@ def decode_samples(frames, limits):
     if message.get("t") is None:
         raise Rejected("missing_t", f"stream {stream}: a sample map must have t")
     try:
-        return stream, block_from_maps((message,)), seq
+        return stream, [row_from_map(message)], seq
     except SchemaError as exc:
         raise Rejected("wrong_type", f"stream {stream}: {_clipped(exc)}") from None
 
