@@ -181,13 +181,14 @@ class PipelineConfig:
         A run of samples that would end a glance (back on road, or track loss) or start one
         (off road) must last this long, seconds; shorter runs (blinks, overshoots) are bridged.
     glance_lost_carry_s : float, default=0.5
-        Track loss at the edges of a glance away belongs to it for up to this long, seconds:
-        a loss after an away sample (mirror, instrument or off road; a dashboard tracker loses
-        the eyes when the driver looks down at a phone, and a blink is not a look back) carries
-        the glance on, and a loss between the road and an away sample is its transition (the
-        glance starts at the last road sample). 0 ends a glance like any other return after
-        ``glance_min_dip_s``. Measured against the simulated drivers' true gaze in
-        docs/evaluation.md ("Glances of 3 s or more").
+        The longest track loss inside a glance away bridged as a blink, seconds: the glance
+        goes on but does not grow during it, and a loss between the road and an away sample is
+        its transition (the glance starts at the last road sample). A longer loss after eyes
+        seen away, with the head not turned back, is the eyes out of the tracker's range (a
+        dashboard tracker loses them when the driver looks down at a phone): it carries the
+        glance until they are seen again. 0 ends a glance like any other return after
+        ``glance_min_dip_s``. Rules and measurements: docs/pipeline.md ("Glances") and
+        docs/results/glance-channel.md.
     glance_head_yaw_deg, glance_head_pitch_deg : float, default=6.0, 4.0
         Half-axes, degrees, of the head-pose ellipse around the driver's recent on-road head
         pose (the head's yaw and pitch while the gaze is on the road, over the last
