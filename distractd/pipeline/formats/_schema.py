@@ -69,8 +69,6 @@ OPTIONAL_FIELDS = frozenset(("eyelid_r", "eyelid_l", "pupil_r", "pupil_l", "sacc
 SPATIAL_FIELDS = FIELDS[1:11]
 """The 10 spatial measures of Table 5.1 (head position, head rotation, gaze rotation)."""
 
-_IGNORED_MAP_KEYS = frozenset(("v", "seq"))
-_PLAIN_KEYS = frozenset(FIELDS) | _IGNORED_MAP_KEYS
 _PLAIN_TYPES = frozenset((float, int, type(None)))
 _MISSING_ROW = (math.nan,) * N_FIELDS
 
@@ -109,11 +107,12 @@ def row_from_map(sample, row=0):
     ``np.array(..., dtype=np.float64)`` makes NaN), checked as :func:`block_from_maps` checks it;
     ``row`` is the sample's index, for the error's message. Range is left to the conversion: an
     int beyond float64 passes here (msgpack carries none)."""
-    # fast path, the daemon's per-message case: a dict of known keys holding plain numbers
-    if (type(sample) is dict and sample.keys() <= _PLAIN_KEYS
-            and set(map(type, sample.values())) <= _PLAIN_TYPES
-            and sample.get("t") is not None):
-        return list(map(sample.get, FIELDS, _MISSING_ROW))
+    # fast path, the daemon's per-message case: a dict whose fields hold plain numbers (other
+    # keys are ignored either way)
+    if type(sample) is dict and sample.get("t") is not None:
+        values = list(map(sample.get, FIELDS, _MISSING_ROW))
+        if _PLAIN_TYPES.issuperset(map(type, values)):
+            return values
     return _checked_row(sample, row)
 
 
