@@ -1184,9 +1184,9 @@ _COMMANDS = {
     "demo": ("Start the daemon on the shipped model, replay a simulated driver it never saw, "
              "show states beside the truth, delays, false alarms and alerts.",
              _declare_demo, _demo),
-    "conformance": ("Run the Euro NCAP-style distraction scenarios (or a recording's annotated "
-                    "scenarios) through the daemon; one row per scenario, scorecard.json; exit 1 "
-                    "if any fails.", _declare_conformance, _conformance),
+    "conformance": ("Run the Euro NCAP-style distraction, fatigue and unresponsive-driver "
+                    "scenarios (or a recording's annotated scenarios) through the daemon; one "
+                    "row per scenario, scorecard.json; exit 1 if any fails.", _declare_conformance, _conformance),
     "events": ("Detect saccades, blinks and fixations online; write one row per sample.",
                _declare_events, _events),
     "features": ("Compute the window features; write one row per window.",

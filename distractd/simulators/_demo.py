@@ -137,12 +137,17 @@ class DaemonProcess:
     status: int = None
 
 
+READY_TIMEOUT_S = 600
+"""How long a child daemon may take to READY, s: the unit's ``TimeoutStartSec``, since the first
+start on a fresh machine compiles every kernel (minutes on a busy 2-core machine)."""
+
+
 @contextmanager
 def running_daemon(*settings):
     """Run ``distractd run`` as a child on free loopback ports until the block ends.
 
     ``settings`` are extra ``section.key=value`` overrides. The child is waited for (its systemd
-    ``READY=1`` on a private ``NOTIFY_SOCKET``, at most 120 s), then stopped with SIGTERM when the
+    ``READY=1`` on a private ``NOTIFY_SOCKET``, at most :data:`READY_TIMEOUT_S`), then stopped with SIGTERM when the
     block ends; :attr:`DaemonProcess.status` holds its exit status.
     """
     input_port, output_port, metrics_port = free_port(), free_port(), free_port()
@@ -157,7 +162,7 @@ def running_daemon(*settings):
         child = subprocess.Popen(command, env={**os.environ, "NOTIFY_SOCKET": notify.path})
         daemon = None
         try:
-            ready = notify.wait_for("READY=1", timeout_s=120)
+            ready = notify.wait_for("READY=1", timeout_s=READY_TIMEOUT_S)
             if ready is None or child.poll() is not None:
                 raise DistractdError("the daemon did not become ready")
             daemon = DaemonProcess(f"tcp://127.0.0.1:{input_port}",
