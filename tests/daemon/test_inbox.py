@@ -1,22 +1,31 @@
 """The stream inbox with map-form rows (issue 26): a stream's map messages, decoded to rows
 (``decode_message``) and held as rows, are fed as one array per hop, and the session completes
 exactly the windows it completes from one-row blocks; rows and blocks keep their arrival order;
-a map the decoder refuses is refused with the same reason and message as ``decode_samples``."""
+a map the decoder refuses is refused with the same reason and message as ``decode_samples``; the
+daemon (in a thread, real sockets) decoding maps to rows publishes what batch decides."""
 
 import math
+import time
 
 import msgpack
 import numpy as np
 import pytest
 
-from distractd.daemon import Model, Session, decision_options, load_config
+from distractd.daemon import (
+    Model, Service, Session, decision_options, default_model_path, load_config,
+)
 from distractd.daemon._streams import _Inbox
+from distractd.models import load_model
 from distractd.pipeline import FIELD_INDEX
 from distractd.pipeline.formats import (
     FIELDS, Limits, Rejected, decode_samples, encode_block, encode_map,
 )
 from distractd.pipeline.formats._wire import decode_message
-from distractd.simulators import simulate_drive
+from distractd.simulators import replay, simulate_drive
+
+from ._published import states_of
+from .test_faults_stream import Running
+from .test_service import assert_same_states, expected_states
 
 MODEL = Model("")
 DECISION = decision_options(load_config(), MODEL.detector.feature_names)
@@ -132,3 +141,27 @@ def test_a_refused_map_is_refused_as_decode_samples_refuses_it(payload, reason, 
     assert str(by_message.value) == str(by_samples.value)
     text = str(by_message.value)
     assert text.startswith(f"{reason}: stream car: ") and says in text
+
+
+class RowsService(Service):
+    """The daemon with its native input decoded to rows (``decode_message``)."""
+
+    def _decode_native(self, frames):
+        return decode_message(frames, self.limits)
+
+
+def test_the_daemon_fed_rows_publishes_what_batch_decides():
+    drive = simulate_drive(7, duration_s=60.0)
+    windows, scores, states = expected_states(drive, load_model(default_model_path()))
+    running = Running(RowsService, ["sessions.idle_timeout_s=3"])
+    summary = replay([drive], running.input, speed=40, form="map", prefix="rows")
+    assert summary["messages"] == drive.n_samples
+    deadline = time.monotonic() + 120
+    while len(states_of(running.messages, "rows")) < len(windows) \
+            and time.monotonic() < deadline:
+        time.sleep(0.2)
+    registry = running.service.metrics.registry
+    assert running.stop() == 0
+    assert_same_states(states_of(running.messages, "rows"), windows, scores, states)
+    assert registry.get_sample_value("distractd_messages_received_total") == drive.n_samples
+    assert registry.get_sample_value("distractd_samples_received_total") == drive.n_samples
