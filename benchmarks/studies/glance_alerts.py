@@ -61,6 +61,19 @@ CONFIGS = {
 ALERT_HOLD_S = 2.0   # DecisionRule's alert_hold_s
 
 
+def chained(starts, ends, min_dip_s):
+    """Glances in time order with every gap back shorter than ``min_dip_s`` bridged (ISO 15007
+    glances through a dip too short to be a glance back)."""
+    merged_starts, merged_ends = [], []
+    for start, end in zip(starts, ends):
+        if merged_starts and start - merged_ends[-1] < min_dip_s:
+            merged_ends[-1] = max(merged_ends[-1], end)
+        else:
+            merged_starts.append(start)
+            merged_ends.append(end)
+    return np.array(merged_starts), np.array(merged_ends)
+
+
 def transition_start(plan, before, after):
     """Where the gaze began to move between frame times ``before`` and ``after`` (arrays, s):
     the start of the simulator's planned saccade in motion then (the ISO 15007 transition),
@@ -81,16 +94,7 @@ def true_glances(truth, config):
     starts = transition_start(truth.gaze, t[np.maximum(first_away - 1, 0)], t[first_away])
     ends = np.where(edges[1::2] < len(t), transition_start(truth.gaze, t[back - 1], t[back]),
                     t[-1])
-    if len(starts) == 0:
-        return starts, ends
-    merged_starts, merged_ends = [starts[0]], [ends[0]]
-    for start, end in zip(starts[1:], ends[1:]):
-        if start - merged_ends[-1] < config.glance_min_dip_s:
-            merged_ends[-1] = end
-        else:
-            merged_starts.append(start)
-            merged_ends.append(end)
-    return np.array(merged_starts), np.array(merged_ends)
+    return chained(starts, ends, config.glance_min_dip_s)
 
 
 @dataclass
@@ -131,6 +135,8 @@ def naive_alerts(recording, config):
     ellipse around the drive's median tracked gaze; a lost sample ends a run."""
     yaw, pitch = tracked_gaze_deg(recording, config)
     t, valid = recording.t, np.isfinite(yaw) & np.isfinite(pitch)
+    if not valid.any():
+        return Alerts(np.empty(0), np.empty(0), t, valid)
     centre = (np.median(yaw[valid]), np.median(pitch[valid]))
     away = valid & (((yaw - centre[0]) / config.glance_road_yaw_deg) ** 2
                     + ((pitch - centre[1]) / config.glance_road_pitch_deg) ** 2 > 1.0)
@@ -159,14 +165,7 @@ FLOORS = {"naive floor": naive_alerts}
 def planned_glances(truth, config):
     """Start and end times of the planned targets' glances, chained (module docstring)."""
     planned = truth.glances()
-    starts, ends = [], []
-    for start, end in zip(planned.start_s, planned.end_s):
-        if starts and start - ends[-1] < config.glance_min_dip_s:
-            ends[-1] = max(ends[-1], end)
-        else:
-            starts.append(start)
-            ends.append(end)
-    return np.array(starts), np.array(ends)
+    return chained(planned.start_s, planned.end_s, config.glance_min_dip_s)
 
 
 def judge(alerts, starts, ends):
