@@ -49,7 +49,7 @@ from distractd.pipeline import (
 )
 from distractd.pipeline.formats import read_taamneh
 from distractd.simulators import cohort_seeds, simulate_drive_truth
-from glance_alerts import true_glances
+from glance_alerts import eyes_mean, tracked_gaze_deg, true_glances
 
 
 FLOOR_MIN_S = (2.0, 3.0)
@@ -76,22 +76,6 @@ SIMULATED = {
 drive (phone glances down: its glance alerts are true ones, its fatigue alerts false)."""
 
 
-def eyes_mean(recording, field):
-    """Per-sample mean of the right and left eye's ``field`` (``"gaze_{eye}_yaw"``...), over
-    the eyes with a value (NaN when neither has one)."""
-    eyes = recording.samples[:, [FIELD_INDEX[field.format(eye=eye)] for eye in ("r", "l")]]
-    n = np.isfinite(eyes).sum(axis=1)
-    return np.where(n > 0, np.nansum(eyes, axis=1) / np.maximum(n, 1), np.nan)
-
-
-def cyclopean_deg(recording, config):
-    """Per-sample gaze (yaw, pitch), degrees: the mean of the eyes with a value, NaN in track
-    loss (confidence below ``config.confidence_min``)."""
-    tracked = recording.samples[:, FIELD_INDEX["confidence"]] >= config.confidence_min
-    return [np.degrees(np.where(tracked, eyes_mean(recording, f"gaze_{{eye}}_{axis}"), np.nan))
-            for axis in ("yaw", "pitch")]
-
-
 def runs(mask, t):
     """Durations of the runs of consecutive True samples, s: from a run's first sample to the
     sample after its last (the end of the recording plus one period for a run ending there)."""
@@ -103,7 +87,7 @@ def runs(mask, t):
 
 def floor_runs(recording, config):
     """The naive floor's off-centre runs (module docstring): their durations, s."""
-    yaw, pitch = cyclopean_deg(recording, config)
+    yaw, pitch = tracked_gaze_deg(recording, config)
     valid = np.isfinite(yaw) & np.isfinite(pitch)
     if not valid.any():
         return np.empty(0)
@@ -182,7 +166,7 @@ def gaze_modes(recording, config):
     """The drive's gaze clusters, largest first: the densest 2-degree bin of tracked gaze, then
     the densest outside the forward roadway ellipse around each one found, while one holds at
     least :data:`MODE_MIN_FRACTION` of the tracked samples. Rows of (yaw, pitch, fraction)."""
-    yaw, pitch = cyclopean_deg(recording, config)
+    yaw, pitch = tracked_gaze_deg(recording, config)
     left = np.isfinite(yaw) & np.isfinite(pitch)
     total, modes = max(int(left.sum()), 1), []
     while left.sum() >= MODE_MIN_FRACTION * total:
@@ -212,7 +196,7 @@ def gaze_reason(recording, trace, alert, config, modes):
     most of them, the lost samples, and how short each glance could truly have been (from its
     first to its last away sample: the sampling period decides how far that is from the
     channel's duration, which starts at the last road sample)."""
-    yaw, pitch = cyclopean_deg(recording, config)
+    yaw, pitch = tracked_gaze_deg(recording, config)
     t = recording.t
     at = int(np.searchsorted(t, alert.t))
     span = (t > alert.glances[0][0]) & (t <= alert.t)

@@ -117,17 +117,20 @@ def product_alerts(recording, config):
                   trace.off_road_s > 0.0)
 
 
+def eyes_mean(recording, field):
+    """Per-sample mean of the right and left eye's ``field`` (``"gaze_{eye}_yaw"``...), over
+    the eyes with a value (NaN when neither has one)."""
+    eyes = recording.samples[:, [FIELD_INDEX[field.format(eye=eye)] for eye in ("r", "l")]]
+    n = np.isfinite(eyes).sum(axis=1)
+    return np.where(n > 0, np.nansum(eyes, axis=1) / np.maximum(n, 1), np.nan)
+
+
 def tracked_gaze_deg(recording, config):
     """Per-sample gaze (yaw, pitch), degrees: the mean of the eyes with a value, NaN in track
     loss (confidence below ``config.confidence_min``) or with neither eye."""
     tracked = recording.samples[:, FIELD_INDEX["confidence"]] >= config.confidence_min
-    gaze = []
-    for axis in ("yaw", "pitch"):
-        eyes = recording.samples[:, [FIELD_INDEX[f"gaze_{eye}_{axis}"] for eye in ("r", "l")]]
-        n = np.isfinite(eyes).sum(axis=1)
-        mean = np.where(n > 0, np.nansum(eyes, axis=1) / np.maximum(n, 1), np.nan)
-        gaze.append(np.degrees(np.where(tracked, mean, np.nan)))
-    return gaze
+    return [np.degrees(np.where(tracked, eyes_mean(recording, f"gaze_{{eye}}_{axis}"), np.nan))
+            for axis in ("yaw", "pitch")]
 
 
 def naive_alerts(recording, config):
