@@ -503,14 +503,17 @@ def _close_glance(state, ring, min_dip):
 
 
 @njit(cache=True, inline="always")
-def _glance_step(x, has_gaze, t, dt, gap, lost, params, state, hist, ring, out, alerts, n_a):
+def _glance_step(x, has_gaze, t, dt, gap, lost, closed, params, state, hist, ring, out, alerts,
+                 n_a):
     """Advance the glance channel by one accepted sample; write its outputs to ``out`` (an
     :data:`OUTPUT` record) and any alert rows to ``alerts`` from row ``n_a``. Returns the new
     alert row count.
 
     ``has_gaze``: the sample had a gaze value before validation (a tracker with a gaze field);
     ``dt`` is the step from the previous accepted sample (0 for the first), ``gap`` whether the
-    step is a gap, ``lost`` whether the eyes are untracked (validation's track loss).
+    step is a gap, ``lost`` whether the eyes are untracked (validation's track loss), ``closed``
+    whether the eyelids are closed with the head facing forward (the fatigue channel's closure):
+    track loss that is neither away by head pose nor out of the tracker's range.
     """
     if has_gaze:
         state.has_gaze = 1.0
@@ -537,7 +540,7 @@ def _glance_step(x, has_gaze, t, dt, gap, lost, params, state, hist, ring, out, 
         state.buffer = buffer
     yaw, pitch = _cyclopean(x)  # validation has blanked the gaze when lost
     cls = LOST
-    if not lost and yaw == yaw:
+    if not lost and not closed and yaw == yaw:
         cls = UNKNOWN
         if _learn(t, yaw, pitch, state, hist):
             state.seen_s += step
@@ -561,7 +564,7 @@ def _glance_step(x, has_gaze, t, dt, gap, lost, params, state, hist, ring, out, 
     if cls == ON_ROAD and step > 0.0:
         _learn_head(x, step, params, state)
     head = _head_offset(x, params, state) if ready else 0.0
-    if (cls == LOST and head > 1.0 and state.run != -1.0
+    if (cls == LOST and not closed and head > 1.0 and state.run != -1.0
             and head > state.head_peak - max(1.0, HEAD_RETURN_SHARE * state.head_peak)
             and not (state.run_away == 1.0 and t - state.lost_t <= params.glance_lost_carry_s)):
         # the eyes went with the head, which is not on its way back; a loss from eyes seen away
@@ -577,7 +580,7 @@ def _glance_step(x, has_gaze, t, dt, gap, lost, params, state, hist, ring, out, 
     state.glance_head = max(state.glance_head, head)
     head_back = (state.glance_head > 1.0 and head < state.glance_head
                  - max(1.0, HEAD_RETURN_SHARE * state.glance_head))
-    exit_lost = cls == LOST and (state.run == 2.0 or (
+    exit_lost = cls == LOST and not closed and (state.run == 2.0 or (
         state.in_glance == 1.0 and state.run_from_away == 1.0 and t - state.lost_t >= carry_s
         and not head_back))
     carry = exit_lost or (cls == LOST and state.in_glance == 1.0

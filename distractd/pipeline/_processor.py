@@ -25,7 +25,8 @@ from ._events import (
     _EV_EPOCH, EVENT_KINDS, _blink_step, _end_fixation, _fixation_step, _saccade_step,
 )
 from ._fatigue import (
-    _F_MAX_ROWS, _F_SIZE, _F_WINDOW, FatigueAlert, FatigueChannel, FatigueTrace, _fatigue_step,
+    _F_MAX_ROWS, _F_SIZE, _F_WINDOW, FatigueAlert, FatigueChannel, FatigueTrace, _aperture,
+    _facing_forward, _fatigue_step,
 )
 from ._fatigue import _alerts_from_rows as _fatigue_alerts_from_rows
 from ._feature_names import FEATURE_NAMES
@@ -433,8 +434,9 @@ def _run(block, labels, start, base, final, state, out, out_f):
         _add_sample(ring, wstate, hop, x, not lost, measures, label)
         if glances:
             first_alert = n_a
-            n_a = _glance_step(x, has_gaze, t, dt, gap, lost, params, gstate, ghist, gring, gout,
-                               out_a, n_a)
+            closed = fatigue and _closed_forward(x, params, gstate, fstate)
+            n_a = _glance_step(x, has_gaze, t, dt, gap, lost, closed, params, gstate, ghist,
+                               gring, gout, out_a, n_a)
             for a in range(first_alert, n_a):
                 out_a[a, _A_WINDOW] = n_w
             _add_glance(ring, hop, gout)
@@ -466,6 +468,24 @@ def _run(block, labels, start, base, final, state, out, out_f):
         n_e = _close_fixation(vstate, params, estate, out_e, n_e)
         n_w = _finish(params, vstate, estate, wstate, ring, hop_sums, out_w, n_w)
     return i, n_w, n_e, n_a, n_fa, True
+
+
+@njit(cache=True, inline="always")
+def _closed_forward(x, params, gstate, fstate):
+    """The eyelids of sample ``x`` are closed with the head facing forward, as the fatigue
+    channel reads a closure (its open level learned; at or below ``fatigue_closed_fraction`` of
+    it, or below ``fatigue_open_fraction`` inside a closure; its forward head ellipse): the
+    fatigue channel's to judge, so the glance channel takes it as track loss, not as time away."""
+    if fstate.seen_s < params.warmup_s:
+        return False
+    aperture = _aperture(x)
+    if aperture != aperture:
+        return False
+    level = fstate.level
+    if aperture > params.fatigue_closed_fraction * level and not (
+            fstate.closed == 1.0 and aperture < params.fatigue_open_fraction * level):
+        return False
+    return _facing_forward(x, params, gstate)
 
 
 @njit(cache=True)

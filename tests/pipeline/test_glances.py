@@ -3,8 +3,8 @@ import pytest
 
 from distractd.pipeline import (
     FEATURE_NAMES, FIELD_INDEX, GLANCE_CLASSES, GLANCE_FEATURES, PipelineConfig, Recording,
-    StreamProcessor, Windows, alert_event, detect_glances, empty_block, extract_features,
-    glance_state, state_message,
+    StreamProcessor, Windows, alert_event, detect_fatigue, detect_glances, empty_block,
+    extract_features, glance_state, state_message,
 )
 
 ROAD = (5.0, -3.0)             # the driver's road centre in the tracker frame, degrees
@@ -440,3 +440,66 @@ def test_a_blink_during_a_road_check_does_not_stop_its_reset():
     shared = [(1.5, DISPLAY), (0.4, (0.0, 0.0))] * 9
     block, _ = trace(shared)
     assert [a.kind for a in detect_glances(Recording(block)).alerts] == ["time_sharing"]
+
+
+def shut_eyes(block, starts, segments):
+    """Give ``block`` eyelids: open (aperture 1) except during the :func:`trace` segments
+    ``segments``, where they are shut (0.05) with the gaze lost and the confidence 0.3, as a
+    remote tracker sees a lid over the pupil."""
+    rng = np.random.default_rng(2)
+    t = block[:, 0]
+    shut = np.zeros(len(t), dtype=bool)
+    for segment in segments:
+        shut |= (t >= starts[segment]) & (t < starts[segment + 1])
+    for eye in "rl":
+        block[:, FIELD_INDEX[f"eyelid_{eye}"]] = np.where(shut, 0.05, 1.0) + rng.normal(
+            0.0, 0.01, len(t))
+        for angle in ("yaw", "pitch"):
+            block[shut, FIELD_INDEX[f"gaze_{eye}_{angle}"]] = np.nan
+    block[shut, FIELD_INDEX["confidence"]] = 0.3
+    return block
+
+
+def test_eyes_closed_facing_forward_are_no_glance_away():
+    # a 4 s closure facing the road, the head sinking 8 degrees as the driver nods off: beyond
+    # the head-pose fallback's ellipse (glance_head_pitch_deg), within the fatigue channel's
+    # forward one. The closure is fatigue's (sleep), not a glance away
+    segments = [(4.0, None), (5.0, (0.0, 0.0))]
+    block, starts = trace(segments)
+    block = shut_eyes(head_turn(block, starts, 0, pitch_deg=-8.0), starts, [0])
+    recording = Recording(block)
+    result = detect_glances(recording)
+    closed = (result.t >= starts[0]) & (result.t < starts[1])
+    assert (result.glance[closed] == CODE["lost"]).all()
+    assert result.alerts == []
+    assert [a.kind for a in detect_fatigue(recording).alerts] == ["microsleep", "sleep"]
+    # without an eyelid signal the same loss is the head's: away, and a long distraction
+    block[:, [FIELD_INDEX["eyelid_r"], FIELD_INDEX["eyelid_l"]]] = np.nan
+    assert [a.kind for a in detect_glances(Recording(block)).alerts] == ["long_distraction"]
+    # the eyes closing right after a fast move downward are closed, not out of the tracker's
+    # range below: no glance
+    down = saccade((-10.0, -40.0), 0.1)[:3]
+    block, starts = trace(down + segments, noise_deg=0.2, head=True)
+    block = shut_eyes(block, starts, [len(down)])
+    assert detect_glances(Recording(block)).alerts == []
+    # closures do not add up to time sharing: 1.5 s closures with 0.4 s of road between
+    block, starts = trace([(1.5, None), (0.4, (0.0, 0.0))] * 9, head=True)
+    block = shut_eyes(block, starts, range(0, 18, 2))
+    assert detect_glances(Recording(block)).alerts == []
+
+
+@pytest.mark.parametrize("yaw_deg", [15.0, 40.0])
+def test_a_blink_inside_an_owl_glance_does_not_end_it(yaw_deg):
+    # a 4 s owl glance to the display (head turned 15 degrees: inside the fatigue channel's
+    # forward ellipse; 40: outside it) with a 0.15 s blink after 1.5 s: one glance, alerted 3 s
+    # after it began
+    segments = [(1.5, DISPLAY), (0.15, None), (2.35, DISPLAY), (5.0, (0.0, 0.0))]
+    block, starts = trace(segments)
+    turned = (block[:, 0] >= starts[0]) & (block[:, 0] < starts[3])
+    block[:, FIELD_INDEX["head_yaw"]] = np.where(turned, np.radians(yaw_deg), 0.0)
+    block[:, FIELD_INDEX["head_pitch"]] = 0.0
+    block = shut_eyes(block, starts, [1])
+    (alert,) = detect_glances(Recording(block)).alerts
+    assert alert.kind == "long_distraction"
+    assert alert.glances[0][0] == pytest.approx(starts[0] - 1 / 60)
+    assert alert.t - alert.glances[0][0] == pytest.approx(3.0, abs=1.5 / 60)
