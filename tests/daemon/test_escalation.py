@@ -145,3 +145,50 @@ def test_states_of_single_windows_equal_the_batch_rule(split):
                              due).tolist()
     assert parts == whole.tolist()
     assert {-1, 0, 1} <= set(parts)
+
+
+def _read_at_window_ends(t_samples, starts, lengths, hop_s=HOP_S):
+    """The glance channel's state at each window end of glances away over the sample clock: a
+    glance's duration grows from its start; between glances the gaze is on the road."""
+    on_road = np.ones(len(t_samples))
+    off_road_s = np.zeros(len(t_samples))
+    for start, length in zip(starts, lengths):
+        away = (t_samples >= start) & (t_samples < start + length)
+        on_road[away] = 0.0
+        off_road_s[away] = t_samples[away] - start
+    ends = np.flatnonzero(np.isclose(t_samples / hop_s, np.round(t_samples / hop_s)))
+    return t_samples[ends], on_road[ends], off_road_s[ends], np.zeros(len(ends))
+
+
+def test_road_checks_between_window_ends_end_the_episode():
+    """VATS: 1.6 s glances with 0.4 s road checks for 40 s (no window end falls on a road
+    check): every glance is a new one (its duration starts again), so no episode lasts 3 s;
+    the same driver in one 14 s glance climbs once."""
+    t = np.round(np.arange(1, 60 * 60) / 60.0, 6)
+    starts = 5.45 + 2.0 * np.arange(20)
+    t_end, on_road, off_road_s, closed = _read_at_window_ends(t, starts, np.full(20, 1.6))
+    assert (on_road[(t_end > 5.5) & (t_end < 45.0)] == 0.0).all()   # never seen on the road
+    levels, climbs = _run(DecisionRule(), t_end, on_road, off_road_s, closed)
+    assert climbs == [] and max(row[0] for row in levels) == 0
+    t_end, on_road, off_road_s, closed = _read_at_window_ends(t, [5.45], [14.0])
+    levels, climbs = _run(DecisionRule(), t_end, on_road, off_road_s, closed)
+    assert climbs == [(pytest.approx(16.45), pytest.approx(5.45), "away")]
+
+
+@pytest.mark.parametrize("split", [1, 3, 200])
+def test_one_unresponsive_climb_per_episode_through_track_loss(split):
+    """A 25 s glance away whose readings are lost (NaN) now and then after the top level: the
+    level holds and the episode raises one ``unresponsive`` alert, in any batching; a new
+    episode after the driver is back on the road raises its own."""
+    t = np.arange(1, 121) * HOP_S
+    on_road, off_road_s, closed = _away(t, 2.0, 27.0)
+    part_on, part_off, _ = _away(t, 35.0, 48.0)
+    on_road, off_road_s = np.minimum(on_road, part_on), np.maximum(off_road_s, part_off)
+    lost = np.isin(np.round(t, 1), [14.5, 16.0, 16.5, 20.0, 24.0])
+    on_road[lost], off_road_s[lost], closed[lost] = NAN, NAN, NAN
+    levels, climbs = _run(DecisionRule(), t, on_road, off_road_s, closed, split=split)
+    level = np.array([row[0] for row in levels])
+    assert climbs == [(pytest.approx(13.0), pytest.approx(2.0), "away"),
+                      (pytest.approx(46.0), pytest.approx(35.0), "away")]
+    assert (level[(t >= 13.0) & (t < 27.0)] == 3).all()
+    assert level[(t >= 27.0) & (t < 35.0)].max() == 0

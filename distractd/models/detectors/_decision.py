@@ -192,6 +192,9 @@ class DecisionRule:
         self.level_since_s = None
         self.episode_start_s = math.nan
         self.episode_cause = None
+        self.episode_top = False   # the episode has reached the top level (its one alert)
+        self.glance_s = 0.0    # the glance channel's last known glance away, s (0: none)
+        self.closure_s = 0.0   # the eyelid channel's last known eye closure, s (0: none)
         self.alert_floor_until_s = [-math.inf] * len(ESCALATION_LEVELS)
 
     def usable(self, scores, quality):
@@ -255,10 +258,13 @@ class DecisionRule:
 
         The clock is the current episode of inattention: the time since the start of the glance
         away (``off_road_s``) or the eye closure (``eyes_closed_s``) in progress, whichever began
-        first; it runs on through windows where neither channel can tell (track loss, eyes not
-        visible) and ends at the first window with the gaze on the road (or, for a closure, the
-        eyes seen open). The top level is reached only in a window where a channel sees the
-        driver away or the eyes shut, never across track loss alone.
+        first, read at each window's end (never from the window's 10 s aggregates); it runs on
+        through windows where neither channel can tell (track loss, eyes not visible) and ends at
+        the first window with the gaze on the road (or, for a closure, the eyes seen open), or
+        when the glance or closure of the episode has ended and a new one is in progress (a road
+        check between window ends). The top level is reached only in a window where a channel
+        sees the driver away or the eyes shut, never across track loss alone; it then holds to
+        the episode's end and is one ``unresponsive`` climb per episode.
         The clock's level (:data:`ESCALATION_STEPS_S`) is raised to at least 1 while the window
         state is distracted or the driver is drowsy, and to :data:`ESCALATION_ALERT_LEVELS` for
         ``alert_hold_s`` after an alert of those kinds. Only the clock reaches the top level.
@@ -291,6 +297,7 @@ class DecisionRule:
         """
         floors = self.alert_floor_until_s
         steps = ESCALATION_STEPS_S
+        top = len(steps)
         levels, unresponsive = [], []
         for i in range(len(t_end)):
             for alert_t, kind in alerts[i]:
@@ -298,21 +305,12 @@ class DecisionRule:
                 if level is not None:
                     floors[level] = max(floors[level], alert_t + self.alert_hold_s)
             t = float(t_end[i])
-            away, closed = float(off_road_s[i]), float(eyes_closed_s[i])
-            away = away if away > 0.0 else 0.0        # NaN and 0 alike: no glance away known
-            closed = closed if closed > 0.0 else 0.0
-            if away or closed:
-                began = t - max(away, closed)
-                if not began >= self.episode_start_s:   # a new episode, or one began earlier
-                    self.episode_start_s = began
-                self.episode_cause = "eyes_closed" if closed >= away else "away"
-            elif on_road[i] == 1.0 or (self.episode_cause == "eyes_closed"
-                                       and eyes_closed_s[i] == 0.0):   # seen back: episode over
-                self.episode_start_s = math.nan
+            away, closed = self._episode(t, float(on_road[i]), float(off_road_s[i]),
+                                         float(eyes_closed_s[i]))
             inattentive_s = t - self.episode_start_s if self.episode_start_s == \
                 self.episode_start_s else 0.0
             clock = sum(inattentive_s >= step for step in steps)
-            if clock == len(steps) and not (away or closed):
+            if clock == top and not (away or closed or self.episode_top):
                 clock -= 1   # the top level wants a channel to see the driver away or eyes shut
             level = clock
             if level < 1 and (states[i] == 1 or drowsy[i]):
@@ -328,12 +326,45 @@ class DecisionRule:
                     self.level_since_s = self.episode_start_s + steps[level - 1]
                 else:
                     self.level_since_s = t
-                if level == len(steps):
+                if level == top and not self.episode_top:
+                    self.episode_top = True
                     unresponsive.append((self.level_since_s, self.episode_start_s,
                                          self.episode_cause))
                 self.level = level
             levels.append((level, ESCALATION_LEVELS[level], self.level_since_s))
         return levels, unresponsive
+
+    def _episode(self, t, on_road, off_road_s, eyes_closed_s):
+        """Advance the episode of inattention by one window's end state; return the glance away
+        and the eye closure in progress (s, 0 when none is known).
+
+        A glance or closure belongs to the running episode only while it is the same one: the
+        channels' durations only grow within one glance or closure, so a shorter one than the
+        last known (or one after a reading of none) is a new one, and the channel saw the
+        previous one end (a road check between two glances of a time-sharing sequence, however
+        short, as the glance channel's ISO 15007 glance end): the episode starts again with it.
+        """
+        away = off_road_s if off_road_s > 0.0 else 0.0   # NaN and 0 alike: no glance known
+        closed = eyes_closed_s if eyes_closed_s > 0.0 else 0.0
+        same_glance = away > 0.0 and 0.0 < self.glance_s <= away
+        same_closure = closed > 0.0 and 0.0 < self.closure_s <= closed
+        if off_road_s == off_road_s:   # a reading (NaN: the channel cannot tell, keep the last)
+            self.glance_s = away
+        if eyes_closed_s == eyes_closed_s:
+            self.closure_s = closed
+        if away or closed:
+            began = t - max(away, closed)
+            running = self.episode_start_s == self.episode_start_s
+            if running and (same_glance or same_closure):
+                self.episode_start_s = min(self.episode_start_s, began)
+            else:   # a new episode: none ran, or the glance or closure of the last one ended
+                self.episode_start_s = began
+                self.episode_top = False
+            self.episode_cause = "eyes_closed" if closed >= away else "away"
+        elif on_road == 1.0 or (self.episode_cause == "eyes_closed" and eyes_closed_s == 0.0):
+            self.episode_start_s = math.nan   # seen back: the episode is over
+            self.episode_top = False
+        return away, closed
 
 
 def decide(t_end, scores, quality, alerts=(), **rule):
