@@ -23,6 +23,14 @@ their sources; in short:
   gone with the head — but not once the head is on its way back (:data:`HEAD_RETURN_SHARE`), in
   a loss that began in the gaze's transition back, or in the first ``glance_lost_carry_s`` of a
   loss after eyes seen dwelling away (the head lags the gaze on the way back).
+- **Eyes closed**: a sample whose eyelids are closed with the head facing forward, as the
+  fatigue channel reads a closure (the processor's ``_closed_forward``: its open level, closed
+  and open fractions and forward head ellipse), is ``lost``, never away by head pose, and starts
+  no loss out of the tracker's range: an eye closure is fatigue (microsleep, sleep), not a glance
+  away. A closure inside a glance away is bridged for ``glance_lost_carry_s`` like any blink
+  (while the eyes are out of range, often a blink on the way back, it goes on with that carry);
+  a longer one ends the glance at its last away sample. With the head outside the fatigue channel's
+  forward ellipse, or the fatigue channel off (no closures known), the rules above apply.
 - **Transitions**: a tracked sample moving toward the road centre faster than
   :data:`TRANSITION_DEG_S` (or :data:`TRANSITION_NOISE` × the tracker's dwelling speed) is in the
   transition back, away from it in the transition away.
@@ -127,6 +135,8 @@ STATE = _record(
     "noise_s",      # tracked time that mean has seen, s
     "head_peak",    # largest head offset (in head ellipses) since the head last was inside it
     "lost_end",     # last sample of the current glance lost out of the tracker's range (NaN: none)
+    "closed_t",     # first sample of the current run of eyes closed facing forward (NaN: none)
+    "exiting",      # 1 when the previous sample was lost out of the tracker's range in a glance
 )
 _ZEROS = np.zeros(1, STATE)   # copied to clear a state (a global array, so numba never frees it)
 
@@ -333,6 +343,8 @@ def _clear_machine(state):
     state.glance_head = 0.0
     state.head_peak = 0.0
     state.lost_end = np.nan
+    state.closed_t = np.nan
+    state.exiting = 0.0
 
 
 @njit(cache=True, inline="always")
@@ -568,21 +580,29 @@ def _glance_step(x, has_gaze, t, dt, gap, lost, closed, params, state, hist, rin
             and head > state.head_peak - max(1.0, HEAD_RETURN_SHARE * state.head_peak)
             and not (state.run_away == 1.0 and t - state.lost_t <= params.glance_lost_carry_s)):
         # the eyes went with the head, which is not on its way back; a loss from eyes seen away
-        # is theirs to bridge first (a blink, often with the saccade back: the head lags)
+        # is theirs to bridge first (a blink, often with the saccade back: the head lags); eyes
+        # closed facing forward went nowhere
         cls = OFF_ROAD
     state.head_peak = max(state.head_peak, head) if head > 1.0 else 0.0
     away = cls == OFF_ROAD or cls == MIRROR or cls == INSTRUMENT
     # eyes lost out of the tracker's range: after leaving the road downward (toward a lap or
     # phone), or seen away last and lost longer than a blink (glance_lost_carry_s) with the head
-    # not come back: the glance goes on until they are back. Other losses inside a glance (a
-    # blink) are bridged for glance_lost_carry_s without growing it
+    # not come back: the glance goes on until they are back. Eyes seen closed are not out of
+    # range, but a blink (glance_lost_carry_s) while they are, often on the way back, goes on
+    # with it. Other losses inside a glance (a blink) are bridged for glance_lost_carry_s
+    # without growing it
     carry_s = params.glance_lost_carry_s
     state.glance_head = max(state.glance_head, head)
     head_back = (state.glance_head > 1.0 and head < state.glance_head
                  - max(1.0, HEAD_RETURN_SHARE * state.glance_head))
-    exit_lost = cls == LOST and not closed and (state.run == 2.0 or (
+    if not closed:
+        state.closed_t = np.nan
+    elif state.closed_t != state.closed_t:
+        state.closed_t = t
+    exit_lost = cls == LOST and (not closed and (state.run == 2.0 or (
         state.in_glance == 1.0 and state.run_from_away == 1.0 and t - state.lost_t >= carry_s
-        and not head_back))
+        and not head_back)) or (closed and state.exiting == 1.0 and t - state.closed_t <= carry_s))
+    state.exiting = 1.0 if exit_lost else 0.0
     carry = exit_lost or (cls == LOST and state.in_glance == 1.0
                           and t - state.last_away <= carry_s)
     prev = state.prev_cls

@@ -503,3 +503,17 @@ def test_a_blink_inside_an_owl_glance_does_not_end_it(yaw_deg):
     assert alert.kind == "long_distraction"
     assert alert.glances[0][0] == pytest.approx(starts[0] - 1 / 60)
     assert alert.t - alert.glances[0][0] == pytest.approx(3.0, abs=1.5 / 60)
+
+
+def test_a_blink_on_the_way_back_from_the_lap_does_not_end_the_glance():
+    # a lizard look at a phone in the lap (eyes out of the tracker's range below for 2.9 s), then
+    # the eyes blinking for 0.4 s as they come back: the glance goes on through the blink and
+    # reaches its alert in it
+    down = saccade((-10.0, -40.0), 0.1)[:3]
+    block, starts = trace(down + [(2.9, None), (0.4, None), (5.0, (0.0, 0.0))], noise_deg=0.2,
+                          head=True)
+    block = shut_eyes(block, starts, [len(down) + 1])
+    (alert,) = detect_glances(Recording(block)).alerts
+    assert alert.kind == "long_distraction"
+    assert alert.glances[0][0] == pytest.approx(starts[0] - 1 / 60)
+    assert alert.t - alert.glances[0][0] == pytest.approx(3.15, abs=1.5 / 60)
