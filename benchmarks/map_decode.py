@@ -31,8 +31,7 @@ import msgpack
 
 from distractd.daemon import Model
 from distractd.daemon._streams import _Inbox
-from distractd.pipeline.formats import FIELDS, Limits, decode_samples, encode_map
-from distractd.pipeline.formats._wire import decode_message
+from distractd.pipeline.formats import FIELDS, Limits, decode_message, decode_samples, encode_map
 from distractd.simulators import simulate_drive
 
 

@@ -34,7 +34,7 @@ from threadpoolctl import threadpool_limits
 from .._errors import ConfigError
 from ..pipeline import FEATURE_NAMES
 from ..pipeline.formats import (
-    Limits, PupilAdapter, Rejected, UnsupportedGaze, decode_samples, encode_event, encode_state,
+    Limits, PupilAdapter, Rejected, UnsupportedGaze, decode_message, encode_event, encode_state,
 )
 from ._adaptation import Adapter, Adapting
 from ._config import load_config
@@ -312,10 +312,10 @@ class Service(StreamTable, Reloading, Adapting):
         return n
 
     def _decode_native(self, frames):
-        return decode_samples(frames, self.limits)
+        return decode_message(frames, self.limits)
 
     def _decode_lsl(self, frames):
-        return decode_samples(frames, self.lsl_limits)
+        return decode_message(frames, self.lsl_limits)
 
     def _decode_pupil(self, frames):
         try:

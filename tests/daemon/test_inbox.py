@@ -18,9 +18,8 @@ from distractd.daemon._streams import _Inbox
 from distractd.models import load_model
 from distractd.pipeline import FIELD_INDEX
 from distractd.pipeline.formats import (
-    FIELDS, Limits, Rejected, decode_samples, encode_block, encode_map,
+    FIELDS, Limits, Rejected, decode_message, decode_samples, encode_block, encode_map,
 )
-from distractd.pipeline.formats._wire import decode_message
 from distractd.simulators import replay, simulate_drive
 
 from ._published import states_of
@@ -143,17 +142,10 @@ def test_a_refused_map_is_refused_as_decode_samples_refuses_it(payload, reason, 
     assert text.startswith(f"{reason}: stream car: ") and says in text
 
 
-class RowsService(Service):
-    """The daemon with its native input decoded to rows (``decode_message``)."""
-
-    def _decode_native(self, frames):
-        return decode_message(frames, self.limits)
-
-
 def test_the_daemon_fed_rows_publishes_what_batch_decides():
     drive = simulate_drive(7, duration_s=60.0)
     windows, scores, states = expected_states(drive, load_model(default_model_path()))
-    running = Running(RowsService, ["sessions.idle_timeout_s=3"])
+    running = Running(Service, ["sessions.idle_timeout_s=3"])
     summary = replay([drive], running.input, speed=40, form="map", prefix="rows")
     assert summary["messages"] == drive.n_samples
     deadline = time.monotonic() + 120

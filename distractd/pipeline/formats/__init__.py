@@ -28,7 +28,7 @@ from ._schema import (
 from ._wire import (
     FATIGUE_UNAVAILABLE, MAX_SEQ, MESSAGE_REJECT_REASONS, STATE_NAMES, VERSION, Limits, Rejected,
     alert_event,
-    decode_output, decode_samples, encode_block, encode_event, encode_map, encode_state,
+    decode_message, decode_output, decode_samples, encode_block, encode_event, encode_map, encode_state,
     glance_state, segment_event, state_message, transition_event, unpack, valid_stream_id,
 )
 
@@ -38,7 +38,7 @@ __all__ = [
     "Recording", "read_recording", "write_recording", "read_csv", "write_csv", "describe",
     "label_intervals", "labels_from_intervals", "read_intervals", "write_intervals",
     "VERSION", "STATE_NAMES", "FATIGUE_UNAVAILABLE", "MESSAGE_REJECT_REASONS", "MAX_SEQ", "Rejected", "Limits", "unpack",
-    "decode_samples", "valid_stream_id",
+    "decode_message", "decode_samples", "valid_stream_id",
     "encode_map", "encode_block", "state_message", "transition_event", "segment_event",
     "glance_state", "alert_event", "encode_state", "encode_event", "decode_output",
     "PupilAdapter", "gaze_angles", "gaze_normal", "pupil_datums", "gaze_datum", "blink_datum",
