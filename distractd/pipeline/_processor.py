@@ -434,7 +434,7 @@ def _run(block, labels, start, base, final, state, out, out_f):
         _add_sample(ring, wstate, hop, x, not lost, measures, label)
         if glances:
             first_alert = n_a
-            closed = fatigue and _closed_forward(x, params, gstate, fstate)
+            closed = fatigue and _closed_forward(x, lost, params, gstate, fstate)
             n_a = _glance_step(x, has_gaze, t, dt, gap, lost, closed, params, gstate, ghist,
                                gring, gout, out_a, n_a)
             for a in range(first_alert, n_a):
@@ -471,11 +471,12 @@ def _run(block, labels, start, base, final, state, out, out_f):
 
 
 @njit(cache=True, inline="always")
-def _closed_forward(x, params, gstate, fstate):
+def _closed_forward(x, lost, params, gstate, fstate):
     """The eyelids of sample ``x`` are closed with the head facing forward, as the fatigue
     channel reads a closure (its open level learned; at or below ``fatigue_closed_fraction`` of
-    it, or below ``fatigue_open_fraction`` inside a closure; its forward head ellipse): the
-    fatigue channel's to judge, so the glance channel takes it as track loss, not as time away."""
+    it, or, eyes untracked (``lost``), below ``fatigue_open_fraction`` inside a closure; its
+    forward head ellipse): the fatigue channel's to judge, so the glance channel takes it as
+    track loss, not as time away. A gaze tracked while the lid reopens is the gaze's."""
     if fstate.seen_s < params.warmup_s:
         return False
     aperture = _aperture(x)
@@ -483,7 +484,7 @@ def _closed_forward(x, params, gstate, fstate):
         return False
     level = fstate.level
     if aperture > params.fatigue_closed_fraction * level and not (
-            fstate.closed == 1.0 and aperture < params.fatigue_open_fraction * level):
+            lost and fstate.closed == 1.0 and aperture < params.fatigue_open_fraction * level):
         return False
     return _facing_forward(x, params, gstate)
 

@@ -517,3 +517,19 @@ def test_a_blink_on_the_way_back_from_the_lap_does_not_end_the_glance():
     assert alert.kind == "long_distraction"
     assert alert.glances[0][0] == pytest.approx(starts[0] - 1 / 60)
     assert alert.t - alert.glances[0][0] == pytest.approx(3.15, abs=1.5 / 60)
+
+
+def test_a_gaze_tracked_while_the_lids_reopen_is_the_gaze_s():
+    # a blink with the look down to the display: the lids still half open (0.4 of the open
+    # aperture, inside the fatigue channel's closure until 0.5) while the tracker already sees
+    # the gaze there: off road, not a closure
+    segments = [(0.15, None), (0.05, DISPLAY), (3.5, DISPLAY), (5.0, (0.0, 0.0))]
+    block, starts = trace(segments, head=True)
+    block = shut_eyes(block, starts, [0])
+    reopening = (block[:, 0] >= starts[1]) & (block[:, 0] < starts[2])
+    block[np.ix_(reopening, [FIELD_INDEX["eyelid_r"], FIELD_INDEX["eyelid_l"]])] = 0.4
+    result = detect_glances(Recording(block))
+    assert (result.glance[reopening] == CODE["off_road"]).all()
+    (alert,) = result.alerts
+    assert alert.kind == "long_distraction"
+    assert alert.glances[0][0] == pytest.approx(starts[0] - 1 / 60)
