@@ -25,7 +25,7 @@ their sources; in short:
   loss after eyes seen dwelling away (the head lags the gaze on the way back).
 - **Eyes closed**: a sample whose eyelids are closed with the head facing forward, as the
   fatigue channel reads a closure (the processor's ``_closed_forward``: its open level, closed
-  and open fractions and forward head ellipse), is ``lost``, never away by head pose, and starts
+  fraction, open fraction while the eyes are untracked, and forward head ellipse), is ``lost``, never away by head pose, and starts
   no loss out of the tracker's range: an eye closure is fatigue (microsleep, sleep), not a glance
   away. A closure inside a glance away is bridged for ``glance_lost_carry_s`` like any blink
   (while the eyes are out of range, often a blink on the way back, it goes on with that carry);
