@@ -235,9 +235,9 @@ class PipelineConfig:
         A closure facing forward this long raises ``sleep``, seconds: Euro NCAP's sleep is an eye
         closure over 3 s (issue 27).
     fatigue_hidden_s : float, default=0.5
-        The eyes hidden from the tracker (eyelid NaN, or low confidence with the lid open) for at
-        most this long inside a closure do not end it, seconds (as ``glance_lost_carry_s``);
-        longer, and the closure is dropped. Our choice.
+        The eyes hidden from the tracker (eyelid NaN, or low confidence with the lid open), or
+        samples missing (a gap), for at most this long inside a closure do not end it, seconds (as
+        ``glance_lost_carry_s``); longer, and the closure is dropped. Our choice.
     fatigue_perclos_window_s : float, default=60.0
         Span of the fatigue channel's PERCLOS and mean blink duration, seconds, at most 3,600
         (PERCLOS per minute, Wierwille 1994); kept in bins of 0.5 s.

@@ -18,8 +18,9 @@ source of every threshold; in short:
 - **Closures** (hysteresis): a closure starts at the first visible sample at or below
   ``fatigue_closed_fraction`` of the open level (P80: at least 80 % closed) and ends at the first
   visible sample at or above ``fatigue_open_fraction`` of it. The eyes hidden for up to
-  ``fatigue_hidden_s`` inside a closure do not end it; longer, or a gap, and the closure is
-  dropped and the eye must be seen open before a new one starts (its start would be unknown).
+  ``fatigue_hidden_s`` inside a closure, or a gap as short, do not end it; longer, and the closure
+  is dropped (its current duration NaN: closed, since when unknown) and the eye must be seen open
+  before a new one starts (its start would be unknown).
 - **Alerts**: ``microsleep`` when a closure reaches ``fatigue_microsleep_s`` and ``sleep`` when it
   reaches ``fatigue_sleep_s``, each once per closure, at a visible sample with the head facing
   forward (head pose within ``fatigue_head_*`` of the glance channel's recent on-road head pose;
@@ -386,7 +387,7 @@ def _fatigue_step(x, t, dt, gap, blink_s, params, gstate, state, ring, closures,
     open_at = params.fatigue_open_fraction * state.level
     visible = aperture == aperture and not (x[_CONFIDENCE] < params.confidence_min
                                             and aperture >= open_at)
-    if gap and state.closed == 1.0:   # the closure's end is unknown
+    if gap and state.closed == 1.0 and dt > params.fatigue_hidden_s:   # its end is unknown
         state.closed = 0.0
         state.dead = 1.0
     if visible:
@@ -425,7 +426,8 @@ def _fatigue_step(x, t, dt, gap, blink_s, params, gstate, state, ring, closures,
     available = visible and ready
     out.available = 1.0 if available else 0.0
     if available:
-        out.closed_s = t - state.start if state.closed == 1.0 else 0.0
+        out.closed_s = t - state.start if state.closed == 1.0 \
+            else np.nan if state.dead == 1.0 else 0.0   # dead: closed, since when unknown
     else:
         out.closed_s = np.nan
     out.perclos = state.perclos

@@ -136,6 +136,24 @@ def test_a_closure_goes_on_through_a_short_loss_of_the_eyes_and_ends_at_a_long_o
     assert detect_fatigue(Recording(block)).alerts == []
 
 
+def test_a_closure_goes_on_through_a_short_gap_in_the_samples_and_is_unknown_after_a_long_one():
+    block, starts = eyes(blinking(45.0) + [(4.0, SHUT), (20.0, OPEN)])
+    start = starts[-2]
+    t = block[:, 0]
+    short = block[~((t >= start + 2.0) & (t < start + 2.3))]   # 0.3 s of samples missing
+    result = detect_fatigue(Recording(short))
+    assert kinds(result.alerts) == ["microsleep", "sleep"]
+    assert result.alerts[1].closures[0][0] == pytest.approx(start, abs=1 / RATE_HZ)
+    # a gap longer than fatigue_hidden_s: the closure's end is unknown; its duration is NaN (not
+    # 0, which would say the eyes were seen open) until the eyes are seen open
+    long = block[~((t >= start + 1.2) & (t < start + 2.0))]
+    result = detect_fatigue(Recording(long))
+    assert kinds(result.alerts) == ["microsleep"]
+    after = (result.t > start + 2.1) & (result.t < start + 3.9)
+    assert np.isnan(result.eyes_closed_s[after]).all()
+    assert (result.eyes_closed_s[(result.t > start + 4.5) & (result.t < start + 5.0)] == 0.0).all()
+
+
 def test_a_closure_with_the_head_turned_away_raises_nothing():
     plan = blinking(45.0) + [(1.5, SHUT, 40.0), (20.0, OPEN), (1.5, SHUT, 10.0), (20.0, OPEN)]
     block, starts = eyes(plan)
