@@ -231,19 +231,9 @@ def _reset(states):
     states[0] = _ZEROS[0]
     state = states[0]
     state.level = 1.0
-    _clear_clock(state)
-
-
-@njit(cache=True)
-def _clear_clock(state):
-    """Forget the closure and the PERCLOS span (a new clock); the open level and the drowsy latch
-    are the driver's and are kept."""
-    state.closed = 0.0
-    state.dead = 0.0
     state.hidden_t = np.nan
     state.bin = -np.inf
     state.perclos = state.blink_mean = np.nan
-    state.c_head = state.c_n = 0.0
 
 
 @njit(cache=True)
@@ -256,8 +246,9 @@ def _clear_ring(ring):
 
 @njit(cache=True)
 def _restart(states, ring):
-    """A new clock: the closure and the PERCLOS span start afresh."""
-    _clear_clock(states[0])
+    """A new clock: the fatigue channel starts afresh, open-eye level and drowsy latch included,
+    like the glance channel (a restarted tracker may have a new eyelid scale)."""
+    _reset(states)
     _clear_ring(ring)
 
 

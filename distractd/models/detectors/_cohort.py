@@ -346,8 +346,9 @@ def _imported_submodel(detector, config):
     if beyond:
         raise ConfigError(f"sparse model {detector.model_id}: features {beyond} need more than "
                           f"gaze at any rate")
-    differ = sorted(key for key, value in config.to_dict().items()
-                    if detector.pipeline_config.get(key) != value)
+    theirs = PipelineConfig.from_dict(detector.pipeline_config).to_dict()   # defaults for keys
+    differ = sorted(key for key, value in config.to_dict().items()       # an older model lacks
+                    if theirs[key] != value)
     if differ:
         raise ConfigError(f"sparse model {detector.model_id}: pipeline settings {differ} differ "
                           f"from this model's")
