@@ -596,7 +596,6 @@ def _declare_label(parser):
 def _label(args):
     from .models import load_model
     from .models.clustering import label_recording
-    from .models.detectors import DEFAULT_MODEL_PATH
     from .pipeline import read_recording, write_intervals
     from .pipeline.formats import check_overwrite, recording_identity, write_label_identity
 
@@ -610,7 +609,7 @@ def _label(args):
                               f"got {item!r}") from None
     detector = None
     if args.prior != "none":
-        detector = load_model(DEFAULT_MODEL_PATH if args.prior == "default" else args.prior)
+        detector = load_model(args.prior)
     recording = read_recording(args.input)
     out = Path(args.out)
     intervals_path = args.intervals or str(out.with_name(out.stem + ".intervals.csv"))
@@ -673,14 +672,13 @@ def _declare_segment(parser):
 
 def _segment(args):
     from .models import load_model
-    from .models.detectors import DEFAULT_MODEL_PATH
     from .models.segmentation import segment_recording
     from .pipeline import read_recording
 
     model = load_model(args.model) if args.model else None
     prior_model = None
     if model is None and args.prior != "none":
-        prior_model = load_model(DEFAULT_MODEL_PATH if args.prior == "default" else args.prior)
+        prior_model = load_model(args.prior)
     segments = segment_recording(read_recording(args.input), model=model,
                                  prior_model=prior_model, config=_pipeline_config(args),
                                  method=args.method, n_clusters=args.k,
@@ -889,7 +887,7 @@ def _cohort_labelled(inputs, labels):
 
 def _declare_adapt(parser):
     parser.add_argument("model", metavar="MODEL", help="cohort model (train --cohort, sselm or "
-                                                       "lapsvm)")
+                                                       "lapsvm), or 'default' (the shipped one)")
     parser.add_argument("inputs", nargs="+", metavar="IN", help="the new driver's recordings")
     parser.add_argument("--unlabelled", type=_COUNT, default=1000, metavar="N",
                         help="most of the driver's windows used (default: %(default)s)")
@@ -918,7 +916,8 @@ def _adapt(args):
 
 
 def _declare_predict(parser):
-    parser.add_argument("model", metavar="MODEL", help="model file written by train")
+    parser.add_argument("model", metavar="MODEL", help="model file written by train, or 'default' "
+                                                       "(the shipped model)")
     parser.add_argument("input", metavar="IN",
                         help="recording to score (.csv, .parquet or binary), or a Taamneh et al. "
                              "subject file (one recording per drive)")
@@ -929,6 +928,9 @@ def _declare_predict(parser):
                         help="also draw the drive's timeline (score and the rule's threshold, "
                              "state, truth, glance alerts, glances) to a .png, .pdf or .svg; "
                              "needs pip install 'distractd[plots]'")
+    parser.add_argument("--recording", metavar="ID",
+                        help="score only the input's recording with this id or protocol, e.g. "
+                             "T001-d7 or texting for one drive of a Taamneh et al. subject file")
     _add_decision(parser)
     _add_output_options(parser)
 
@@ -940,10 +942,17 @@ def _predict(args):
     from .models.detectors import DecisionRule, agreement_summary, predict_recording
     from .pipeline import PipelineConfig, read_recordings, require_windows
 
+    if args.plot:   # before any work: the extra and the figure's format
+        from .models.evaluation import check_figure_path, require_plots
+
+        require_plots()
+        check_figure_path(args.plot)
     detector = load_model(args.model)
-    recordings = read_recordings(args.input)
+    recordings = _chosen_recordings(args.input, read_recordings(args.input), args.recording)
     if args.plot and len(recordings) > 1:
-        raise ConfigError(f"--plot draws one recording; {args.input} holds {len(recordings)}")
+        raise ConfigError(f"--plot draws one recording; {args.input} holds {len(recordings)} "
+                          f"({', '.join(_recording_name(r) for r in recordings)}): choose one "
+                          f"with --recording")
     window_s = PipelineConfig.from_dict(detector.pipeline_config).window_s
     predictions = []
     for recording in recordings:
@@ -954,7 +963,7 @@ def _predict(args):
     ids = [recording.meta.get("recording_id", Path(args.input).stem) for recording in recordings]
     outputs = _recording_outputs(args.out, ids)
     summaries, lines = [], []
-    for rid, path, prediction in zip(ids, outputs, predictions):
+    for rid, path, prediction, recording in zip(ids, outputs, predictions, recordings):
         windows, scores, states = prediction.windows, prediction.scores, prediction.states
         with open(path, "w", newline="") as file:
             writer = csv.writer(file)
@@ -972,7 +981,8 @@ def _predict(args):
             "distracted": int((states == 1).sum()), "attentive": int((states == 0).sum()),
             "unknown": int((states < 0).sum()), "undecided": prediction.undecided(),
             "undecided_reason": why, "truth": None})
-        lines.append(f"{path}: {len(windows)} windows, {summaries[-1]['distracted']} distracted, "
+        lines.append(f"{path}: {_recording_name(recording)}: {len(windows)} windows, "
+                     f"{summaries[-1]['distracted']} distracted, "
                      f"{summaries[-1]['attentive']} attentive, {summaries[-1]['unknown']} unknown "
                      f"(model {prediction.model_id or detector.model_id})")
         if (windows.label >= 0).any():  # the recording carries truth: judge the states by it
@@ -990,22 +1000,47 @@ def _predict(args):
                       alerts=prediction.windows.alert_list(),
                       glances=detect_glances(recording,
                                              PipelineConfig.from_dict(detector.pipeline_config)),
-                      title=f"{Path(args.input).name}: model {detector.kind} "
-                            f"{prediction.model_id or detector.model_id}")
+                      title=f"{_recording_name(recording)}: {detector.kind} model")
     _report(args, summaries[0] if len(summaries) == 1 else {"outputs": summaries},
             "\n".join(lines))
     return 0
 
 
+def _chosen_recordings(path, recordings, wanted):
+    """``recordings`` of ``path``, or only those whose id or protocol is ``wanted``."""
+    if wanted is None:
+        return recordings
+    chosen = [r for r in recordings
+              if wanted in (r.meta.get("recording_id"), r.meta.get("protocol"))]
+    if not chosen:
+        raise ConfigError(f"--recording {wanted!r}: {path} holds "
+                          f"{', '.join(_recording_name(r) for r in recordings)}")
+    return chosen
+
+
+def _recording_name(recording):
+    """A recording's id with its driver's protocol, e.g. ``T001-d7 (texting)``."""
+    name = recording.meta.get("recording_id", "recording")
+    protocol = recording.meta.get("protocol")
+    return name if protocol is None or protocol in name else f"{name} ({protocol})"
+
+
 def _truth_line(truth):
-    """:func:`~distractd.models.detectors.agreement_summary` as one line of text."""
-    delays = ", ".join("missed" if d != d else f"{d:.1f} s" for d in truth["delays_s"]) or "none"
-    alarms = truth["false_alarms_per_hour"]
+    """:func:`~distractd.models.detectors.agreement_summary` as one line of text, each figure
+    with what it counts."""
+    if not truth["decided"]:
+        return f"  against the truth: none of the {truth['windows']} labelled windows decided"
+    delays = ", ".join("missed" if d != d else f"{d:.1f} s" for d in truth["delays_s"])
+    sensitivity, alarms = truth["sensitivity"], truth["false_alarms_per_hour"]
     return (f"  against the truth: {truth['accuracy']:.1%} agreement on {truth['decided']} of "
-            f"{truth['windows']} labelled windows decided (sensitivity {truth['sensitivity']:.2f}, "
-            f"specificity {truth['specificity']:.2f}); detection delay per distraction episode: "
-            f"{delays}; " + ("no attentive time for false alarms" if alarms != alarms else
-                             f"{alarms:.1f} false alarms per attentive hour"))
+            f"{truth['windows']} labelled windows decided ("
+            + ("no distracted window among them, so no sensitivity" if sensitivity != sensitivity
+               else f"sensitivity {sensitivity:.2f}") + f", specificity {truth['specificity']:.2f}); "
+            + (f"detection delay from each distraction episode's onset to the first distracted "
+               f"state: {delays}; " if delays else "no distraction episode; ")
+            + ("no attentive time for false alarms" if alarms != alarms else
+               f"{alarms:.1f} false alarms per attentive hour (turns to distracted while the "
+               f"labels say attentive)"))
 
 
 def _add_decision(parser):
@@ -1153,7 +1188,8 @@ def _declare_review(parser):
                              "<stem>.intervals.csv); default: the recording's own labels, saved "
                              "to <IN stem>.labels.intervals.csv")
     parser.add_argument("--model", metavar="MODEL",
-                        help="a model: adds the detector's score and state and its segments")
+                        help="a model, or 'default' (the shipped one): adds the detector's score "
+                             "and state and its segments")
     parser.add_argument("--port", type=_PORT, default=8050,
                         help="port on 127.0.0.1, 0 for a free one (default: %(default)s)")
     _add_decision(parser)

@@ -191,3 +191,25 @@ def test_the_offline_decision_defaults_are_the_daemons():
     for names in ((), ("mean_gaze_r_yaw", LOSS_FEATURE)):
         assert decision_options(None, names) == decision_options(DEFAULTS, names)
     assert decision_options(None, (LOSS_FEATURE,))["loss_evidence"] is True
+
+
+def test_predict_names_the_shipped_model_default_and_a_real_drive_by_protocol(
+        shared_data, tmp_path, capsys):
+    """``default`` is the shipped model; a subject file's drives are named with their protocol,
+    ``--recording`` picks one of them (by protocol here), and a choice that is not in the file
+    is one line listing what is. T011 is a development-half driver."""
+    subject = shared_data / "taamneh" / "T011.csv"
+    out = tmp_path / "texting.csv"
+    assert main(["predict", "default", str(subject), "--recording", "texting",
+                 "--out", str(out), "--json"]) == 0
+    summary = json.loads(capsys.readouterr().out)
+    assert summary["output"] == str(out) and summary["windows"] > 100
+    assert summary["truth"]["sensitivity"] > 0      # the texting drive holds distraction
+    assert main(["predict", "default", str(subject), "--recording", "texting",
+                 "--out", str(out)]) == 0
+    assert f"{out}: T011-d7 (texting): " in capsys.readouterr().out
+    assert main(["predict", "default", str(subject), "--recording", "nap",
+                 "--out", str(tmp_path)]) == 1
+    error = capsys.readouterr().err.strip()
+    assert error.startswith("distractd predict: error: --recording 'nap': ")
+    assert "T011-d7 (texting)" in error and "\n" not in error

@@ -18,7 +18,7 @@ import pytest
 from distractd._errors import ModelError
 from distractd.daemon import Model, default_model_path
 from distractd.models import SVMClassifier, load_model, save_model
-from distractd.models.detectors import LOSS_FEATURE, fallback_extra
+from distractd.models.detectors import LOSS_FEATURE, UNDECIDED_REASONS, fallback_extra
 from distractd.pipeline import (
     FIELD_INDEX, PipelineConfig, Recording, empty_block, extract_features, read_recordings,
 )
@@ -75,7 +75,7 @@ def test_predict_decides_the_real_drive_by_the_sparse_sub_model(tmp_path, path, 
     # the reason for the rest, once on stderr and in the summary: the baseline warming up
     line = f"distractd predict: T001-d7: {int((~decided).sum())} of {len(rows)} windows undecided"
     assert [text for text in done.stderr.splitlines() if "T001-d7" in text] == [
-        f"{line}: {int((~decided).sum())} baseline warming"]
+        f"{line}: {int((~decided).sum())} {UNDECIDED_REASONS['warming']}"]
     assert drive["undecided"] == {"warming": int((~decided).sum())}
 
 

@@ -498,6 +498,8 @@ def load_model(path):
     Parameters
     ----------
     path : str or Path
+        The artifact, or ``"default"``: the shipped model (:data:`DEFAULT_MODEL_PATH`), the name
+        every command accepts for it.
 
     Returns
     -------
@@ -513,6 +515,8 @@ def load_model(path):
         :class:`~distractd.pipeline.PipelineConfig` (out of bounds: a span that would stall a
         reload and fill the memory).
     """
+    if str(path) == "default":
+        path = DEFAULT_MODEL_PATH
     try:
         with open(path, "rb") as handle:
             data = handle.read()

@@ -69,7 +69,8 @@ UNDECIDED_REASONS = {
     "no_gaze": "no gaze delivered",
     "fields": "the stream lacks fields every sub-model needs",
     "rate": "the stream's rate is too low for every sub-model",
-    "warming": "baseline warming",
+    "warming": "baseline warming up (the driver's own running baseline is learned first, over "
+               "the pipeline's baseline_warmup_s)",
     "features": "a feature had no data in the window (no valid gaze in it)",
     "quality": "window quality below min_quality",
 }

@@ -10,6 +10,7 @@ __getattr__, __dir__, __all__ = lazy_exports(__name__, {
         "accuracy", "binary_scores", "detection_delays", "false_alarms_per_hour", "g_mean",
         "sensitivity", "specificity",
     ),
+    "._figures": ("check_figure_path", "require_plots"),
     "._metrics": ("clustering_accuracy", "clustering_accuracy_many_to_one", "clustering_g_mean"),
     "._halves": ("driver_halves", "half_figures", "per_driver_means", "versus_floor"),
     "._models": ("NAIVE_FLOOR", "evaluate_models", "model_drives", "naive_pairs"),

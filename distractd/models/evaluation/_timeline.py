@@ -3,9 +3,9 @@
 Panels over the drive's clock, sharing the time axis:
 
 1. **score**: the detector's window score — its decision value less the model's offset, over the
-   spread of its training scores, so positive leans distracted and one unit is one training
-   spread — with the decision rule's own threshold(s) (:class:`DecisionRule`, never a constant),
-   over the stretches the truth calls distracted;
+   spread of its training scores, so one unit is one training spread — with the decision rule's
+   own threshold(s) (:class:`DecisionRule`, never a constant), above which the state turns
+   distracted, over the stretches the truth calls distracted;
 2. **states**: two rows of colour, the truth and the published state, each distracted,
    attentive or unknown; unknown (no label, no decision) is hatched grey, a third kind rather
    than a level between the two; the glance alerts are marked above the rows;
@@ -23,7 +23,7 @@ from ._figures import check_figure_path, paper_figure, save_figure
 
 __all__ = ["plot_timeline", "SCORE_LABEL", "STATE_STYLE", "ALERT_STYLE", "GLANCE_ROWS"]
 
-SCORE_LABEL = "score (training spreads;\n> 0 leans distracted)"
+SCORE_LABEL = "score (training spreads;\ndistracted above the threshold)"
 """The score axis of a saved model's published scores (see the module notes)."""
 STATE_STYLE = {1: ("distracted", "#d62728", None), 0: ("attentive", "#2ca02c", None),
                -1: ("unknown", "#ffffff", "////")}

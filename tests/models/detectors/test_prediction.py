@@ -17,7 +17,7 @@ def test_each_undecided_window_gets_its_reason():
     codes = undecided_reasons(states, scores, ready)
     assert codes.tolist() == ["warming", "features", "quality", None, "features", None]
     assert undecided_summary(codes) == (
-        "4 of 6 windows undecided: 1 baseline warming; 2 a feature had no data in the window "
+        f"4 of 6 windows undecided: 1 {UNDECIDED_REASONS['warming']}; 2 a feature had no data in the window "
         "(no valid gaze in it); 1 window quality below min_quality")
     # a stream no sub-model can score: every undecided window has the stream's reason
     codes = undecided_reasons(states, scores, ready, "rate")
