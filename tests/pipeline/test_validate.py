@@ -2,7 +2,7 @@ import numpy as np
 import pytest
 
 from distractd.pipeline import (
-    FIELD_INDEX, SAMPLE_REJECT_REASONS, Recording, StreamProcessor, Windows, empty_block,
+    FIELD_INDEX, N_FIELDS, SAMPLE_REJECT_REASONS, Recording, StreamProcessor, Windows, empty_block,
     extract_features,
 )
 
@@ -130,7 +130,7 @@ def test_garbage_never_raises():
     processor = StreamProcessor()
     parts = []
     for _ in range(50):
-        block = rng.choice([np.nan, np.inf, -np.inf, 1e300, -1.0, 0.5, 3.0], size=(40, 18))
+        block = rng.choice([np.nan, np.inf, -np.inf, 1e300, -1.0, 0.5, 3.0], size=(40, N_FIELDS))
         block[:, 0] = np.where(rng.random(40) < 0.8, np.cumsum(rng.uniform(0, 0.05, 40)), block[:, 0])
         parts.append(processor.update(block))
     windows = Windows.concat(parts)

@@ -10,7 +10,9 @@ from ._label_files import (
     labels_by_recording, read_label_identity, read_reviewed, recording_identity,
     write_label_identity,
 )
-from ._lsl import STATE_CHANNEL_META, STATE_CHANNELS, LslMapping, lsl_mapping, lsl_stream_id
+from ._lsl import (
+    STATE_CHANNEL_META, STATE_CHANNELS, UNIT_SCALES, LslMapping, lsl_mapping, lsl_stream_id,
+)
 from ._parquet import write_table
 from ._pupil import (
     GAZE_FRAME, MIN_PUPIL_CONFIDENCE, REFUSED_MAPPINGS, PupilAdapter, UnsupportedGaze, blink_datum,
@@ -20,9 +22,9 @@ from ._recording import (
     Recording, describe, label_intervals, labels_from_intervals, read_csv, read_intervals,
     read_recording, write_csv, write_intervals, write_recording,
 )
-from ._taamneh import CENTER_PX, DEG_PER_PX, DRIVES, is_taamneh, read_taamneh
+from ._taamneh import CENTER_PX, DEG_PER_PX, DRIVES, VEHICLE_COLUMNS, is_taamneh, read_taamneh
 from ._schema import (
-    FIELD_INDEX, FIELDS, N_FIELDS, OPTIONAL_FIELDS, RANGES, SPATIAL_FIELDS, UNITS,
+    FIELD_INDEX, FIELDS, N_FIELDS, OPTIONAL_FIELDS, RANGES, SPATIAL_FIELDS, UNITS, VEHICLE_FIELDS,
     block_from_columns, block_from_maps, empty_block, maps_from_block,
 )
 from ._wire import (
@@ -34,7 +36,7 @@ from ._wire import (
 
 __all__ = [
     "FIELDS", "FIELD_INDEX", "N_FIELDS", "UNITS", "RANGES", "OPTIONAL_FIELDS", "SPATIAL_FIELDS",
-    "empty_block", "block_from_maps", "block_from_columns", "maps_from_block",
+    "VEHICLE_FIELDS", "empty_block", "block_from_maps", "block_from_columns", "maps_from_block",
     "Recording", "read_recording", "write_recording", "read_csv", "write_csv", "describe",
     "label_intervals", "labels_from_intervals", "read_intervals", "write_intervals",
     "VERSION", "STATE_NAMES", "FATIGUE_UNAVAILABLE", "MESSAGE_REJECT_REASONS", "MAX_SEQ", "Rejected", "Limits", "unpack",
@@ -45,7 +47,8 @@ __all__ = [
     "GAZE_FRAME", "MIN_PUPIL_CONFIDENCE", "UnsupportedGaze", "REFUSED_MAPPINGS", "gaze_2d_datum",
     "surface_datum",
     "LslMapping", "lsl_mapping", "lsl_stream_id", "STATE_CHANNELS", "STATE_CHANNEL_META",
-    "read_taamneh", "is_taamneh", "DRIVES", "DEG_PER_PX", "CENTER_PX", "read_recordings",
+    "UNIT_SCALES",
+    "read_taamneh", "is_taamneh", "DRIVES", "VEHICLE_COLUMNS", "DEG_PER_PX", "CENTER_PX", "read_recordings",
     "recording_files", "RECORDING_SUFFIXES", "LABEL_SIDECAR_SUFFIX", "recording_identity", "label_sidecar",
     "read_label_identity", "read_reviewed", "write_label_identity", "label_extent", "check_label_file", "check_overwrite",
     "labels_by_recording", "write_table",

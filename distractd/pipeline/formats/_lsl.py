@@ -6,8 +6,11 @@ XDF "Gaze Meta-Data" convention). :func:`lsl_mapping` turns that description int
 :class:`LslMapping` which maps each pulled chunk onto canonical samples. A channel is mapped by the
 first rule that fits it:
 
-1. its **label is a canonical field** (any case): ``gaze_r_yaw``, ``head_x``, ``confidence``, ...;
-   angles in ``deg``/``degrees`` become rad, head positions in ``mm``/``cm`` become m;
+1. its **label is a canonical field** (any case): ``gaze_r_yaw``, ``head_x``, ``confidence``,
+   ``speed``, ...; a channel's ``unit`` converts to the field's (:data:`UNIT_SCALES`): angles in
+   ``deg`` become rad, head positions and the lane offset in ``mm``/``cm`` m, speed in ``km/h`` or
+   ``mph`` m/s, the yaw rate in ``deg/s`` rad/s, pedals in ``percent`` 0-1, acceleration in ``g``
+   m/s²;
 2. the **XDF gaze meta-data**: ``type`` ``DirectionX``/``DirectionY``/``DirectionZ`` with ``eye``
    ``right``/``left`` (the eye's 3-D gaze vector; both eyes with ``eye`` ``both``), ``Diameter`` or
    ``Radius`` (pupil, mm; ``eye`` ``both``: one value for both pupils) and ``Confidence``;
@@ -39,7 +42,8 @@ import numpy as np
 from ..._errors import SchemaError
 from ._schema import FIELD_INDEX, FIELDS, N_FIELDS, empty_block
 
-__all__ = ["LslMapping", "lsl_mapping", "lsl_stream_id", "STATE_CHANNELS", "STATE_CHANNEL_META"]
+__all__ = ["LslMapping", "lsl_mapping", "lsl_stream_id", "STATE_CHANNELS", "STATE_CHANNEL_META",
+           "UNIT_SCALES"]
 
 STATE_CHANNELS = ("t_end", "distracted", "score", "quality", "off_road_s")
 """Channels of distractd's LSL state outlets: the window end (s, the stream's clock), 1 distracted
@@ -58,11 +62,20 @@ STATE_CHANNEL_META = {
 ``none`` a dimensionless number (the score is compared with the decision threshold),
 ``normalized`` a fraction in [0, 1]."""
 
-_ANGLE_FIELDS = {f for f in FIELDS if f.endswith(("_yaw", "_pitch", "_roll"))}
-_POSITION_FIELDS = {"head_x", "head_y", "head_z"}
-_DEGREE_UNITS = {"deg", "degree", "degrees"}
-_POSITION_SCALE = {"mm": 1e-3, "millimeter": 1e-3, "millimeters": 1e-3, "cm": 1e-2,
-                   "m": 1.0, "meter": 1.0, "meters": 1.0}
+_DEGREES = dict.fromkeys(("deg", "degree", "degrees"), math.pi / 180.0)
+_LENGTHS = {"mm": 1e-3, "millimeter": 1e-3, "millimeters": 1e-3, "cm": 1e-2}
+_PERCENT = dict.fromkeys(("%", "percent"), 0.01)
+UNIT_SCALES = {
+    **{f: _DEGREES for f in FIELDS if f.endswith(("_yaw", "_pitch", "_roll")) or f == "steering"},
+    **dict.fromkeys(("head_x", "head_y", "head_z", "lane_offset"), _LENGTHS),
+    "speed": {"km/h": 1 / 3.6, "kph": 1 / 3.6, "mph": 0.44704},
+    "yaw_rate": dict.fromkeys(("deg/s", "degrees/s"), math.pi / 180.0),
+    "accel": {"g": 9.80665},
+    "accelerator": _PERCENT, "brake": _PERCENT,
+    "headway": {"km": 1e3}, "distance": {"km": 1e3, "mi": 1609.344},
+}
+"""Per canonical field, the channel units (lower case) that are not the field's own and the scale
+to it; any other unit is read as the field's own (:data:`~distractd.pipeline.formats.UNITS`)."""
 _EYES = {"right": "r", "left": "l"}
 _RELAY_EYES = {"0": "r", "1": "l"}
 _RELAY_NORMAL = re.compile(r"gaze_normal([01])_([xyz])")
@@ -195,8 +208,4 @@ def lsl_mapping(stream_name, channel_format, channels, gaze_frame=""):
 
 
 def _scale(field, unit):
-    if field in _ANGLE_FIELDS and unit in _DEGREE_UNITS:
-        return math.pi / 180.0
-    if field in _POSITION_FIELDS:
-        return _POSITION_SCALE.get(unit, 1.0)
-    return 1.0
+    return UNIT_SCALES.get(field, {}).get(unit, 1.0)

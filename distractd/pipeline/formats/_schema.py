@@ -1,6 +1,7 @@
 """The canonical sample: field names, units, ranges, and conversions between its three forms.
 
-A sample is one eye/head-tracker frame (DESIGN §2). Inside distractd a run of samples is a *block*: a
+A sample is one eye/head-tracker frame (DESIGN §2), optionally with the car's own signals beside
+it (:data:`VEHICLE_FIELDS`, read from the vehicle bus; often a second source at its own rate). Inside distractd a run of samples is a *block*: a
 C-contiguous ``float64`` array of shape ``(n_samples, N_FIELDS)`` whose columns are :data:`FIELDS`
 in order, with NaN for every field a tracker did not supply. On the wire a sample is a *map*
 (``{"t": 12.3, "gaze_r_yaw": 0.01, ...}``) or a block with its own field order; in files it is a CSV
@@ -17,7 +18,7 @@ from ..._errors import SchemaError
 
 __all__ = [
     "FIELDS", "FIELD_INDEX", "N_FIELDS", "UNITS", "RANGES", "OPTIONAL_FIELDS", "SPATIAL_FIELDS",
-    "empty_block", "block_from_maps", "row_from_map", "block_from_columns", "maps_from_block",
+    "VEHICLE_FIELDS", "empty_block", "block_from_maps", "row_from_map", "block_from_columns", "maps_from_block",
 ]
 
 FIELDS = (
@@ -29,8 +30,23 @@ FIELDS = (
     "pupil_r", "pupil_l",
     "confidence",
     "saccade", "blink",
+    "speed", "steering", "lane_offset", "accel", "accelerator", "brake", "yaw_rate", "headway",
+    "distance",
 )
-"""Canonical field names, in block column order."""
+"""Canonical field names, in block column order: the tracker's, then the vehicle's."""
+
+VEHICLE_FIELDS = FIELDS[FIELDS.index("speed"):]
+"""The vehicle's signals (DESIGN §2), all optional, in the vehicle's own axes (ISO 8855: x forward,
+y left, angles counter-clockwise positive seen from above):
+
+- ``speed``: forward speed over ground, m/s;
+- ``steering``: steering-wheel angle, rad, positive turning left (0 straight ahead);
+- ``lane_offset``: lateral offset of the car's centre from the lane centre, m, positive left;
+- ``accel``: longitudinal acceleration, m/s², positive speeding up;
+- ``accelerator``, ``brake``: pedal positions, 0 released to 1 fully pressed;
+- ``yaw_rate``: rate of turn about the vertical axis, rad/s, positive turning left;
+- ``headway``: distance gap to the lead vehicle, m (NaN without one);
+- ``distance``: distance travelled since an arbitrary origin (an odometer), m."""
 
 N_FIELDS = len(FIELDS)
 FIELD_INDEX = {name: i for i, name in enumerate(FIELDS)}
@@ -44,6 +60,8 @@ UNITS = {
     "pupil_r": "mm", "pupil_l": "mm",
     "confidence": "1",
     "saccade": "1", "blink": "1",
+    "speed": "m/s", "steering": "rad", "lane_offset": "m", "accel": "m/s2", "accelerator": "1",
+    "brake": "1", "yaw_rate": "rad/s", "headway": "m", "distance": "m",
 }
 
 RANGES = {
@@ -57,13 +75,20 @@ RANGES = {
     "pupil_r": (0.5, 12.0), "pupil_l": (0.5, 12.0),
     "confidence": (0.0, 1.0),
     "saccade": (0.0, 1.0), "blink": (0.0, 1.0),
+    "speed": (-15.0, 100.0), "steering": (-4 * math.pi, 4 * math.pi), "lane_offset": (-10.0, 10.0),
+    "accel": (-20.0, 20.0), "accelerator": (0.0, 1.0), "brake": (0.0, 1.0),
+    "yaw_rate": (-math.pi, math.pi), "headway": (0.0, 500.0),
+    "distance": (-math.inf, math.inf),
 }
 """Physically plausible closed range of each field. Head position is metres from the tracker origin
 (a head box is well under a metre); eyelid opening may exceed 1 (eyes wider than the open baseline);
-pupils are 0.5-12 mm. Values outside are rejected by the pipeline's validation, not here."""
+pupils are 0.5-12 mm; speed allows reversing (to 15 m/s) and 360 km/h; the steering wheel turns
+at most two turns either way; a lane offset beyond 10 m is off the road; accelerations beyond 2 g
+are not driving; a radar's headway ends at 500 m. Values outside are rejected by the pipeline's validation, not here."""
 
-OPTIONAL_FIELDS = frozenset(("eyelid_r", "eyelid_l", "pupil_r", "pupil_l", "saccade", "blink"))
-"""Fields a tracker commonly lacks (DESIGN §2). Every field but ``t`` may be missing in practice
+OPTIONAL_FIELDS = frozenset(("eyelid_r", "eyelid_l", "pupil_r", "pupil_l", "saccade", "blink")
+                            + VEHICLE_FIELDS)
+"""Fields a tracker commonly lacks, and the vehicle's (DESIGN §2). Every field but ``t`` may be missing in practice
 (a Pupil Core stream has no head pose); missing fields are NaN."""
 
 SPATIAL_FIELDS = FIELDS[1:11]
