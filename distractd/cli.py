@@ -223,10 +223,28 @@ def _info(args):
         f"backwards, {imperfections['gaps']} gaps (~{imperfections['dropped_estimate']} dropped), "
         f"jitter {jitter:.3f} ms" if jitter is not None else "  timing       too few samples",
         f"  track loss   {100 * imperfections['track_loss_fraction']:.2f} % of samples",
-        *(f"  meta.{key:<8} {value}" for key, value in summary["meta"].items()),
+        *_meta_lines(summary["meta"]),
     ]
     _report(args, summary, "\n".join(lines))
     return 0
+
+
+def _meta_lines(meta):
+    """A recording's ``meta`` as aligned lines, a nested dict or list one entry a line."""
+    width = max((len(key) for key in meta), default=0) + 6
+    lines = []
+    for key, value in meta.items():
+        label = f"  meta.{key}".ljust(width + 2)
+        if isinstance(value, dict) and value:
+            lines.append(label.rstrip())
+            lines += [f"    {name:<{max(map(len, value))}} {item}" for name, item in value.items()]
+        elif isinstance(value, list) and value and isinstance(value[0], (list, dict)):
+            lines.append(label.rstrip())
+            lines += [f"    {' '.join(map(str, item)) if isinstance(item, list) else item}"
+                      for item in value]
+        else:
+            lines.append(f"{label} {value}")
+    return lines
 
 
 def _declare_convert(parser):

@@ -213,3 +213,12 @@ def test_predict_names_the_shipped_model_default_and_a_real_drive_by_protocol(
     error = capsys.readouterr().err.strip()
     assert error.startswith("distractd predict: error: --recording 'nap': ")
     assert "T011-d7 (texting)" in error and "\n" not in error
+
+
+def test_info_writes_a_simulated_drive_s_nested_meta_one_entry_a_line(recording_path, capsys):
+    assert main(["info", str(recording_path)]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert max(map(len, lines[lines.index("  meta.traits"):])) < 100
+    traits = read_recording(recording_path).meta["traits"]
+    start = lines.index("  meta.traits") + 1
+    assert [line.split()[0] for line in lines[start:start + len(traits)]] == list(traits)

@@ -102,9 +102,15 @@ def demo(duration_s=600.0, speed=20.0, seed=7, protocol="visual-manual", out=Non
     drive = simulate_drive(seed, drive=1, protocol=protocol)
     first = drive.t < drive.t[0] + duration_s
     recording = Recording(drive.samples[first], drive.labels[first], drive.meta)
+    print("starting the daemon (its first start on a machine compiles the numba kernels into "
+          "the cache, up to a minute on 2 cores; later starts take about a second) ...",
+          file=out, flush=True)
     with running_daemon() as daemon:
         print(f"daemon ready ({daemon.ready.splitlines()[-1]}); metrics at {daemon.metrics_url}",
               file=out)
+        print("each line: the end of a 10 s window (one every 0.5 s; every 10th shown), the "
+              "state the daemon published for it, its score (the decision rule turns distracted "
+              "above its threshold) and the simulator's truth", file=out, flush=True)
         watcher = _Watcher(daemon.output, recording, out)
         watcher.start()
         time.sleep(0.3)
@@ -219,8 +225,12 @@ class _Watcher(threading.Thread):
                     continue  # a re-published latest state
                 self.seen.append((message["t"], message["state"], truth))
                 if len(self.seen) % 10 == 0:
+                    warming = message.get("baseline") == "warming"
                     print(f"  t={message['t']:7.1f} s  state {message['state']:<10} score "
-                          f"{message['score']:+.2f}  truth {truth}", file=self.out, flush=True)
+                          f"{message['score']:+.2f}  truth {truth}"
+                          + ("  (baseline warming up: the first minute learns this driver's own "
+                             "baseline; no decision before)" if warming else ""),
+                          file=self.out, flush=True)
 
     def _truth(self, t):
         i = min(np.searchsorted(self.t, t, side="right") - 1, len(self.t) - 1)
@@ -252,6 +262,9 @@ class _Watcher(threading.Thread):
         shown = ", ".join("missed" if d != d else f"{d:.1f} s" for d in delays) or "none"
         return (f"{len(self.seen)} states received, {len(decided)} decided; "
                 f"{agree} ({100 * agree / max(len(decided), 1):.1f} %) agree with the ground "
-                f"truth; detection delay per distraction episode: {shown}; false alarm(s) per "
-                f"hour of attentive driving: {alarms:.1f}; "
+                f"truth; detection delay from each distraction episode's onset to its first "
+                f"distracted state: {shown} (a state judges the 10 s window that ends with it, "
+                f"so it follows a change of behaviour by several seconds; a glance alert comes "
+                f"within 3-4 s of a long glance); false alarm(s) per hour of attentive "
+                f"driving: {alarms:.1f}; "
                 f"{len(self.alerts)} glance alert(s)")
