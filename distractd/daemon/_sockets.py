@@ -41,10 +41,12 @@ def pupil_sub_endpoint(context, remote, timeout_s):
 
 
 def _sub_endpoint(remote, port):
-    """``remote``'s host with the port Pupil Remote named: ASCII digits of a port in 1-65535
-    (``"²".isdigit()`` is true, and such an endpoint makes ``connect`` raise)."""
-    if not (port.isascii() and port.isdigit() and 1 <= int(port) <= 65535):
-        raise ConfigError(f"pupil.remote {remote!r} answered SUB_PORT with {port!r}, not a port "
+    """``remote``'s host with the port Pupil Remote named: at most 5 ASCII digits of a port in
+    1-65535 (``"²".isdigit()`` is true, and such an endpoint makes ``connect`` raise; ``int`` of
+    4,301 digits or more raises)."""
+    if not (port.isascii() and port.isdigit() and len(port) <= 5 and 1 <= int(port) <= 65535):
+        shown = repr(port) if len(port) <= 40 else f"{port[:40]!r}... ({len(port)} characters)"
+        raise ConfigError(f"pupil.remote {remote!r} answered SUB_PORT with {shown}, not a port "
                           f"in 1-65535")
     host = remote.rsplit(":", 1)[0]
     return f"{host}:{port}"

@@ -26,13 +26,12 @@ import csv
 import hashlib
 import math
 import os
-import shutil
-import uuid
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
 
+from .._atomic import atomic_write
 from .._errors import ConfigError, SchemaError
 from ..models.clustering import WindowLabels
 from ..models.detectors import read_labels
@@ -267,8 +266,8 @@ def save_intervals(intervals, path, loaded_digest, identity, reviewed=None):
             if older.exists():
                 os.replace(older, _generation(path, generation + 1))
         backup = _generation(path, 1)
-        _atomic_write(backup, lambda file: file.write(path.read_bytes()), binary=True)
-    _atomic_write(path, lambda file: write_intervals(intervals, file), binary=False)
+        atomic_write(backup, lambda file: file.write(path.read_bytes()), binary=True)
+    atomic_write(path, lambda file: write_intervals(intervals, file), binary=False)
     write_label_identity(path, identity, reviewed)
     return backup, file_digest(path)
 
@@ -284,29 +283,6 @@ def file_digest(path):
 def _generation(path, n):
     """The ``n``-th newest kept version of ``path``: ``<path>.bak.<n>``."""
     return path.with_name(f"{path.name}.bak.{n}")
-
-
-def _atomic_write(path, write, binary):
-    """Call ``write(file)`` on a new file beside ``path`` (created under the umask, given the
-    replaced file's permissions), flush it to disk, move it over ``path`` and flush the folder."""
-    temporary = path.with_name(f".{path.name}.{uuid.uuid4().hex[:12]}.tmp")
-    try:
-        with open(temporary, "xb" if binary else "x", **({} if binary else {"newline": ""})) \
-                as file:
-            write(file)
-            file.flush()
-            os.fsync(file.fileno())
-        if path.exists():
-            shutil.copymode(path, temporary)
-        os.replace(temporary, path)
-    except BaseException:
-        temporary.unlink(missing_ok=True)
-        raise
-    folder = os.open(path.parent, os.O_RDONLY)
-    try:
-        os.fsync(folder)
-    finally:
-        os.close(folder)
 
 
 def _check_span(intervals, t_span, source, hint=": are these the labels of another drive?"):

@@ -11,7 +11,9 @@ import pytest
 from distractd.review import GENERATIONS
 from distractd.models.detectors import read_labels
 from distractd.pipeline import read_intervals, read_recording
-from distractd.pipeline.formats import label_sidecar
+from distractd.pipeline.formats import (
+    label_sidecar, read_label_identity, read_reviewed, write_label_identity,
+)
 
 
 @pytest.fixture
@@ -101,3 +103,22 @@ def test_several_generations_are_kept(review_server, labelled_copy):
         assert (intervals_csv.parent / f"{intervals_csv.name}.bak.{n}").read_bytes() == \
             versions[-1 - n]
     assert not (intervals_csv.parent / f"{intervals_csv.name}.bak.{GENERATIONS + 1}").exists()
+
+
+def test_the_sidecar_write_replaces_a_dangling_symlink_instead_of_following_it(tmp_path):
+    """Issue 37, item 4: a symbolic link in the sidecar's place, pointing where nothing is,
+    made the write create a file at its target."""
+    labels = tmp_path / "drive.intervals.csv"
+    labels.write_text("start,end,label\n0,10,1\n")
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    target = elsewhere / "planted.json"
+    sidecar = label_sidecar(labels)
+    sidecar.symlink_to(target)
+    identity = {"recording_id": "drive", "t_start_s": 0.0, "t_end_s": 10.0}
+    assert write_label_identity(labels, identity, [[1.0, 2.0]]) == sidecar
+    assert not target.exists() and list(elsewhere.iterdir()) == []
+    assert not sidecar.is_symlink()
+    assert read_label_identity(labels) == identity and read_reviewed(labels) == [[1.0, 2.0]]
+    assert sorted(p.name for p in tmp_path.iterdir()) == [
+        "drive.intervals.csv", sidecar.name, "elsewhere"]          # no temporary file left

@@ -28,6 +28,7 @@ from pathlib import Path
 
 import numpy as np
 
+from ..._atomic import atomic_write
 from ..._errors import ConfigError, SchemaError, unreadable
 from ._recording import read_intervals
 
@@ -72,11 +73,12 @@ def label_sidecar(labels_path):
 
 def write_label_identity(labels_path, identity, reviewed=None):
     """Write the sidecar of ``labels_path`` naming the recording ``identity`` (and, from the
-    review page, the ``reviewed`` stretches ``[[start_s, end_s], ...]``); return its path."""
+    review page, the ``reviewed`` stretches ``[[start_s, end_s], ...]``) atomically; return its
+    path. A symbolic link in the sidecar's place is replaced, never followed."""
     sidecar = label_sidecar(labels_path)
     extra = {} if reviewed is None else {"reviewed": [[float(s), float(e)] for s, e in reviewed]}
-    sidecar.write_text(json.dumps({"format": _FORMAT, **identity, **extra}) + "\n",
-                       encoding="utf-8")
+    text = json.dumps({"format": _FORMAT, **identity, **extra}) + "\n"
+    atomic_write(sidecar, lambda file: file.write(text.encode("utf-8")), binary=True)
     return sidecar
 
 
