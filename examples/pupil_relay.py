@@ -33,6 +33,9 @@ import zmq
 
 from distractd.pipeline.formats import FIELDS, PupilAdapter, Rejected, UnsupportedGaze
 
+REPORT_EVERY_S = 10.0
+"""How often the relay says how many samples it has relayed, s."""
+
 
 def connect_publisher(context, endpoint, timeout_s=30.0):
     """An XPUB socket connected to the daemon's input, returned once the daemon's subscription
@@ -84,9 +87,14 @@ def main():
                 daemon.send_multipart([topic, msgpack.packb(message)])
                 seq, n_samples = seq + 1, n_samples + len(block)
 
-        last_datum = time.monotonic()
+        print(f"relaying Pupil Capture at {args.remote} to the daemon at {args.to} as stream "
+              f"{args.stream}; a count every {REPORT_EVERY_S:g} s; Ctrl-C stops", flush=True)
+        last_datum = last_report = time.monotonic()
         try:
             while True:
+                if time.monotonic() - last_report >= REPORT_EVERY_S:
+                    print(f"relayed {n_samples} samples so far", flush=True)
+                    last_report = time.monotonic()
                 if backbone.poll(100):
                     try:  # [topic, payload, *raw data frames]: the adapter reads the first two
                         send(adapter.update(backbone.recv_multipart()))

@@ -171,6 +171,9 @@ def test_pupil_relay_from_capture_to_the_daemon(start_daemon, run_emulator):
     t_end, states = _batch_states(samples)
     published, _ = _published(daemon, "glasses-1", len(t_end))
     lines = _stopped(relay)
+    assert lines[0] == (f"relaying Pupil Capture at tcp://127.0.0.1:{running.emulator.port} to "
+                        f"the daemon at {daemon.input} as stream glasses-1; a count every 10 s; "
+                        f"Ctrl-C stops")
     assert lines[-1].startswith(f"relayed {len(samples)} samples in ")
     assert lines[-1].endswith(" to stream glasses-1 (0 datums skipped)")
     assert [m["t"] for m in published] == pytest.approx(t_end, abs=1e-9)
