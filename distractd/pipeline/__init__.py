@@ -22,6 +22,10 @@ __getattr__, __dir__, __all__ = lazy_exports(__name__, {
     ),
     "._require": ("require_windows",),
     "._validate": ("SAMPLE_REJECT_REASONS", "T_MAX_S"),
+    "._vehicle_measures": (
+        "NAIVE_VEHICLE_FEATURES", "VEHICLE_FEATURES", "VehicleSettings", "new_vehicle_state",
+        "vehicle_features_of", "vehicle_samples", "vehicle_window_features",
+    ),
     "._windows": (
         "Windows", "feature_fields", "feature_min_rate_hz", "gaze_only_features",
     ),
