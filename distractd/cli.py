@@ -994,7 +994,8 @@ def _predict(args):
         if why is not None and not args.quiet:  # once per recording, not per window
             print(f"distractd predict: {rid}: {why}", file=sys.stderr)
         summaries.append({
-            "output": str(path), "model_id": detector.model_id, "submodel": prediction.model_id,
+            "output": str(path), "recording": rid, "protocol": recording.meta.get("protocol"),
+            "model_id": detector.model_id, "submodel": prediction.model_id,
             "rate_hz": prediction.rate_hz, "windows": len(windows),
             "distracted": int((states == 1).sum()), "attentive": int((states == 0).sum()),
             "unknown": int((states < 0).sum()), "undecided": prediction.undecided(),

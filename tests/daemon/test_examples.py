@@ -181,3 +181,23 @@ def test_pupil_relay_from_capture_to_the_daemon(start_daemon, run_emulator):
     assert daemon.metric("distractd_samples_received_total") == len(samples)
     assert daemon.metric("distractd_samples_rejected_total", reason="backwards_t") == 0
     assert daemon.stop() == 0
+
+
+def test_real_drives_example_tables_a_subject_file_and_draws_its_texting_drive(
+        shared_data, tmp_path):
+    """The worked example on real drives, as a user runs it: one row per drive of a
+    development-half driver (T011), named with its protocol, and the texting drive's timeline."""
+    figure = tmp_path / "texting.png"
+    done = subprocess.run([sys.executable, str(EXAMPLES / "real_drives.py"),
+                           str(shared_data / "taamneh" / "T011.csv"), "--plot", str(figure)],
+                          capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.splitlines()
+    assert lines[0].split()[:3] == ["drive", "decided", "sens."]
+    names = [line.split()[1] for line in lines[1:8]]
+    assert names == ["(practice)", "(relaxing)", "(normal)", "(cognitive)", "(emotional)",
+                     "(texting)", "(failure)"]
+    texting = lines[6].split()
+    assert texting[0] == "T011-d7" and texting[-2].endswith("/2")   # its two texting blocks
+    assert lines[-1] == f"the texting drive's timeline: {figure}"
+    assert figure.read_bytes().startswith(b"\x89PNG")
