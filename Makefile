@@ -5,7 +5,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: demo test bench clean default-model real-model
+.PHONY: demo test bench clean default-model real-model camera-env
 
 # Each long step says what it does and how long it usually takes on 2 cores. The kernels are
 # compiled now (into the package's __pycache__, or NUMBA_CACHE_DIR), so that no daemon start, demo
@@ -53,5 +53,21 @@ default-model: real-model
 	  --seed 0 --sparse-model distractd/data/real_gaze_model.npz \
 	  --out distractd/data/default_model.npz
 
+# The camera front-end (docs/camera.md) in its own environment: MediaPipe 0.10.21 pins numpy<2,
+# which the daemon's .venv must never be made to resolve. Every package is pinned in
+# camera/requirements.lock and installed without resolving (--no-deps); the front-end itself is
+# an editable install, so code changes need no rebuild. tests/camera use it; .ci/run builds it.
+CAMERA_VENV := .venv-camera
+CAMERA_STAMP := $(CAMERA_VENV)/.installed
+$(CAMERA_STAMP): camera/requirements.lock camera/pyproject.toml
+	@echo "make: the camera front-end's environment in $(CAMERA_VENV) (first time: usually 1 min)"
+	rm -rf $(CAMERA_VENV)
+	$(PYTHON) -m venv $(CAMERA_VENV)
+	$(CAMERA_VENV)/bin/pip install --quiet --no-deps -r camera/requirements.lock
+	$(CAMERA_VENV)/bin/pip install --quiet --no-deps --no-build-isolation -e camera
+	touch $(CAMERA_STAMP)
+
+camera-env: $(CAMERA_STAMP)
+
 clean:
-	rm -rf $(VENV)
+	rm -rf $(VENV) $(CAMERA_VENV)

@@ -1,0 +1,57 @@
+"""The camera front-end's tests: its own environment, the labelled face clips and their halves.
+
+The front-end runs from ``.venv-camera`` (``make camera-env``; its landmark library pins numpy<2),
+always as a subprocess, as a user runs it. Without that environment the tests skip with the
+command to make it, except under CI, which builds it (.ci/run): there they fail.
+
+Clips with eye labels are split as the project splits drivers (sorted names, odd positions the
+development half, even positions held out: benchmarks/studies/camera_blinks.py); tests use the
+development half and clips without eye labels only.
+"""
+
+import json
+import os
+import subprocess
+from pathlib import Path
+
+import pytest
+
+collect_ignore = ["splice_video.py"]  # run by the camera environment, not importable here
+
+ROOT = Path(__file__).resolve().parents[2]
+CAMERA_PYTHON = ROOT / ".venv-camera" / "bin" / "python"
+CAMERA_PROGRAM = ROOT / ".venv-camera" / "bin" / "distractd-camera"
+SPLICE = Path(__file__).with_name("splice_video.py")
+
+
+@pytest.fixture(scope="session")
+def camera_program():
+    """The ``distractd-camera`` program of ``.venv-camera``."""
+    if not CAMERA_PROGRAM.exists():
+        message = f"{CAMERA_PROGRAM} is absent: run `make camera-env`"
+        if os.environ.get("CI"):
+            pytest.fail(message + " (.ci/run builds it)")
+        pytest.skip(message)
+    return CAMERA_PROGRAM
+
+
+def run_camera(program, *args, timeout=300):
+    """Run the front-end; its JSON summaries, one per source (a failure shows its stderr)."""
+    done = subprocess.run([str(program), *map(str, args), "--json"], capture_output=True,
+                          text=True, timeout=timeout)
+    assert done.returncode == 0, done.stderr[-3000:]
+    return [json.loads(line) for line in done.stdout.splitlines()]
+
+
+def splice(source, out, order):
+    """Write ``out`` (.avi) of ``source``'s frames in ``order`` (tests/camera/splice_video.py)."""
+    done = subprocess.run([str(CAMERA_PYTHON), str(SPLICE), str(source), str(out),
+                           json.dumps([int(i) for i in order])],
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr[-3000:]
+    return json.loads(done.stdout)
+
+
+@pytest.fixture(scope="session")
+def faces(shared_data):
+    return shared_data / "faces"
