@@ -183,12 +183,14 @@ def markdown(records):
     events = [r for r in records if r.get("benchmark") == "real_events"]
     if events:
         lines += ["", "(c) Eye events against human coders (event F1, mean over coders)", "",
-                  "| set | rate (Hz) | event | F1 | kappa | naive I-VT F1 | coders' pairwise F1 |",
-                  "|---|---|---|---|---|---|---|"]
+                  "| set | rate (Hz) | event | F1 | kappa | plain I-VT F1 | Olsen I-VT F1 | "
+                  "coders' pairwise F1 |",
+                  "|---|---|---|---|---|---|---|---|"]
         for r in events:
             lines.append(f"| {r['set']} | {r['rate_hz']:g} | {r['event']} | "
                          f"{cell(r['detector_f1'])} | {cell(r['detector_kappa'])} | "
-                         f"{cell(r['naive_f1'])} | {cell(r.get('coders_f1'))} |")
+                         f"{cell(r['naive_f1'])} | {cell(r['olsen_f1'])} | "
+                         f"{cell(r.get('coders_f1'))} |")
     sim = [r for r in records if r.get("bench") == "sim_to_real"]
     if sim:
         lines += ["", "Sim-to-real: trained on simulated drives only, scored on the real drives",

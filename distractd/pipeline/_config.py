@@ -112,6 +112,15 @@ class PipelineConfig:
         the gaze comes back within ``fixation_merge_deg`` of where it left (Olsen 2012: 75 ms).
     fixation_merge_deg : float, default=0.5
         Largest gaze shift across such a gap, degrees, for the fixation to run on (Olsen 2012).
+    pursuit_tau_s : float, default=0.1
+        Time constant of the smooth gaze velocity, seconds: the exponential mean of the gaze
+        velocity (a vector) over the samples in no saccade candidate. Saccades are found on the
+        speed relative to it (a catch-up saccade during smooth pursuit stands out, the pursuit
+        does not), and while it is faster than ``pursuit_velocity_deg_s`` and than the noise it
+        would show on a still gaze the gaze is in smooth pursuit: neither fixation nor saccade.
+        0 turns both off.
+    pursuit_velocity_deg_s : float, default=5.0
+        Smallest smooth gaze velocity of a pursuit, deg/s (fixational drift is slower).
     use_tracker_flags : bool, default=False
         Use the tracker's ``saccade`` and ``blink`` fields instead of the pipeline's own detectors.
     label_purity : float, default=0.5
@@ -282,6 +291,8 @@ class PipelineConfig:
     fixation_min_s: float = 0.06
     fixation_merge_gap_s: float = 0.075
     fixation_merge_deg: float = 0.5
+    pursuit_tau_s: float = 0.1
+    pursuit_velocity_deg_s: float = 5.0
     use_tracker_flags: bool = False
     label_purity: float = 0.5
     glances: bool = True
@@ -348,6 +359,7 @@ class PipelineConfig:
         "blink_opening_max": _FRACTION, "blink_min_s": _NON_NEGATIVE, "blink_max_s": _POSITIVE,
         "blink_min_rate_hz": _NON_NEGATIVE, "fixation_min_s": _NON_NEGATIVE,
         "fixation_merge_gap_s": _NON_NEGATIVE, "fixation_merge_deg": _NON_NEGATIVE,
+        "pursuit_tau_s": _NON_NEGATIVE, "pursuit_velocity_deg_s": _NON_NEGATIVE,
         "use_tracker_flags": bool,
         "label_purity": Interval(0.5, 1),
         "glances": bool, "drive_side": Options(("left", "right")), "baseline": bool,
@@ -446,6 +458,8 @@ PARAMS = _record(
     "max_jump_s", "clock_reset_s", "saccade_noise_factor", "saccade_noise_amplitude",
     "fixation_min_s", "fixation_merge_s",
     "fixation_merge_angle",       # rad
+    "pursuit_tau_s",
+    "pursuit_velocity",           # rad/s
     "glances",                    # glance channel on (1) or off (0); angles below in radians
     "glance_road_yaw", "glance_road_pitch",   # half-axes of the road ellipse
     "glance_warmup_s", "glance_forget_s",
@@ -503,6 +517,8 @@ def _params(config):
     p["fixation_min_s"] = config.fixation_min_s
     p["fixation_merge_s"] = config.fixation_merge_gap_s
     p["fixation_merge_angle"] = math.radians(config.fixation_merge_deg)
+    p["pursuit_tau_s"] = config.pursuit_tau_s
+    p["pursuit_velocity"] = math.radians(config.pursuit_velocity_deg_s)
     p["glances"] = float(config.glances)
     p["glance_road_yaw"] = math.radians(config.glance_road_yaw_deg)
     p["glance_road_pitch"] = math.radians(config.glance_road_pitch_deg)

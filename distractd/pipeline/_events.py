@@ -6,9 +6,12 @@ event is added to its hop as *pending*; when the run ends, the event is accepted
 the hop sums and written to the event list) or rejected (pending dropped). A run that outgrows its
 maximum duration is rejected at once, so every event is settled at most ``lag_s`` after it started.
 
-Saccades: the speed of each eye's gaze rotation between consecutive samples (the great-circle angle,
-small-angle form), averaged over the eyes valid in both samples (binocular where possible), is
-compared with ``saccade_velocity_deg_s``. A run of fast samples is a saccade when it lasts at least
+Saccades: the velocity of each eye's gaze rotation between consecutive samples (the great-circle
+angle, small-angle form), averaged over the eyes valid in both samples (binocular where possible),
+less the *smooth gaze velocity* (its exponential mean over the samples in no saccade candidate, time
+constant ``pursuit_tau_s``: zero on a still gaze, the pursuit's velocity during smooth pursuit), is
+compared with the adaptive threshold (``saccade_velocity_deg_s`` or, when higher, the noise's mean
+plus ``saccade_noise_factor`` standard deviations). A run of fast samples is a saccade when it lasts at least
 ``saccade_min_s`` (from the sample before the first fast one), at most ``saccade_max_s``, moves the
 cyclopean gaze by at least ``saccade_min_amplitude_deg`` (or, when larger,
 ``saccade_noise_amplitude_factor`` times the recent fixation samples' mean gaze step: the tracker's
@@ -18,10 +21,16 @@ pupil at a blink, not a saccade). Below ``saccade_min_rate_hz`` saccades are una
 Blinks: the eye is *closed* when the mean eyelid opening is below ``blink_opening_max`` or, where a
 sample has no eyelid value, when the eye is not tracked. A closed run is a blink when its duration
 (midpoint of the last open and first closed sample to midpoint of last closed and next open)
-is within ``[blink_min_s, blink_max_s]``; runs cut by a gap are rejected. Below
+is within ``[blink_min_s, blink_max_s]``; runs cut by a gap are rejected. A stream that starts
+closed starts in a blink (from its first sample's period on, as a coder marks one). Below
 ``blink_min_rate_hz`` blinks are unavailable (NaN).
 
-Fixations: a run of tracked samples that are in no saccade candidate and no blink candidate, of at
+Smooth pursuit: while the smooth gaze velocity is faster than ``pursuit_velocity_deg_s`` and than
+three times the mean the tracker's noise alone would give it, the gaze is pursuing: such samples
+are neither saccade nor fixation (the explicit *other*: tracked, in no event), and they end an open
+fixation.
+
+Fixations: a run of tracked samples that are in no saccade candidate, blink candidate or pursuit, of at
 least ``fixation_min_s`` (the samples' periods), as an I-VT filter post-processes its fixations
 (Olsen 2012): an accepted saccade (or a fast run too long to be one) ends the fixation before it;
 a rejected candidate's samples stay in it; track loss or eyelid closure ends it after
@@ -70,6 +79,7 @@ STATE = _record(
     "s_state", "s_t0", "s_t_first", "s_t_last", "s_hop0", "s_yaw0", "s_pitch0", "s_yaw1",
     "s_pitch1", "s_peak",
     "b_state", "b_t_before", "b_t_first", "b_t_last", "b_hop0",
+    "b_shut",         # 1 when the stream's first sample was closed (its rate still unknown)
     "noise_w",        # exponentially weighted sums of the fixation speeds: weight,
     "noise_s1",       # speed (rad/s)
     "noise_s2",       # and squared speed
@@ -81,6 +91,10 @@ STATE = _record(
     "f_yaw",          # its cyclopean gaze
     "f_pitch",
     "f_away",         # 1 when samples outside the fixation followed its last one
+    "smooth_w",       # weight of the smooth gaze velocity (0 until a still sample set it)
+    "smooth_yaw",     # smooth gaze velocity, rad/s: exponential mean over samples in no candidate
+    "smooth_pitch",
+    "pursuit",        # 1 while the smooth velocity is a pursuit (this sample)
 )
 _ZEROS = np.zeros(1, STATE)   # copied to clear a state (a global array, so numba never frees it)
 
@@ -153,6 +167,7 @@ def _saccade_step(x, t, dt, gap, period, hop, last_hop, params, state, ring, eve
     candidate, 1 joins one (the caller adds it to ``hop`` as pending).
     """
     velocity = np.nan
+    v_yaw = v_pitch = np.nan
     if state.started == 1.0 and not gap and 0.0 < dt <= _CONTINUITY_PERIODS * period:
         dyaw = 0.0
         dpitch = 0.0
@@ -167,8 +182,11 @@ def _saccade_step(x, t, dt, gap, period, hop, last_hop, params, state, ring, eve
                 dpitch += pitch1 - pitch0
                 n_eyes += 1
         if n_eyes > 0:   # the mean rotation of the eyes valid in both samples
-            velocity = np.sqrt(dyaw * dyaw + dpitch * dpitch) / n_eyes / dt
-    threshold = _threshold(velocity, dt, params, state)
+            v_yaw = dyaw / n_eyes / dt
+            v_pitch = dpitch / n_eyes / dt
+            velocity = np.sqrt(v_yaw * v_yaw + v_pitch * v_pitch)
+    relative = _relative_speed(v_yaw, v_pitch, velocity, params, state)
+    threshold = _threshold(relative, dt, params, state)
     yaw, pitch = _cyclopean(x)
     if params.use_flags == 1.0:
         rate_ok = True
@@ -177,7 +195,8 @@ def _saccade_step(x, t, dt, gap, period, hop, last_hop, params, state, ring, eve
     else:
         rate_ok = period > 0.0 and params.saccade_min_rate_hz * period <= 1.0
         available = rate_ok and not np.isnan(yaw)
-        fast = available and velocity > threshold
+        fast = available and relative > threshold
+    _smooth(v_yaw, v_pitch, dt, fast or state.s_state == _OPEN, period, params, state)
     flags = params.use_flags == 1.0
 
     if state.s_state == _OPEN:
@@ -240,6 +259,50 @@ def _saccade_step(x, t, dt, gap, period, hop, last_hop, params, state, ring, eve
 
 
 @njit(cache=True, inline="always")
+def _relative_speed(v_yaw, v_pitch, velocity, params, state):
+    """The gaze speed relative to the smooth gaze velocity (rad/s; the speed itself without one)."""
+    if params.pursuit_tau_s > 0.0 and state.smooth_w > 0.0 and not np.isnan(v_yaw):
+        d_yaw = v_yaw - state.smooth_yaw
+        d_pitch = v_pitch - state.smooth_pitch
+        return np.sqrt(d_yaw * d_yaw + d_pitch * d_pitch)
+    return velocity
+
+
+@njit(cache=True, inline="always")
+def _smooth(v_yaw, v_pitch, dt, in_candidate, period, params, state):
+    """Update the smooth gaze velocity with a sample in no saccade candidate (a sample without a
+    velocity forgets it), and decide whether the gaze is in smooth pursuit: the smooth velocity is
+    faster than ``pursuit_velocity`` and than 3 times the mean the noise alone would give it (the
+    exponential mean of white noise keeps ``sqrt(w / (2 - w))`` of its speed, w the weight of one
+    sample; 3 times a Rayleigh mean is exceeded with p < 0.001)."""
+    tau = params.pursuit_tau_s
+    state.pursuit = 0.0
+    if tau <= 0.0:
+        return
+    if np.isnan(v_yaw):
+        state.smooth_w = 0.0
+        state.smooth_yaw = state.smooth_pitch = 0.0
+        return
+    if in_candidate:
+        return
+    w = 1.0 - np.exp(-dt / tau)
+    if state.smooth_w == 0.0:
+        state.smooth_yaw = v_yaw
+        state.smooth_pitch = v_pitch
+    else:
+        state.smooth_yaw += w * (v_yaw - state.smooth_yaw)
+        state.smooth_pitch += w * (v_pitch - state.smooth_pitch)
+    state.smooth_w = min(state.smooth_w + w, 1.0)
+    if state.smooth_w < 0.5 or state.noise_w <= 0.0:   # not settled, or no noise known yet
+        return
+    w_period = 1.0 - np.exp(-period / tau)
+    noise = state.noise_s1 / state.noise_w * np.sqrt(w_period / (2.0 - w_period))
+    speed = np.sqrt(state.smooth_yaw * state.smooth_yaw + state.smooth_pitch * state.smooth_pitch)
+    if speed > max(params.pursuit_velocity, 3.0 * noise):
+        state.pursuit = 1.0
+
+
+@njit(cache=True, inline="always")
 def _min_amplitude(period, params, state):
     """The smallest saccade amplitude (rad): ``saccade_min_amplitude_deg`` or, when larger,
     ``saccade_noise_amplitude_factor`` times the mean gaze step of the recent fixation samples."""
@@ -288,7 +351,7 @@ def _blink_step(x, t, gap, lost, period, hop, last_hop, params, state, ring, eve
     flags = params.use_flags == 1.0
     if flags:
         available = not np.isnan(x[_BLINK_FLAG])
-        closed = available and x[_BLINK_FLAG] >= 0.5
+        shut = available and x[_BLINK_FLAG] >= 0.5
     else:
         available = period > 0.0 and params.blink_min_rate_hz * period <= 1.0
         opening = np.nan
@@ -297,10 +360,8 @@ def _blink_step(x, t, gap, lost, period, hop, last_hop, params, state, ring, eve
             if not np.isnan(x[j]):
                 opening = x[j] if n == 0 else opening + x[j]
                 n += 1
-        if n > 0:
-            closed = available and opening / n < params.blink_opening_max
-        else:
-            closed = available and lost
+        shut = opening / n < params.blink_opening_max if n > 0 else lost
+    closed = available and shut
     duration = np.nan
     if state.b_state == _OPEN:
         if closed and not gap and t - state.b_t_first <= params.blink_max_s:
@@ -331,12 +392,16 @@ def _blink_step(x, t, gap, lost, period, hop, last_hop, params, state, ring, eve
     if state.b_state == _IDLE and closed:
         if state.started == 1.0 and not gap:
             state.b_state = _OPEN
-            state.b_t_before = state.last_t
             state.b_t_first = t
+            state.b_t_before = state.last_t
+            if state.b_shut == 1.0:   # the stream's first sample, closed: the blink is under way
+                state.b_t_first = state.last_t
+                state.b_t_before = 2.0 * state.last_t - t
             state.b_t_last = t
             state.b_hop0 = hop
         else:
             state.b_state = _DEAD   # its start is unknown
+    state.b_shut = 1.0 if shut and state.started == 0.0 else 0.0
     state.last_t = t
     state.started = 1.0
     if not available:
@@ -355,7 +420,9 @@ def _fixation_step(t, gap, period, s_status, b_status, params, state, events, n_
         n_events = _end_fixation(period, params, state, events, n_events)
     yaw = state.prev_yaw   # this sample's cyclopean gaze (the saccade step stored it)
     pitch = state.prev_pitch
-    if s_status == 0 and b_status == 0:   # still: tracked, in no saccade or blink candidate
+    if s_status == 0 and b_status == 0 and state.pursuit == 1.0:   # smooth pursuit: other
+        n_events = _end_fixation(period, params, state, events, n_events)
+    elif s_status == 0 and b_status == 0:   # still: tracked, in no saccade or blink candidate
         if state.f_state == _OPEN and state.f_away == 1.0:
             shift = _eye_angle(state.f_yaw, state.f_pitch, yaw, pitch)
             if shift > params.fixation_merge_angle:

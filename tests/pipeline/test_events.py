@@ -187,6 +187,44 @@ def test_short_still_runs_are_not_fixations():
     assert (long_enough.events[:, 0] == 2).sum() == 2
 
 
+def _pursuit(rate_hz=60.0, noise_deg=0.05, seed=0):
+    """Fixation 0-2 s, smooth pursuit at 10 deg/s 2-4 s with a 2 deg catch-up saccade at 3 s
+    (40 ms), fixation 4-6 s; white noise on the gaze."""
+    block = fixating(seconds=6.0, rate_hz=rate_hz)
+    t = block[:, 0]
+    yaw = 10.0 * np.clip(t - 2.0, 0.0, 2.0) + 2.0 * np.clip((t - 3.0) / 0.04, 0.0, 1.0)
+    noise = np.random.default_rng(seed).normal(0.0, noise_deg, (len(t), 2))
+    for name in ("gaze_r_yaw", "gaze_l_yaw"):
+        block[:, FIELD_INDEX[name]] = np.radians(yaw + noise[:, 0])
+    for name in ("gaze_r_pitch", "gaze_l_pitch"):
+        block[:, FIELD_INDEX[name]] = np.radians(noise[:, 1])
+    return block
+
+
+@pytest.mark.parametrize("rate_hz", [60.0, 120.0])
+def test_smooth_pursuit_is_neither_fixation_nor_saccade_but_its_catch_up_saccade_is_found(rate_hz):
+    events = detect_events(Recording(_pursuit(rate_hz)))
+    saccades = events.events[events.events[:, 0] == 0]
+    assert len(saccades) == 1 and 2.98 <= saccades[0, 1] <= 3.05
+    fixations = events.events[events.events[:, 0] == 2]
+    # one fixation before the pursuit and one after: the pursuit's samples are in none
+    assert len(fixations) == 2
+    assert 1.9 <= fixations[0, 2] <= 2.2 and 4.0 <= fixations[1, 1] <= 4.3
+    pursuing = (events.t > 2.3) & (events.t < 3.9) & (np.abs(events.t - 3.02) > 0.07)
+    assert not (events.fixation[pursuing] > 0).any()
+    # without the smooth velocity the pursuit is taken for fixation
+    plain = detect_events(Recording(_pursuit(rate_hz)), PipelineConfig(pursuit_tau_s=0.0))
+    assert (plain.fixation[pursuing] > 0).all()
+
+
+def test_a_stream_that_starts_closed_starts_in_a_blink():
+    block = fixating(seconds=3.0)
+    block[:3, FIELD_INDEX["confidence"]] = 0.0   # lost from the first sample, 50 ms
+    blinks = detect_events(Recording(block)).events
+    blinks = blinks[blinks[:, 0] == 1]
+    assert len(blinks) == 1 and blinks[0, 1] == 0.0 and blinks[0, 3] == pytest.approx(3 / 60)
+
+
 @pytest.mark.parametrize("block_samples", [1, 7, 100])
 def test_streamed_events_equal_batch_events(shared_data, block_samples):
     recording = read_irf(shared_data / "irf", "S2", 60.0).recording

@@ -35,9 +35,10 @@ __getattr__, __dir__, __all__ = lazy_exports(__name__, {
         "AgreementPool", "cohen_kappa", "event_agreement", "match_events", "spans_from_flags",
     ),
     "._coded_sets": (
-        "HFC_CODERS", "IRF_SUBJECTS", "CodedRecording", "flags_from_spans", "hfc_names",
-        "irf_names", "read_hfc", "read_irf", "tracker_resample",
+        "HFC_CODERS", "IRF_SUBJECTS", "LUND2013_STIMULI", "CodedRecording", "flags_from_spans",
+        "hfc_names", "irf_names", "lund2013_names", "read_hfc", "read_irf", "read_lund2013",
+        "tracker_resample",
     ),
-    "._naive_events": ("NAIVE_IVT_DEG_S", "naive_ivt"),
+    "._naive_events": ("NAIVE_IVT_DEG_S", "OLSEN_IVT", "naive_ivt", "olsen_ivt"),
     "._shipped": ("score_shipped",),
 })

@@ -1,4 +1,4 @@
-"""Human-coded eye-movement sets as a vehicle tracker would deliver them: IRF and HFC.
+"""Human-coded eye-movement sets as a vehicle tracker would deliver them: IRF, HFC and Lund2013.
 
 Each reader returns a :class:`CodedRecording`: the canonical :class:`~distractd.pipeline.Recording`
 at a chosen rate and every coder's events as time spans on its clock. The resampling emulates a
@@ -8,11 +8,19 @@ period was lost. Gaze in degrees becomes the yaw/pitch of both eyes.
 
 - IRF ``lookAtPoint_EL`` (Zemblys et al. 2018; MIT): 1000 Hz EyeLink, one expert. Saccades are
   evt 2 with the following post-saccadic oscillation (evt 3) merged in, fixations evt 1, blinks
-  evt 5. S3 was only approximately coded: it is left out of the saccade and fixation scores.
+  evt 5. S3 was only approximately coded: it is left out of every score, as its authors left it
+  out of their evaluation (it holds a 12.3 s closure coded as one blink).
 - HFC (Hooge et al. 2018, doi:10.3758/s13428-017-0955-x; CC BY-NC-SA 4.0, read in place, never
   copied): 300 Hz Tobii TX300, the fixations of 12 coders. Pixels become degrees with the screen
   geometry of its README; a coder's saccades are the gaps between its consecutive fixations that
   hold no track loss (a gap with loss is a blink or a lost eye, not a scorable saccade).
+- Lund2013 (Andersson, Larsson, Holmqvist, Stridh & Nystrom 2017, "One algorithm to rule them
+  all?", Behavior Research Methods 49(2), 616-637, doi:10.3758/s13428-016-0738-9; GPL-3.0, read
+  from a copy of its repository, never copied here): 500 Hz SMI Hi-Speed 1250 (a few trials at
+  200 Hz), two coders (RA, MN) per recording, three stimulus types: ``dots`` (moving targets: smooth
+  pursuit), ``img`` (static pictures) and ``video`` (natural video). Saccades are label 2 with the
+  post-saccadic oscillation (3) merged in, fixations 1, smooth pursuit 4, blinks 5. The
+  ``fix_by_Zemblys2018`` file replaces the one it corrects.
 """
 
 import csv
@@ -20,18 +28,20 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
+import scipy.io
 
 from ...pipeline import FIELD_INDEX, Recording, empty_block
 
 __all__ = [
     "CodedRecording", "tracker_resample", "flags_from_spans", "read_irf", "read_hfc",
-    "irf_names", "hfc_names", "IRF_SUBJECTS", "HFC_CODERS",
+    "irf_names", "hfc_names", "IRF_SUBJECTS", "HFC_CODERS", "lund2013_names", "read_lund2013",
+    "LUND2013_STIMULI",
 ]
 
 IRF_SUBJECTS = (1, 2, 3, 4, 5, 6)
 """IRF ``lookAtPoint_EL`` subjects."""
 
-_IRF_APPROXIMATE = (3,)   # only approximately coded: no saccade or fixation scores
+_IRF_APPROXIMATE = (3,)   # only approximately coded: not scored
 
 HFC_CODERS = ("DN", "IH", "JB", "JF", "JV", "KH", "MN", "MS", "PZ", "RA", "RH", "TC")
 """The 12 HFC coders (file names under ``coderSettings/``)."""
@@ -40,6 +50,15 @@ HFC_CODERS = ("DN", "IH", "JB", "JF", "JV", "KH", "MN", "MS", "PZ", "RA", "RH", 
 _HFC_PX = (1920.0, 1080.0)
 _HFC_CM = (50.9, 28.6)
 _HFC_DISTANCE_CM = 65.0
+
+
+LUND2013_STIMULI = ("dots", "img", "video")
+"""Lund2013 stimulus types (the folders of ``annotated_data/data used in the article``)."""
+
+_LUND_ARTICLE = Path("annotated_data") / "data used in the article"
+_LUND_FIXED = Path("annotated_data") / "fix_by_Zemblys2018"
+_LUND_CODERS = ("RA", "MN")
+_LUND_KINDS = (("saccade", (2, 3)), ("fixation", (1,)), ("pursuit", (4,)), ("blink", (5,)))
 
 
 @dataclass
@@ -168,7 +187,7 @@ def read_irf(irf, name, rate_hz):
     raw_period = float(np.median(np.diff(t)))
     coder = {kind: _runs(t, np.isin(raw["evt"], codes), raw_period)
              for kind, codes in (("saccade", (2, 3)), ("fixation", (1,)), ("blink", (5,)))}
-    kinds = ("blink",) if int(name[1:]) in _IRF_APPROXIMATE else ("saccade", "fixation", "blink")
+    kinds = () if int(name[1:]) in _IRF_APPROXIMATE else ("saccade", "fixation", "blink")
     return CodedRecording(f"irf/{name}", rate_hz, recording, {"expert": coder}, kinds)
 
 
@@ -239,3 +258,57 @@ def _runs(t, inside, period):
     edges = np.diff(np.r_[0, inside.astype(np.int8), 0])
     first, last = np.flatnonzero(edges == 1), np.flatnonzero(edges == -1) - 1
     return np.column_stack([t[first], t[last] + period])
+
+
+def lund2013_names(root, stimulus):
+    """Recordings (``<stimulus>/<subject>_<trial>``) of one Lund2013 stimulus type coded by both
+    coders, sorted; ``root`` is a copy of the EyeMovementDetectorEvaluation repository."""
+    if stimulus not in LUND2013_STIMULI:
+        raise ValueError(f"Lund2013 stimulus must be one of {LUND2013_STIMULI}, got {stimulus!r}")
+    folder = Path(root) / _LUND_ARTICLE / stimulus
+    if not folder.is_dir():
+        raise FileNotFoundError(f"Lund2013 folder not found: {folder}")
+    stems = {p.name[:-len("_labelled_RA.mat")] for p in folder.glob("*_labelled_RA.mat")}
+    return [f"{stimulus}/{stem}" for stem in sorted(stems)
+            if (folder / f"{stem}_labelled_MN.mat").is_file()]
+
+
+def read_lund2013(root, name, rate_hz):
+    """One Lund2013 recording (a name of :func:`lund2013_names`) at ``rate_hz`` with both coders'
+    saccades, fixations, smooth pursuits and blinks.
+
+    The coders labelled the same samples: the gaze is read from RA's file. Track loss is a sample at
+    (0, 0) px, not finite or off the screen.
+    """
+    stimulus, stem = name.split("/")
+    coders, gaze = {}, None
+    for coder in _LUND_CODERS:
+        path = Path(root) / _LUND_FIXED / f"{stem}_labelled_FIX_{coder}.mat"
+        if not path.is_file():
+            path = Path(root) / _LUND_ARTICLE / stimulus / f"{stem}_labelled_{coder}.mat"
+        if not path.is_file():
+            raise FileNotFoundError(f"Lund2013 recording {name!r} of coder {coder} not found: {path}")
+        data = scipy.io.loadmat(path, squeeze_me=True, struct_as_record=False)["ETdata"]
+        pos = np.asarray(data.pos, dtype=float)
+        if pos.ndim != 2 or pos.shape[1] != 6:
+            raise ValueError(f"Lund2013 {path}: ETdata.pos must have 6 columns, got {pos.shape}")
+        rate = float(data.sampFreq)
+        t = (pos[:, 0] - pos[0, 0]) / 1e6
+        if not np.all(np.diff(t) > 0):   # some files hold no time stamps: the nominal rate
+            t = np.arange(len(pos)) / rate
+        if gaze is None:
+            gaze = t, pos, data
+        coders[coder] = {kind: _runs(t, np.isin(pos[:, 5], codes), float(np.median(np.diff(t))))
+                         for kind, codes in _LUND_KINDS}
+    t, pos, data = gaze
+    res = np.asarray(data.screenRes, dtype=float)
+    size_m = np.asarray(data.screenDim, dtype=float)
+    x_px, y_px = pos[:, 3], pos[:, 4]
+    tracked = (np.isfinite(x_px) & np.isfinite(y_px) & ~((x_px == 0) & (y_px == 0))
+               & (x_px >= 0) & (x_px <= res[0]) & (y_px >= 0) & (y_px <= res[1]))
+    distance = float(data.viewDist)
+    x_deg = np.degrees(np.arctan((x_px - 0.5 * res[0]) * size_m[0] / res[0] / distance))
+    y_deg = -np.degrees(np.arctan((y_px - 0.5 * res[1]) * size_m[1] / res[1] / distance))
+    recording = tracker_resample(t, x_deg, y_deg, tracked, rate_hz, "lund2013")
+    return CodedRecording(f"lund2013/{name}", rate_hz, recording, coders,
+                          tuple(kind for kind, _ in _LUND_KINDS))

@@ -2,7 +2,8 @@
 
 Events are time spans ``(start_s, end_s)``. Two classifications are compared as Hooge et al. (2018,
 doi:10.3758/s13428-017-0955-x) do: events are matched one to one by time overlap (each event of
-the reference, in time order, takes the still unmatched test event that overlaps it most), matched
+the reference, in time order, takes the still unmatched test event that overlaps it most; spans
+that only touch do not overlap), matched
 pairs are hits, and event F1 is ``2 hits / (n_reference + n_test)``. The relative timing offset
 (RTO) is the mean, and the relative timing deviation (RTD) the standard deviation, of the onset
 (and offset) differences ``test - reference`` of the matched pairs. Pure numpy.
@@ -26,7 +27,7 @@ def _as_spans(spans, name):
 
 
 def match_events(reference, test):
-    """Match events one to one by time overlap.
+    """Match events one to one by time overlap (a positive one: touching spans do not match).
 
     Parameters
     ----------
@@ -51,7 +52,7 @@ def match_events(reference, test):
             continue
         candidates = np.arange(lo, hi)
         overlap = np.minimum(test[lo:hi, 1], end) - np.maximum(test[lo:hi, 0], start)
-        keep = ~used[lo:hi] & (overlap >= 0.0)
+        keep = ~used[lo:hi] & (overlap > 0.0)
         if keep.any():
             j = candidates[keep][np.argmax(overlap[keep])]
             used[j] = True
