@@ -1,17 +1,24 @@
 """The long-running service: sockets, sessions, publishing, metrics, configuration, lifecycle."""
 
-from ._adaptation import Adapter, Fit, StreamAdaptation
+from ._adaptation import Adaptation, Adapter, Fit, StreamAdaptation
 from ..models.detectors import decision_options
 from ._config import DEFAULTS, load_config, parse_override
 from ._metrics import LATENCY_BUCKETS_S, Metrics
 from ._model import Model, default_model_path
+from ._classifier import Classifier
+from ._inputs import Inputs
+from ._output import Output
+from ._reload import Reloader
 from ._service import Service, run
 from ._session import Session, StreamSegmenter
+from ._status import Rates, Status
+from ._streams import StreamTable
 from ._sockets import PupilLink, pupil_sub_endpoint
 from ._systemd import Notifier
 
 __all__ = [
     "DEFAULTS", "load_config", "parse_override", "decision_options", "Metrics", "LATENCY_BUCKETS_S",
     "pupil_sub_endpoint", "PupilLink", "Service", "Model", "Session", "StreamSegmenter", "run",
-    "default_model_path", "Notifier", "StreamAdaptation", "Adapter", "Fit",
+    "default_model_path", "Notifier", "StreamAdaptation", "Adapter", "Fit", "Adaptation",
+    "StreamTable", "Inputs", "Classifier", "Output", "Reloader", "Rates", "Status",
 ]

@@ -25,7 +25,7 @@ import numpy as np
 # which a daemon without [adaptation] never needs (DESIGN §1)
 from ..models import detectors
 
-__all__ = ["StreamAdaptation", "Adapter", "Fit", "Adapting"]
+__all__ = ["StreamAdaptation", "Adapter", "Fit", "Adaptation"]
 
 log = logging.getLogger("distractd.daemon")
 
@@ -241,24 +241,56 @@ class Adapter:
             self._done.append(fit)
 
 
-class Adapting:
-    """The adaptation glue of :class:`~distractd.daemon.Service` (a part of it): each new
-    session's :class:`StreamAdaptation`, the collection of its windows, the fits submitted to and
-    finished by the :class:`Adapter` (``self.adapter``), and the scorer of an adapted stream."""
+class Adaptation:
+    """Adaptation in the daemon: each new session's :class:`StreamAdaptation`, the collection of
+    its windows, the fits submitted to and finished by the :class:`Adapter`, and the scorer of an
+    adapted stream.
 
-    def _stream_adaptation(self):
-        """A new session's :class:`StreamAdaptation` (None with ``[adaptation]`` off)."""
-        options = self.config["adaptation"]
-        if not options["enabled"]:
-            return None
-        return StreamAdaptation(len(self.model.columns), options, self.model.obstacle is None)
+    Parameters
+    ----------
+    config : dict
+        The daemon's configuration (``[adaptation]``).
+    model : Model
+        The loaded model, the one the streams adapt.
+    streams : StreamTable
+        The sessions it adapts (it attaches itself to the new ones).
+    metrics : Metrics
+    """
 
-    def _check_adaptation(self):
-        """Say once per loaded model that it runs unadapted when it cannot adapt."""
-        if self.config["adaptation"]["enabled"] and self.model.obstacle is not None:
-            log.warning("adaptation.enabled, but %s: streams run unadapted", self.model.obstacle)
+    def __init__(self, config, model, streams, metrics):
+        self.streams = streams
+        self.metrics = metrics
+        self.adapter = Adapter(config["adaptation"]["queue_size"])
+        self.options = self.model = None
+        self.configure(config, model)
+        streams.opened.append(self.attach)
 
-    def _collect(self, session, windows):
+    def configure(self, config, model):
+        """Take a (re)loaded configuration and model. When either changes what adapting means
+        (another model, other ``[adaptation]`` options), the sessions start their adaptation
+        afresh (their adapted models belong to the old ones), the waiting fits are stale, and a
+        model that cannot adapt is said once."""
+        if self.model is not None and model.detector.model_id == self.model.detector.model_id \
+                and config["adaptation"] == self.options:
+            self.model = model
+            return
+        fresh = self.model is None
+        self.options = config["adaptation"]
+        self.model = model
+        if not fresh:
+            for inbox in self.streams.inboxes.values():
+                self.attach(inbox.session)
+            self.metrics.fits_skipped["stale"].inc(len(self.adapter.cancel()))
+        if self.options["enabled"] and model.obstacle is not None:
+            log.warning("adaptation.enabled, but %s: streams run unadapted", model.obstacle)
+
+    def attach(self, session):
+        """Give a session its :class:`StreamAdaptation` (None with ``[adaptation]`` off)."""
+        options = self.options
+        session.adaptation = None if not options["enabled"] else \
+            StreamAdaptation(len(self.model.columns), options, self.model.obstacle is None)
+
+    def collect(self, session, windows):
         """Keep a session's windows for its adaptation; submit its fit when due (never waiting:
         a full queue refuses it, and it tries again at its next kept window)."""
         adaptation = session.adaptation
@@ -272,16 +304,17 @@ class Adapting:
         else:
             self.metrics.fits_skipped["queue_full"].inc()
 
-    def _finish_fits(self):
+    def swap_finished(self):
         """Swap in the fits the adaptation thread finished — between two batches, so a batch is
         scored by one model per stream — and count them; a fit whose stream ended or whose
         model was replaced meanwhile is stale."""
         metrics = self.metrics
+        inboxes = self.streams.inboxes
         for fit in self.adapter.finished():
             metrics.fit_seconds.observe(fit.wall_s)
             metrics.fit_cpu.inc(fit.cpu_s)
             fit.owner.pending = False
-            inbox = self.inboxes.get(fit.stream)
+            inbox = inboxes.get(fit.stream)
             if inbox is None or inbox.session.adaptation is not fit.owner:
                 metrics.fits_skipped["stale"].inc()
             elif fit.error is not None:
@@ -295,7 +328,7 @@ class Adapting:
                 log.info("adaptation: stream %s: adapted on %d windows up to t=%.1f s (fit %.2f s)",
                          fit.stream, fit.n_windows, fit.t, fit.wall_s)
 
-    def _scorer(self, session):
+    def scorer(self, session):
         """The detector that scores a session: the model adapted to its stream when there is one
         and the model itself was chosen, else the sub-model chosen (None: none can)."""
         chosen = session.choice.detector
@@ -303,3 +336,7 @@ class Adapting:
         if adapted is not None and chosen is self.model.detector:
             return adapted
         return chosen
+
+    def close(self):
+        """Stop the fit thread (:meth:`Adapter.close`)."""
+        self.adapter.close()

@@ -1,7 +1,9 @@
 """Daemon configuration: TOML file, built-in defaults, command-line overrides, validation.
 
 A configuration is a dict of sections, each a dict of options (see ``config/distractd.toml``, which
-documents every option and holds exactly the defaults below). Loading merges, in order, the
+documents every option and holds exactly the defaults below). The decision rule's options
+(``sessions.min_quality`` and ``[smoothing]``) take their defaults from their one home, the
+signature of :class:`~distractd.models.detectors.DecisionRule`. Loading merges, in order, the
 defaults, the TOML file and ``section.key=value`` overrides, then validates every option and the
 rules between options once, raising a :class:`~distractd.ConfigError` that names ``section.key``,
 the rule and the value. The file is read as a regular file of at most :data:`MAX_CONFIG_BYTES`,
@@ -15,6 +17,7 @@ from pathlib import Path
 
 from .._errors import ConfigError
 from .._validation import Interval, Options, check_params
+from ..models.detectors import decision_options
 from ..pipeline.formats import valid_stream_id
 from ._files import read_regular
 
@@ -28,6 +31,9 @@ PATH_OPTIONS = (("model", "path"), ("security", "secret_key_file"),
 """Options naming files: a relative path in the configuration file is taken relative to the
 file's directory (a unit's working directory is ``/``); one given with ``--set`` is relative to
 the working directory, as any command-line path."""
+
+_RULE = decision_options()
+"""The decision rule's own defaults (:class:`~distractd.models.detectors.DecisionRule`)."""
 
 DEFAULTS = {
     "input": {
@@ -64,15 +70,10 @@ DEFAULTS = {
     "sessions": {
         "idle_timeout_s": 60.0,
         "max_streams": 10000,
-        "min_quality": 0.5,
+        "min_quality": _RULE["min_quality"],
         "segmentation": True,
     },
-    "smoothing": {  # the decision rule's defaults (DecisionRule), a test checks they agree
-        "mode": "dwell",
-        "on": 1.0,
-        "off": 1.0,
-        "min_dwell_s": 3.0,
-    },
+    "smoothing": {key: _RULE[key] for key in ("mode", "on", "off", "min_dwell_s")},
     "adaptation": {
         "enabled": False,
         "after_s": 300.0,
@@ -103,7 +104,8 @@ DEFAULTS = {
         "drain_timeout_s": 5.0,
     },
 }
-"""Every option and its default; ``config/distractd.toml`` mirrors it."""
+"""Every option and its default; ``config/distractd.toml`` and the table of docs/daemon.md
+say the same (tests check them against it)."""
 
 _POSITIVE = Interval(0, None, closed="neither")
 _QUEUE = Interval(1, 10_000_000, integer=True)  # messages; ZeroMQ's 0 (no bound) is refused

@@ -1,9 +1,9 @@
 """Reload of configuration and model on SIGHUP, off the loop's thread.
 
-:meth:`Reloading.start_reload` reads both in a :class:`_Reload` thread, so that a slow disk or a
-big model never stops the loop (nor its watchdog pings); once the thread has ended, the loop calls
-:meth:`Reloading.finish_reload`, which swaps them in between two iterations, or keeps the old
-ones and counts a failure.
+:class:`Reloader` reads both in a :class:`_Reload` thread once asked (:meth:`Reloader.request`,
+signal-safe), so that a slow disk or a big model never stops the loop (nor its watchdog pings);
+once the thread has ended, :meth:`Reloader.poll` hands the loop what it loaded, to be swapped in
+between two iterations, or keeps the old ones and counts a failure.
 """
 
 import logging
@@ -13,69 +13,66 @@ from .._errors import DistractdError, ModelError
 from ._config import load_config
 from ._model import Model
 
-__all__ = ["Reloading"]
+__all__ = ["Reloader"]
 
 log = logging.getLogger("distractd.daemon")
 
 
-class Reloading:
-    """The reload of :class:`~distractd.daemon.Service` (a part of it: it works on the service's
-    configuration, model, stream table and metrics)."""
+class Reloader:
+    """Reloads configuration and model when asked, in a thread.
 
-    def start_reload(self):
-        """Re-read configuration and model in a :class:`_Reload` thread, so that a slow disk or
-        a big model never stops the loop (nor its watchdog pings); return the thread."""
-        self.notifier.reloading()
-        loading = _Reload(self._load)
-        loading.start()
-        return loading
+    Parameters
+    ----------
+    config_path : str or None
+        The TOML file re-read (None: the defaults).
+    overrides : sequence of str
+        ``section.key=value`` overrides re-applied on reload.
+    notifier : Notifier
+    metrics : Metrics
+    """
+
+    def __init__(self, config_path, overrides, notifier, metrics):
+        self.config_path = config_path
+        self.overrides = tuple(overrides)
+        self.notifier = notifier
+        self.metrics = metrics
+        self.requested = False
+        self.loading = None
+
+    def request(self, *_):
+        """Ask for a reload (signal-safe: sets a flag the loop reads)."""
+        self.requested = True
+
+    def poll(self, model_id, stopping=False):
+        """Start a requested reload (not while ``stopping``) and collect a finished one.
+
+        Returns
+        -------
+        (dict, Model) or None
+            The configuration and model a finished reload loaded, to be swapped in; None while
+            none is, or when it failed (then the failure is counted and logged, keeping the
+            model ``model_id``).
+        """
+        if self.requested and not stopping and self.loading is None:
+            self.requested = False
+            self.notifier.reloading()
+            self.loading = _Reload(self._load)
+            self.loading.start()
+        if self.loading is None or self.loading.is_alive():
+            return None
+        loading, self.loading = self.loading, None
+        if loading.error is not None:
+            self.metrics.reload_failed.inc()
+            log.error("reload rejected, keeping model %s: %s", model_id, loading.error)
+            self.notifier.ready(f"reload rejected: {loading.error}")
+            return None
+        return loading.result
 
     def _load(self):
         config = load_config(self.config_path, self.overrides) if self.config_path \
             else load_config(overrides=self.overrides)
         return config, Model(config["model"]["path"], config["model"]["max_bytes"],
                              config["adaptation"]["enabled"])
-
-    def finish_reload(self, loading):
-        """Swap in what a finished :class:`_Reload` loaded; on any error keep both old ones and
-        count a failure. Return whether it was swapped.
-
-        Socket endpoints, metrics address, security settings and ``adaptation.queue_size`` take
-        effect only at restart. Sessions restart when the model's window settings or the
-        smoothing change. Streams adapted to the old model (or under other ``[adaptation]``
-        options) drop their adapted model and start collecting again; waiting fits are stale.
-        """
-        if loading.error is not None:
-            self.metrics.reload_failed.inc()
-            log.error("reload rejected, keeping model %s: %s", self.model.detector.model_id,
-                      loading.error)
-            self.notifier.ready(f"reload rejected: {loading.error}")
-            return False
-        config, model = loading.result
-        restart = (model.pipeline_config != self.model.pipeline_config
-                   or config["smoothing"] != self.config["smoothing"]
-                   or config["sessions"] != self.config["sessions"])
-        swapped = model.detector.model_id != self.model.detector.model_id
-        readapt = swapped or config["adaptation"] != self.config["adaptation"]
-        self.model = model
-        self._apply(config)
-        if restart:
-            self.inboxes.clear()
-            self.metrics.active_streams.set(0)
-        elif swapped:  # a new model may need fields the old one did not
-            for inbox in self.inboxes.values():
-                inbox.session.recheck_fields()
-        if readapt:  # adapted models belong to the old model (or options)
-            for inbox in self.inboxes.values():
-                inbox.session.adaptation = self._stream_adaptation()
-            self.metrics.fits_skipped["stale"].inc(len(self.adapter.cancel()))
-            self._check_adaptation()
-        self.metrics.set_model(model.detector.model_id, model.detector.kind)
-        self.metrics.reload_ok.inc()
-        log.info("reloaded: model %s (%s)%s", model.detector.model_id, model.detector.kind,
-                 ", sessions restarted" if restart else "")
-        self.notifier.ready(f"reloaded model {model.detector.model_id}")
-        return True
 
 
 class _Reload(threading.Thread):

@@ -1,23 +1,24 @@
 """The daemon's stream table: one :class:`_Inbox` (and its :class:`Session`) per stream id.
 
-A stream's first accepted message opens its session (:meth:`StreamTable._new_session`, refused
-as ``too_many_streams`` when ``sessions.max_streams`` are active); the inbox holds its samples
-until they can complete a window. The table republishes every stream's latest state, expires the
-streams idle for ``sessions.idle_timeout_s``, ends streams (held samples, last windows, last
-segments) at expiry and at stop (:meth:`StreamTable._flush_all`, within :data:`_FLUSH_BUDGET_S`),
-and drops the session of a stream whose processing failed (:meth:`StreamTable._stream_fault`).
+A stream's first accepted message opens its session (:meth:`StreamTable.open`, refused as
+``too_many_streams`` when ``sessions.max_streams`` are active); the inbox holds its samples until
+they can complete a window (:meth:`StreamTable.ingest` feeds the due ones to their sessions). The
+table expires the streams idle for ``sessions.idle_timeout_s`` and drops the session of a stream
+whose processing failed (:meth:`StreamTable.fault`). Other parts follow the table through its
+listeners: ``opened`` are called with each new session, ``dropped`` with the id of each stream
+that left it (failed or expired), after its last windows were published.
 """
 
 import logging
 import math
-import time
 
 import numpy as np
 
 from ..models.detectors import decision_options
-from ..pipeline import T_MAX_S, Windows
-from ..pipeline.formats import Rejected, encode_event, encode_state
+from ..pipeline import T_MAX_S
+from ..pipeline.formats import Rejected
 from ._memory import trim_heap
+from ._ratelog import RateLimitedLog
 from ._session import Session, StreamFault
 
 __all__ = ["StreamTable"]
@@ -26,22 +27,76 @@ log = logging.getLogger("distractd.daemon")
 
 
 class StreamTable:
-    """The stream table of :class:`~distractd.daemon.Service` (a part of it: ``self.inboxes``
-    maps stream ids to inboxes; it publishes through the service's sockets and classifier)."""
+    """The daemon's streams: ``inboxes`` maps each stream id to its :class:`_Inbox`.
 
-    def _new_session(self, stream, now):
-        """Open a stream's session and inbox; None (message rejected) when the table is full."""
-        config = self.config
-        if len(self.inboxes) >= config["sessions"]["max_streams"]:
-            limit = config["sessions"]["max_streams"]
-            self._reject(Rejected("too_many_streams", f"stream {stream}: sessions.max_streams="
-                                                      f"{limit} streams are active"), now)
-            return None
+    Parameters
+    ----------
+    config : dict
+        The daemon's configuration (``[sessions]``, the decision rule's options,
+        ``service.rejection_log_interval_s``).
+    model : Model
+        The loaded model (the sessions' window settings, decision rule and segmenter).
+    metrics : Metrics
+
+    Attributes
+    ----------
+    inboxes : dict of str to _Inbox
+    gaze_frames : dict of str to str
+        ``"head"`` for the stream ids of eye-in-head sources (Pupil, LSL), set by their inputs.
+    opened : list of callable
+        Called with each new :class:`Session` before its first samples.
+    dropped : list of callable
+        Called with the id of each stream that left the table.
+    """
+
+    def __init__(self, config, model, metrics):
+        self.metrics = metrics
+        self.inboxes = {}
+        self.gaze_frames = {}
+        self.opened = []
+        self.dropped = []
+        self._ended_since_trim = 0  # sessions expired since the heap was last trimmed
+        self.config = self.model = None
+        self.configure(config, model)
+
+    def configure(self, config, model):
+        """Take a (re)loaded configuration and model; return whether the sessions restarted.
+
+        New sessions are opened with them. On a reload, the sessions restart (are dropped, each
+        stream's next message opens a new one) when the model's window settings, the decision
+        rule's options or ``[sessions]`` change; when only the model changes, each session checks
+        its fields again (a new model may need fields the old one did not).
+        """
+        restart = self.model is not None and (
+            model.pipeline_config != self.model.pipeline_config
+            or config["smoothing"] != self.config["smoothing"]
+            or config["sessions"] != self.config["sessions"])
+        swapped = self.model is not None \
+            and model.detector.model_id != self.model.detector.model_id
+        self.config = config
+        self.model = model
+        self.fault_log = RateLimitedLog(config["service"]["rejection_log_interval_s"],
+                                        "stream error:", "errors", logging.ERROR)
+        if restart:
+            self.inboxes.clear()
+            self.metrics.active_streams.set(0)
+        elif swapped:
+            for inbox in self.inboxes.values():
+                inbox.session.recheck_fields()
+        return restart
+
+    def open(self, stream, now):
+        """Open a stream's session and inbox; raise :class:`Rejected` when the table is full."""
+        limit = self.config["sessions"]["max_streams"]
+        if len(self.inboxes) >= limit:
+            raise Rejected("too_many_streams", f"stream {stream}: sessions.max_streams={limit} "
+                                               f"streams are active")
         pipeline_config = self.model.pipeline_config
-        decision = decision_options(config, self.model.detector.feature_names)
+        decision = decision_options(self.config, self.model.detector.feature_names)
         session = Session(stream, pipeline_config, decision,
-                          self.model.segmenter(config["sessions"]["segmentation"]), now)
-        session.adaptation = self._stream_adaptation()
+                          self.model.segmenter(self.config["sessions"]["segmentation"]), now)
+        for opened in self.opened:
+            opened(session)
         inbox = self.inboxes[stream] = _Inbox(session, pipeline_config)
         self.metrics.active_streams.set(len(self.inboxes))
         log.info("stream %s: new session (%d active)", stream, len(self.inboxes))
@@ -53,7 +108,7 @@ class StreamTable:
                         "features were learned on car-frame gaze (docs/inputs.md)", stream)
         return inbox
 
-    def _stream_fault(self, stream, stage, exc, now, session=None):
+    def fault(self, stream, stage, exc, now, session=None):
         """An unexpected exception of one stream at ``stage`` (a
         :data:`~distractd.daemon._session.STREAM_STAGES`; a :class:`StreamFault` names its own):
         count it, mark the stream's session failed and drop it from the table (the stream's next
@@ -68,8 +123,8 @@ class StreamTable:
             del self.inboxes[stream]
             session = inbox.session
             self.metrics.active_streams.set(len(self.inboxes))
-            if self.lsl_states is not None:
-                self.lsl_states.drop(stream)
+            for listener in self.dropped:
+                listener(stream)
         where = "a message" if stream is None else f"stream {stream}"
         self.fault_log.warning(stage, f"{where} failed at {stage}"
                                f"{', its session dropped' if dropped else ''}: "
@@ -78,59 +133,51 @@ class StreamTable:
         if session is not None:
             session.failed = True
 
-    def _count_sample_rejections(self, session):
-        for reason, count in session.new_rejections().items():
-            self.metrics.samples_rejected[reason].inc(count)
+    def ingest(self, touched, now):
+        """Feed each touched inbox that is due to its session; return the windows completed.
 
-    def _republish(self, pub, now):
-        """Send every stream's latest state again, with ``age_s``: seconds since it was first
-        published (a silent stream's state grows old until the session expires)."""
-        for inbox in self.inboxes.values():
-            session = inbox.session
-            if session.latest is not None:
-                self._send(pub, encode_state({**session.latest,
-                                              "age_s": round(now - session.latest_s, 3)}))
-
-    def _end_streams(self, inboxes, pub, counts):
-        """Publish what the end of streams completes: held samples, last windows (classified in
-        one batch), last segments."""
+        Returns
+        -------
+        list of (Session, Windows, float)
+            Sessions with completed windows and the arrival time of their first message of this
+            batch.
+        """
         pending = []
-        now = time.monotonic()
-        for inbox in inboxes:
+        for inbox in touched:
+            arrival = inbox.arrival_s
+            inbox.arrival_s = None
             session = inbox.session
+            if session.failed or not inbox.due(now):
+                continue
+            stage = "ingest"
             try:
-                held = inbox.take()
-                windows = session.flush() if held is None else \
-                    Windows.concat([session.process(held), session.flush()])
+                block = inbox.take()
+                stage = "pipeline"
+                windows = session.process(block)
             except Exception as exc:
-                self._stream_fault(session.stream, "end", exc, now, session)
+                self.fault(session.stream, stage, exc, now, session)
                 continue
             if len(windows):
-                pending.append((session, windows, None))
-        if pending:
-            self._classify_and_publish(pending, pub, counts)
-        for inbox in inboxes:
-            if inbox.session.failed:
-                continue
-            try:
-                segments = inbox.session.final_segments()
-            except Exception as exc:
-                self._stream_fault(inbox.session.stream, "end", exc, now, inbox.session)
-                continue
-            for message in segments:
-                self._send(pub, encode_event(message))
-                self.metrics.segments.inc()
-            self._count_sample_rejections(inbox.session)
+                pending.append((session, windows, arrival))
+        return pending
 
-    def _expire(self, now, pub, counts):
+    def expire(self, now):
+        """Remove the streams idle for ``sessions.idle_timeout_s``; return their inboxes (to be
+        ended, then :meth:`release` d)."""
         idle_s = self.config["sessions"]["idle_timeout_s"]
         expired = [stream for stream, inbox in self.inboxes.items()
                    if now - inbox.session.last_seen_s > idle_s]
-        self._end_streams([self.inboxes.pop(stream) for stream in expired], pub, counts)
-        for stream in expired:
-            log.info("stream %s: expired after %.0f s without input", stream, idle_s)
-            if self.lsl_states is not None:
-                self.lsl_states.drop(stream)
+        return [self.inboxes.pop(stream) for stream in expired]
+
+    def release(self, expired):
+        """Say that the expired streams ended (their last windows published): log, count, call
+        the ``dropped`` listeners and trim the heap every :data:`_TRIM_AFTER_SESSIONS`."""
+        idle_s = self.config["sessions"]["idle_timeout_s"]
+        for inbox in expired:
+            log.info("stream %s: expired after %.0f s without input", inbox.session.stream,
+                     idle_s)
+            for listener in self.dropped:
+                listener(inbox.session.stream)
         if expired:
             self.metrics.streams_expired.inc(len(expired))
             self.metrics.active_streams.set(len(self.inboxes))
@@ -139,30 +186,10 @@ class StreamTable:
                 trim_heap()
                 self._ended_since_trim = 0
 
-    def _flush_all(self, pub, counts):
-        """End every stream at stop, :data:`_FLUSH_CHUNK` streams at a time, until
-        :data:`_FLUSH_BUDGET_S` has passed; return the number flushed. The streams left are
-        dropped with one warning: their held samples and last windows are not published."""
-        inboxes = list(self.inboxes.values())
-        flush_until = time.monotonic() + _FLUSH_BUDGET_S
-        n_flushed = 0
-        while n_flushed < len(inboxes) and time.monotonic() < flush_until:
-            self._end_streams(inboxes[n_flushed:n_flushed + _FLUSH_CHUNK], pub, counts)
-            n_flushed = min(n_flushed + _FLUSH_CHUNK, len(inboxes))
-        if n_flushed < len(inboxes):
-            log.warning("stopped flushing after %g s: %d of %d streams not flushed, their last "
-                        "windows are not published", _FLUSH_BUDGET_S, len(inboxes) - n_flushed,
-                        len(inboxes))
-        return n_flushed
-
-
-_FLUSH_BUDGET_S = 1.0
-"""Longest time the streams are flushed at stop, after the drain (part of the 5 s the shutdown
-takes beyond ``service.drain_timeout_s`` at most; a chunk started runs to its end)."""
-
-
-_FLUSH_CHUNK = 256
-"""Streams flushed (and their last windows classified) in one batch at stop."""
+    def count_rejections(self, session):
+        """Count the samples the session's pipeline rejected since the previous call."""
+        for reason, count in session.new_rejections().items():
+            self.metrics.samples_rejected[reason].inc(count)
 
 
 _TRIM_AFTER_SESSIONS = 256

@@ -19,16 +19,14 @@ N_STREAMS = 600
 
 
 class TracedService(Service):
-    """The daemon, keeping a weak reference to every session it opens (its inbox holds it, so
-    a session that is gone has no inbox left either)."""
+    """The daemon, keeping a weak reference to every session it opens (a listener of its stream
+    table; the inbox holds the session, so a session that is gone has no inbox left either)."""
 
     opened = []
 
-    def _new_session(self, stream, now):
-        inbox = super()._new_session(stream, now)
-        if inbox is not None:
-            self.opened.append(weakref.ref(inbox.session))
-        return inbox
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.streams.opened.append(lambda session: self.opened.append(weakref.ref(session)))
 
 
 def test_expired_sessions_leave_every_table():
@@ -53,7 +51,7 @@ def test_expired_sessions_leave_every_table():
     time.sleep(0.5)   # a status refresh after the last expiry
     assert registry.get_sample_value("distractd_streams_expired_total") == N_STREAMS
     assert registry.get_sample_value("distractd_active_streams") == 0
-    assert service.inboxes == {} and service.metrics.streams == ()
+    assert service.streams.inboxes == {} and service.metrics.streams == ()
     assert running.stop() == 0
     gc.collect()
     assert len(TracedService.opened) == N_STREAMS

@@ -66,25 +66,28 @@ class FailingScorer:
 
 
 class FaultyService(Service):
-    """The daemon, its sessions of the :data:`FAULTY` streams given their failing component."""
+    """The daemon, its sessions of the :data:`FAULTY` streams given their failing component by a
+    listener of its stream table, and its policy given a failing scorer for the ``scoring``
+    stream."""
 
-    def _new_session(self, stream, now):
-        inbox = super()._new_session(stream, now)
-        stage = FAULTY.get(stream)
-        if inbox is not None and stage is not None:
-            session = inbox.session
-            if stage == "pipeline":
-                session.processor = FailingProcessor(session.processor.config)
-            elif stage == "segmentation":
-                assert session.segmenter is not None   # the shipped model segments
-                session.segmenter = FailingSegmenter()
-            elif stage == "publish":
-                session.decision = FailingRule()
-        return inbox
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.streams.opened.append(fail_at_stage)
+        scorer = self.classifier.scorer
+        self.classifier.scorer = lambda session: (
+            FailingScorer() if FAULTY.get(session.stream) == "scoring" else scorer(session))
 
-    def _scorer(self, session):
-        return FailingScorer() if FAULTY.get(session.stream) == "scoring" else \
-            super()._scorer(session)
+
+def fail_at_stage(session):
+    """Give a new session of a :data:`FAULTY` stream the component failing at its stage."""
+    stage = FAULTY.get(session.stream)
+    if stage == "pipeline":
+        session.processor = FailingProcessor(session.processor.config)
+    elif stage == "segmentation":
+        assert session.segmenter is not None   # the shipped model segments
+        session.segmenter = FailingSegmenter()
+    elif stage == "publish":
+        session.decision = FailingRule()
 
 
 class Running:
@@ -178,11 +181,14 @@ class HangingService(Service):
     entered = threading.Event()
     release = threading.Event()
 
-    def _new_session(self, stream, now):
-        inbox = super()._new_session(stream, now)
-        if stream.startswith("hang"):
-            inbox.session.processor = HangingProcessor(inbox.session.processor.config)
-        return inbox
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.streams.opened.append(self.hang)
+
+    @staticmethod
+    def hang(session):
+        if session.stream.startswith("hang"):
+            session.processor = HangingProcessor(session.processor.config)
 
 
 class HangingProcessor(StreamProcessor):

@@ -131,8 +131,8 @@ def decision_options(config=None, feature_names=()):
     """Keyword arguments of :class:`DecisionRule` — the one place the daemon, ``predict``, the
     benchmarks and the tests take the rule from: ``min_quality`` and the smoothing (``mode``,
     ``on``, ``off``, ``min_dwell_s``) of the daemon's ``config`` (``sessions.min_quality`` and
-    the ``smoothing`` section), or without one the rule's own defaults (which the daemon's
-    defaults equal, a test checks), and ``loss_evidence`` for a model with ``feature_names``."""
+    the ``smoothing`` section), or without one the rule's own defaults (from which the
+    daemon's defaults are taken), and ``loss_evidence`` for a model with ``feature_names``."""
     if config is None:
         defaults = inspect.signature(DecisionRule).parameters
         options = {key: defaults[key].default for key in _CONFIGURED}

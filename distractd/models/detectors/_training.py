@@ -308,7 +308,7 @@ def predict_windows(detector, recording, rule):
         From :func:`~distractd.models.load_model`; its pipeline configuration makes the windows.
     recording : Recording
     rule : DecisionRule
-        A fresh decision rule (the daemon's, :func:`~distractd.daemon.decision_options`).
+        A fresh decision rule (the daemon's, :func:`~distractd.models.detectors.decision_options`).
 
     Returns
     -------

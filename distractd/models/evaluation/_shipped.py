@@ -1,7 +1,7 @@
 """A saved model as deployed, scored on labelled drives through the ``predict`` path.
 
 No retraining: each drive goes through :func:`~distractd.models.detectors.predict_recording` with
-the decision rule the caller passes (the daemon's: :func:`~distractd.daemon.decision_options` of
+the decision rule the caller passes (the daemon's: :func:`~distractd.models.detectors.decision_options` of
 its defaults) and the sub-model chosen by the drive's fields and rate, as ``distractd predict``
 and the daemon do. Per
 driver it reports the fraction of windows holding gaze (a valid sample in the window) that got a

@@ -1,0 +1,212 @@
+"""The daemon's inputs: the sockets it reads samples from, decoded into the streams' inboxes.
+
+Per wake-up, :meth:`Inputs.read` waits on the input sockets (at most ``service.poll_interval_s``),
+reads up to ``service.max_batch_messages`` messages from each that has some, decodes each
+(:mod:`distractd.pipeline.formats`) and adds its samples to its stream's inbox, opening the
+stream's session on its first message. A message that fails decoding is refused, counted by reason
+and explained in one rate-limited log line; nothing else is lost. The Pupil source is followed
+across Pupil Capture restarts (:class:`PupilLink`).
+"""
+
+import logging
+import time
+
+import zmq
+
+from ..pipeline.formats import (
+    Limits, PupilAdapter, Rejected, UnsupportedGaze, decode_message,
+)
+from ._ratelog import RateLimitedLog
+
+__all__ = ["Inputs"]
+
+log = logging.getLogger("distractd.daemon")
+
+_NOBLOCK = int(zmq.NOBLOCK)
+
+
+class Inputs:
+    """Reads the input sockets into the stream table.
+
+    Parameters
+    ----------
+    config : dict
+        The daemon's configuration (``[input]``, ``[pupil]``, ``service.max_batch_messages``,
+        ``service.rejection_log_interval_s``).
+    streams : StreamTable
+    metrics : Metrics
+    rates : Rates
+        The samples received are added to ``rates.samples``.
+    """
+
+    def __init__(self, config, streams, metrics, rates):
+        self.streams = streams
+        self.metrics = metrics
+        self.rates = rates
+        self.poller = zmq.Poller()
+        self.sub = self.pupil = self.lsl = None
+        self.pupil_adapter = None
+        self.configure(config, None)
+
+    def configure(self, config, model):
+        """Take a (re)loaded configuration (sockets change only at restart)."""
+        self.config = config
+        self.budget = config["service"]["max_batch_messages"]
+        self.limits = Limits(config["input"]["topic"], config["input"]["max_message_bytes"],
+                             config["input"]["max_block_samples"])
+        self.lsl_limits = Limits("samples.", config["input"]["max_message_bytes"],
+                                 config["input"]["max_block_samples"])
+        self.rejection_log = RateLimitedLog(config["service"]["rejection_log_interval_s"])
+
+    def open(self, sub, pupil=None, lsl=None):
+        """Read from these sockets: the input SUB socket, a :class:`PupilLink` and the PULL
+        socket of the LSL bridge (None: not configured)."""
+        self.sub, self.pupil, self.lsl = sub, pupil, lsl
+        self.poller.register(sub, zmq.POLLIN)
+        if pupil is not None:
+            self.pupil_adapter = PupilAdapter(self.config["pupil"]["reorder_s"])
+            self.streams.gaze_frames[self.config["pupil"]["stream"]] = PupilAdapter.GAZE_FRAME
+            self.poller.register(pupil.sub, zmq.POLLIN)
+        if lsl is not None:
+            self.poller.register(lsl, zmq.POLLIN)
+
+    def read(self, timeout_ms, stopping):
+        """Wait for input at most ``timeout_ms`` (not at all while ``stopping``, when every
+        socket is drained); read it into the inboxes.
+
+        Returns
+        -------
+        touched : list of _Inbox
+            The inboxes that received their first message of this batch.
+        n_read : int
+            Messages read.
+        woke : float
+            Monotonic time (s) of the wake-up.
+        """
+        ready = dict(self.poller.poll(0 if stopping else timeout_ms))
+        woke = time.monotonic()
+        touched = []
+        n_read = 0
+        if self.sub in ready or stopping:
+            n_read += self._drain(self.sub, self._decode_native, touched)
+        if self.pupil is not None:
+            n_read += self._follow_pupil(ready, stopping, touched)
+        if self.lsl is not None and (self.lsl in ready or stopping):
+            n_read += self._drain(self.lsl, self._decode_lsl, touched)
+        return touched, n_read, woke
+
+    def flush_log(self, now, force=False):
+        """Say the rejections the log held back (:meth:`RateLimitedLog.flush`)."""
+        self.rejection_log.flush(now, force)
+
+    def _drain(self, sock, decode, touched):
+        """Read up to ``service.max_batch_messages`` messages into their streams' inboxes; return
+        the number read.
+
+        ``decode(frames)`` gives ``(stream, block, seq)``, or None for a message without samples,
+        and raises :class:`Rejected`. Inboxes receiving their first message of this batch are
+        appended to ``touched``.
+        """
+        inboxes = self.streams.inboxes
+        fault = self.streams.fault
+        budget = self.budget
+        n = n_samples = n_lost = 0
+        while n < budget:
+            try:
+                frames = sock.recv_multipart(_NOBLOCK)
+            except zmq.Again:
+                break
+            n += 1
+            now = time.monotonic()
+            try:
+                decoded = decode(frames)
+            except Rejected as exc:
+                self._reject(exc, now)
+                continue
+            except Exception as exc:  # a decoder fault: this message is lost, nothing else
+                fault(None, "decode", exc, now)
+                continue
+            if decoded is None:
+                continue
+            stream, block, seq = decoded
+            try:
+                inbox = inboxes.get(stream) or self._open(stream, now)
+                if inbox is None:
+                    continue
+                lost = inbox.session.accept(seq, now)
+                if lost is None:
+                    self.metrics.seq_resets.inc()
+                else:
+                    n_lost += lost
+                n_samples += len(block)
+                if inbox.add(block, now):
+                    touched.append(inbox)
+            except Exception as exc:
+                fault(stream, "ingest", exc, now)
+        self._count_received(n, n_samples, n_lost)
+        return n
+
+    def _open(self, stream, now):
+        """A new stream's inbox; None (the message refused) when the table is full."""
+        try:
+            return self.streams.open(stream, now)
+        except Rejected as exc:
+            self._reject(exc, now)
+            return None
+
+    def _decode_native(self, frames):
+        return decode_message(frames, self.limits)
+
+    def _decode_lsl(self, frames):
+        return decode_message(frames, self.lsl_limits)
+
+    def _decode_pupil(self, frames):
+        try:
+            block = self.pupil_adapter.update(frames)
+        except UnsupportedGaze as exc:  # counted; said once per mapping
+            self.metrics.pupil_refused[exc.mapping].inc()
+            if exc.first:
+                log.warning("%s (counted in distractd_pupil_refused_total)", exc)
+            return None
+        return (self.config["pupil"]["stream"], block, None) if len(block) else None
+
+    def _follow_pupil(self, ready, stopping, touched):
+        """Drain the Pupil backbone; after ``pupil.silence_s`` of silence (or when the daemon
+        stops) feed the gaze samples the adapter still holds for reordering, and follow Pupil
+        Remote to a new backbone port; return the messages read."""
+        link = self.pupil
+        n = 0
+        if link.sub in ready or stopping:
+            n = self._drain(link.sub, self._decode_pupil, touched)
+        now = time.monotonic()
+        if n:
+            link.heard(now)
+        elif self.pupil_adapter.n_held and (stopping or now - link.heard_s >= link.silence_s):
+            block = self.pupil_adapter.flush()
+            stream = self.config["pupil"]["stream"]
+            inbox = self.streams.inboxes.get(stream) or self._open(stream, now)
+            if inbox is not None:
+                inbox.session.accept(None, now)
+                self._count_received(0, len(block), 0)
+                if inbox.add(block, now):
+                    touched.append(inbox)
+        replaced = None if stopping else link.check(now)
+        if replaced is not None:
+            self.poller.unregister(replaced)
+            self.poller.register(link.sub, zmq.POLLIN)
+            self.metrics.pupil_reconnects.inc()
+        return n
+
+    def _count_received(self, n_messages, n_samples, n_lost):
+        metrics = self.metrics
+        if n_messages:
+            metrics.messages_received.inc(n_messages)
+        if n_samples:
+            metrics.samples_received.inc(n_samples)
+            self.rates.samples += n_samples
+        if n_lost:
+            metrics.messages_lost.inc(n_lost)
+
+    def _reject(self, exc, now):
+        self.metrics.messages_rejected[exc.reason].inc()
+        self.rejection_log.warning(exc.reason, str(exc), now)
