@@ -26,6 +26,7 @@ from ._protocol import (
 )
 from ._tracker import apply_tracker, sample_sparse_gaze
 from ._tracker_profiles import TRACKERS
+from ._vehicle import VEHICLE_COLUMNS, draw_vehicle_traits, simulate_vehicle
 
 __all__ = ["simulate_drive", "simulate_drive_truth", "DriveTruth", "GlanceTruth",
            "simulate_cohort", "simulate_texting_study", "cohort_seeds"]
@@ -47,6 +48,7 @@ _BLOCK_PROTOCOLS = ("texting-blocks", "normal-blocks")   # Taamneh's block timin
 _PHONE = {"visual-manual": DASHBOARD_DISPLAY, "texting-blocks": HAND_HELD_PHONE}
 _VISUAL_LOAD = 0.5          # load of the visual-manual task, times the counting task's (A)
 _DRIVE_BRANCH = 7           # spawn_key (7, k): the streams of drive k >= 1
+_VEHICLE_BRANCH = 8         # spawn_key (8,): the driver's way with the car; (8, k): drive k's road
 _DEFAULT_OPTIONS = {"noise": True, "track_loss": True, "drops": True, "duplicates": True,
                     "jitter": True}
 _CONSTRAINTS = {
@@ -298,12 +300,19 @@ def simulate_drive_truth(seed, duration_s=None, rate_hz=60.0, *, drive=0, protoc
                                                         1.5, 9.0)
     block[:, FIELD_INDEX["saccade"]] = in_saccade
     block[:, FIELD_INDEX["blink"]] = closure >= 0.5
+    vehicle = simulate_vehicle(
+        np.random.default_rng(np.random.SeedSequence(seed, spawn_key=(_VEHICLE_BRANCH, drive))),
+        draw_vehicle_traits(np.random.default_rng(
+            np.random.SeedSequence(seed, spawn_key=(_VEHICLE_BRANCH,)))),
+        t, gaze.target[fixation] == 0, load, np.interp(t, grid_t, visual_grid))
+    block[:, VEHICLE_COLUMNS] = vehicle   # the car's bus: no tracker noise or loss
 
     switches = {k: options[k] for k in ("noise", "track_loss", "drops", "duplicates", "jitter")}
     samples, rows, offset = apply_tracker(rng_tracker, traits, block.copy(), eye_yaw, eye_pitch,
                                           closure, frame_hz, profile=profile, **switches)
     if profile.gaze_only:
         samples, rows = sample_sparse_gaze(samples, rows, n, frame_hz, rate_hz)
+        samples[:, VEHICLE_COLUMNS] = vehicle[rows]
     meta = {
         "source": "simulator", "simulator_version": SIMULATOR_VERSION, "seed": int(seed),
         "driver_id": f"sim-{seed}", "drive": int(drive), "protocol": protocol,

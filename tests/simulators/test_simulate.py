@@ -7,7 +7,7 @@ import pytest
 
 from distractd import ConfigError
 from distractd.cli import main
-from distractd.pipeline import FIELD_INDEX, FIELDS, VEHICLE_FIELDS, describe, read_recording
+from distractd.pipeline import FIELD_INDEX, FIELDS, describe, read_recording
 from distractd.simulators import (
     PROTOCOLS, cohort_seeds, simulate_cohort, simulate_drive, simulate_drive_truth,
 )
@@ -32,7 +32,7 @@ def test_same_seed_same_drive_other_seed_other_drive():
 
 def test_all_fields_rate_and_labels(drive):
     recording, truth = drive
-    assert recording.fields_present == tuple(f for f in FIELDS if f not in VEHICLE_FIELDS)
+    assert recording.fields_present == FIELDS          # the tracker's and the car's
     summary = describe(recording)
     assert summary["rate_hz"] == pytest.approx(60.0, rel=2e-3)
     assert recording.duration_s == pytest.approx(600.0, abs=0.1)
@@ -189,7 +189,7 @@ def test_drives_share_the_driver_not_the_drive():
 def test_drive_zero_cognitive_is_the_original_drive():
     # values of simulate_drive(7, duration_s=300.0) computed before drives and protocols existed
     recording = simulate_drive(7, duration_s=300.0, drive=0, protocol="cognitive")
-    assert recording.samples.shape == (17976, 18)
+    assert recording.samples.shape == (17976, 27)   # the 18 tracker fields, then the car's 9
     expected = {
         (100, 0): 1.6647813171727228, (100, 3): 0.6895591489235786,
         (100, 6): -0.010294466629343066, (5000, 0): 83.49857552005605,

@@ -9,14 +9,15 @@ import numpy as np
 import pytest
 
 from distractd import ConfigError
-from distractd.pipeline import FIELD_INDEX, read_recording
+from distractd.pipeline import FIELD_INDEX, VEHICLE_FIELDS, read_recording
 from distractd.pipeline.formats import read_taamneh
 from distractd.simulators import (
     simulate_drive, simulate_texting_study, texting_schedule, tracking_statistics,
 )
 from distractd.simulators._protocol import TEXTING_BLOCKS
 
-GAZE_ONLY = ("t", "gaze_r_yaw", "gaze_r_pitch", "gaze_l_yaw", "gaze_l_pitch", "confidence")
+GAZE_ONLY = ("t", "gaze_r_yaw", "gaze_r_pitch", "gaze_l_yaw", "gaze_l_pitch", "confidence",
+             *VEHICLE_FIELDS)   # the tracker's gaze, and the car's own signals
 
 
 @pytest.fixture(scope="module")
