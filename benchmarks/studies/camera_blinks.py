@@ -16,8 +16,9 @@ neither a hit nor a false blink, for either detector. Events are matched one to 
 F1 = 2 hits / (reference + detected). Clips are split as drivers are: sorted names, odd positions
 the development half (where the front-end's settings were chosen), even positions held out.
 
-Prints one JSON line per clip and per half and detector, and writes them to ``DIR/results.jsonl``
-with the recordings (``DIR/<clip>.csv``) and raw measures.
+Prints one JSON line per clip (the front-end's summary, then each detector's counts) and per half
+and detector, and writes them to ``DIR/results.jsonl`` with the recordings (``DIR/<clip>.csv``)
+and raw measures.
 """
 
 import argparse
@@ -115,9 +116,14 @@ def main(argv=None):
     done = subprocess.run(command, capture_output=True, text=True)
     if done.returncode:
         raise SystemExit(f"the front-end failed: {done.stderr[-2000:]}")
+    records, pooled = [], {}
+    for line in done.stdout.splitlines():   # the front-end's summary of each clip
+        summary = json.loads(line)
+        records.append({"bench": "camera_frontend", "clip": Path(summary["source"]).stem,
+                        **summary})
+        print(json.dumps(records[-1]), flush=True)
 
     blink_max_s = PipelineConfig().blink_max_s
-    records, pooled = [], {}
     for name in chosen:
         clip = labels[name]
         fps = clip["fps"]
@@ -148,7 +154,7 @@ def main(argv=None):
     for (half, detector), counts in sorted(pooled.items()):
         record = {"bench": "camera_blinks_pooled", "half": half, "detector": detector,
                   "clips": sum(r["half"] == half or half == "all" for r in records
-                               if r["detector"] == detector),
+                               if r.get("detector") == detector),
                   **counts, "f1": f1(counts),
                   "closed_ratio": args.closed_ratio}
         records.append(record)

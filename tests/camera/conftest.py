@@ -12,6 +12,7 @@ development half and clips without eye labels only.
 import json
 import os
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -22,6 +23,7 @@ ROOT = Path(__file__).resolve().parents[2]
 CAMERA_PYTHON = ROOT / ".venv-camera" / "bin" / "python"
 CAMERA_PROGRAM = ROOT / ".venv-camera" / "bin" / "distractd-camera"
 SPLICE = Path(__file__).with_name("splice_video.py")
+BLINK_STUDY = ROOT / "benchmarks" / "studies" / "camera_blinks.py"
 
 
 @pytest.fixture(scope="session")
@@ -43,10 +45,11 @@ def run_camera(program, *args, timeout=300):
     return [json.loads(line) for line in done.stdout.splitlines()]
 
 
-def splice(source, out, order):
-    """Write ``out`` (.avi) of ``source``'s frames in ``order`` (tests/camera/splice_video.py)."""
+def splice(source, out, order, width=None):
+    """Write ``out`` (.avi) of ``source``'s frames in ``order``, scaled to ``width`` pixels wide
+    if given (tests/camera/splice_video.py); its frame rate and frame count."""
     done = subprocess.run([str(CAMERA_PYTHON), str(SPLICE), str(source), str(out),
-                           json.dumps([int(i) for i in order])],
+                           json.dumps([int(i) for i in order]), *([str(width)] if width else [])],
                           capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr[-3000:]
     return json.loads(done.stdout)
@@ -55,3 +58,16 @@ def splice(source, out, order):
 @pytest.fixture(scope="session")
 def faces(shared_data):
     return shared_data / "faces"
+
+
+@pytest.fixture(scope="session")
+def blink_study(faces, camera_program, tmp_path_factory):
+    """``benchmarks/studies/camera_blinks.py`` on the development half: ``(records, folder)``,
+    the folder holding each clip's recording ``<clip>.csv`` and raw measures."""
+    out = tmp_path_factory.mktemp("camera-blinks")
+    done = subprocess.run([sys.executable, str(BLINK_STUDY), "--half", "development",
+                           "--faces", str(faces), "--camera", str(camera_program),
+                           "--out", str(out)], capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stderr[-3000:]
+    records = [json.loads(line) for line in (out / "results.jsonl").read_text().splitlines()]
+    return records, out

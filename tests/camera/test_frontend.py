@@ -1,6 +1,7 @@
-"""The camera front-end on a real face clip: a recording every distractd command reads, with the
-head roll, blinks and held closure the clip's labels show (tfjs-models' face-mesh demo clip,
-Apache-2.0, development half; labels in ../shared/data/faces/labels)."""
+"""The camera front-end on real face clips: a recording every distractd command reads, with the
+head roll and blinks the clip's labels show (tfjs-models' face-mesh demo clip, Apache-2.0,
+development half; labels in ../shared/data/faces/labels), and blink detection on the labelled
+clips of the development half at or above the naive eye-aspect-ratio floor of the same run."""
 
 import subprocess
 
@@ -9,17 +10,17 @@ import pytest
 
 from distractd.pipeline import describe, read_recording
 
-from .conftest import run_camera
 
-CLIP = "clips/tfjs-models_facemesh_demo_input.mp4"
+CLIP = "tfjs-models_facemesh_demo_input"
 FPS = 30.0
 
 
 @pytest.fixture(scope="module")
-def recording(faces, camera_program, tmp_path_factory):
-    out = tmp_path_factory.mktemp("camera") / "clip.csv"
-    (summary,) = run_camera(camera_program, faces / CLIP, "--out", out)
-    return summary, read_recording(out)
+def recording(blink_study):
+    """The clip's summary line and recording, from the blink study's run."""
+    records, folder = blink_study
+    (summary,) = [r for r in records if r.get("bench") == "camera_frontend" and r["clip"] == CLIP]
+    return summary, read_recording(folder / f"{CLIP}.csv")
 
 
 def frames(first, last):
@@ -69,3 +70,14 @@ def test_a_bad_video_is_one_line_and_status_1(camera_program, tmp_path):
     assert done.returncode == 1
     assert done.stderr.strip().splitlines()[-1] == (
         f"distractd-camera: error: {bad}: cannot open this video file")
+
+
+def test_blinks_are_found_at_least_as_well_as_by_the_naive_eye_aspect_ratio(blink_study):
+    records, _ = blink_study
+    pooled = {r["detector"]: r for r in records
+              if r["bench"] == "camera_blinks_pooled" and r["half"] == "development"}
+    camera, naive = pooled["camera"], pooled["naive_ear"]
+    assert camera["clips"] == naive["clips"] == 7
+    assert camera["n_reference"] == naive["n_reference"] == 16
+    assert camera["f1"] >= naive["f1"]                              # [0.875 and 0.875]
+    assert camera["f1"] >= 0.8
