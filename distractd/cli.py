@@ -416,7 +416,9 @@ def _declare_conformance(parser):
 
 def _conformance(args):
     from .pipeline import read_recordings
-    from .simulators._conformance import read_annotations, run_conformance, score_recording
+    from .simulators._conformance import (
+        headline, read_annotations, run_conformance, score_recording,
+    )
 
     def row(r):
         if not (args.json or args.quiet):
@@ -424,6 +426,13 @@ def _conformance(args):
             latency = "" if r["latency_s"] is None else f" after {r['latency_s']:.2f} s"
             print(f"{'PASS' if r['pass'] else 'FAIL'}  {r['name']:<58} expected "
                   f"{r['expected']}{limit}; got {','.join(r['got'])}{latency}", flush=True)
+
+    def plan(size):
+        if not args.quiet:
+            print(f"distractd conformance: {size['scenarios']} scenarios in {size['drives']} "
+                  f"drives, {size['simulated_s'] / 3600:.1f} h of driving to simulate, then at "
+                  f"least {size['replay_s'] / 60:.1f} min of replay at speed {args.speed:g}",
+                  file=sys.stderr, flush=True)
 
     if (args.recording is None) != (args.annotations is None):
         _say(args, "error", "--recording and --annotations go together")
@@ -444,11 +453,12 @@ def _conformance(args):
         sides = (args.drive_side,) if args.drive_side else ("right", "left")
         card = run_conformance(args.out, seed=args.seed, n_drivers=args.drivers, sides=sides,
                                rate_hz=args.rate, families=tuple(args.families),
-                               speed=args.speed, on_row=row)
+                               speed=args.speed, on_row=row, on_plan=plan,
+                               progress=sys.stderr.isatty() and not args.quiet)
     families = "; ".join(f"{name} {t['passed']}/{t['passed'] + t['failed']}"
                          for name, t in card["families"].items())
-    _report(args, card, f"{card['passed']} passed, {card['failed']} failed ({families}); "
-                        f"scorecard in {Path(args.out) / 'scorecard.json'}")
+    _report(args, card, f"{headline(card)}; by family: {families}; scorecard in "
+                        f"{Path(args.out) / 'scorecard.json'}")
     return 0 if card["failed"] == 0 else 1
 
 

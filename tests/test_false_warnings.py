@@ -29,9 +29,11 @@ def test_the_false_warnings_study_reports_every_alert_with_its_reason(shared_dat
     drives = {(r["set"], r["drive"]): r for r in records if r["bench"] == "false_warnings"}
     alerts = [r for r in records if r["bench"] == "false_warnings_alert"]
     summaries = [r for r in records if r["bench"] == "false_warnings_summary"]
-    assert [s["set"] for s in summaries] == [
-        "taamneh-normal", "taamneh-normal", "simulated-calm 60 Hz full",
-        "simulated-calm 1 Hz sparse-gaze", "simulated visual-manual 60 Hz full"]
+    assert [(s["set"], s.get("drivers")) for s in summaries] == [
+        ("taamneh-normal", "all"), ("taamneh-normal", "development"),
+        ("taamneh-normal", "all"), ("taamneh-normal", "development"),
+        ("simulated-calm 60 Hz full", None), ("simulated-calm 1 Hz sparse-gaze", None),
+        ("simulated visual-manual 60 Hz full", None)]   # T011 is a development-half driver
 
     # the real drive: 1 Hz gaze only, so fatigue is unavailable, not zero
     real = drives["taamneh-normal", "T011-d4"]

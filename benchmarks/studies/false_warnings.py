@@ -8,7 +8,9 @@ this study; nothing here is tuned on these drives. ``drive_side`` is the car's.
 
 - **Real normal drives**: the no-task drive (``Drive`` 4, "normal") of every subject file in
   ``--data`` (Taamneh et al. 2017: 36 drivers, 1 Hz gaze footprint on the simulator's screen,
-  US left-hand-drive cab). Per drive: hours, hours with the road centre learned (alerts are
+  US left-hand-drive cab), summed over all drivers and over each half (``drivers``: the
+  development half, odd positions of the sorted subject ids, on which designs are chosen, and the
+  held-out half, which is only reported; ``driver_halves``). Per drive: hours, hours with the road centre learned (alerts are
   possible only then), tracked fraction, the drive's gaze clusters, alerts per kind and per
   hour. The fatigue channel needs an eyelid signal, which this data lacks: it is reported
   unavailable, never as zero. Each alert gets a reason read from the samples (where the away
@@ -26,7 +28,9 @@ this study; nothing here is tuned on these drives. ``drive_side`` is the car's.
 - **Naive floors**, on the same recordings in the same run. Glances: any run of consecutive
   samples outside the forward roadway ellipse (``glance_road_yaw_deg`` x
   ``glance_road_pitch_deg``, the product's default) around the drive's median gaze lasting
-  >= 2 s (and >= 3 s, the product's ``glance_long_s``) is an alert; a lost sample ends a run.
+  >= 2 s (and >= 3 s, the product's ``glance_long_s``) is an alert; track loss between two away
+  samples no longer than ``glance_lost_carry_s`` is part of the run (a blink inside a glance, as
+  ISO 15007 counts it), longer track loss ends it.
   Fatigue: :func:`fatigue_floor`. Both see the whole drive (the median), the product only the
   past.
 
@@ -47,9 +51,10 @@ from distractd.pipeline import (
     ALERT_KINDS, FATIGUE_ALERT_KINDS, FIELD_INDEX, GLANCE_CLASSES, PipelineConfig, detect_fatigue,
     detect_glances,
 )
+from distractd.models.evaluation import driver_halves
 from distractd.pipeline.formats import read_taamneh
 from distractd.simulators import cohort_seeds, simulate_drive_truth
-from glance_alerts import eyes_mean, tracked_gaze_deg, true_glances
+from glance_alerts import bridge_blinks, eyes_mean, tracked_gaze_deg, true_glances
 
 
 FLOOR_MIN_S = (2.0, 3.0)
@@ -92,7 +97,9 @@ def floor_runs(recording, config):
     if not valid.any():
         return np.empty(0)
     centre = (np.median(yaw[valid]), np.median(pitch[valid]))
-    return runs(valid & ~inside(yaw, pitch, centre, config), recording.t)
+    away = bridge_blinks(valid & ~inside(yaw, pitch, centre, config), valid, recording.t,
+                         config.glance_lost_carry_s)
+    return runs(away, recording.t)
 
 
 def fatigue_floor(recording, config):
@@ -340,13 +347,19 @@ def main():
 
     start_time = time.perf_counter()
     config = PipelineConfig(drive_side="left")   # the study's US cab
+    paths = sorted(Path(args.data).glob("T*.csv"))
+    development, held_out = driver_halves([path.stem for path in paths])
+    halves = {"all": {path.stem for path in paths}, "development": development,
+              "held-out": held_out}
     lines = [measure("taamneh-normal", recording, config, emit)
-             for path in sorted(Path(args.data).glob("T*.csv"))
-             if not args.subjects or path.stem in args.subjects
+             for path in paths if not args.subjects or path.stem in args.subjects
              for recording in read_taamneh(path, drives=(4,))]
     for basis in ("hours", "ready_hours"):
-        emit({**summary("taamneh-normal", lines, basis),
-              "seconds": round(time.perf_counter() - start_time, 1)})
+        for half, drivers in halves.items():
+            mine = [line for line in lines if line["drive"].split("-")[0] in drivers]
+            if mine:
+                emit({**summary("taamneh-normal", mine, basis), "drivers": half,
+                      "seconds": round(time.perf_counter() - start_time, 1)})
 
     config = PipelineConfig(drive_side="right")  # the simulator's car
     for name, options in SIMULATED.items():

@@ -43,6 +43,23 @@ _LINKED_BLINK_DEG, _LINKED_BLINK_P = 30.0, 0.85
 _BLINK_CV = 0.8
 _GRID_DT_S = 0.1
 _ROAD_SPAN_S = 10.0   # script_gaze: the road fixations either side that set a fill's direction
+SCATTER_DEMAND_MAX = 1.5
+"""Driving demand widens the road fixations' scatter up to this factor: beyond it the road
+fixations of a busy stretch left the forward roadway (+25 deg up) for seconds on end and made 2.7
+glances away of >= 3 s and 2.7 time-sharing events per calm hour (development cohort 1, 6 drivers),
+three and thirteen times the naturalistic rates below, where a driver looks at the road."""
+NATURAL_LONG_PER_H, NATURAL_SHARING_PER_H = 0.89, 0.21
+"""A calm driver's own long glances away (>= 3 s) and time-sharing episodes (>= 10 s away within
+30 s), per hour of driving: the naturalistic base rate over 168.8 h of automotive-grade monitoring
+(Mulhall et al. 2024, SIMULATOR_EVIDENCE section 5b). Both go to the display (target 5)."""
+NATURAL_LONG_S = (3.0, 6.0)
+"""A natural long glance lasts uniformly this long (s; our choice: the protocol's 3 s to twice it)."""
+NATURAL_SHARING_AWAY_S = 11.0
+NATURAL_SHARING_GAP_S = (0.3, 1.0)
+"""A natural time-sharing episode: display looks (the visual-manual dwell) until this much time
+away (s: the protocol's 10 s and a margin for the looks' transitions), with road checks drawn
+uniformly from this range before the next look (plus the road fixation that ends it: under the
+2 s that would reset the count; our choice)."""
 
 
 @dataclass(frozen=True)
@@ -137,7 +154,7 @@ class BlinkPlan:
 
 
 def plan_gaze(rng, traits, t_end_s, load, visual, road, demand, *, grid_dt_s=_GRID_DT_S,
-              phone=DASHBOARD_DISPLAY):
+              phone=DASHBOARD_DISPLAY, natural=False):
     """Draw the fixation and saccade sequence of one drive.
 
     Parameters
@@ -155,6 +172,12 @@ def plan_gaze(rng, traits, t_end_s, load, visual, road, demand, *, grid_dt_s=_GR
         Driving demand factor (around 1) on the same grid: scales road scatter and glance rate.
     phone : PhoneUse, default=DASHBOARD_DISPLAY
         How the visual task uses the phone/display.
+    natural : bool, default=False
+        Unscripted (naturalistic) driving: the driver makes their own long glances and
+        time-sharing episodes at the naturalistic rates (:data:`NATURAL_LONG_PER_H`) and the road
+        fixations stay on the road (:data:`SCATTER_DEMAND_MAX`). The task protocols script their
+        distraction in sections and keep the road scatter their calibration on real drives was
+        measured with (docs/results/simulator-calibration.md).
 
     Returns
     -------
@@ -167,6 +190,7 @@ def plan_gaze(rng, traits, t_end_s, load, visual, road, demand, *, grid_dt_s=_GR
     geometry[0, 2] = traits.road_pitch_deg
     normals = rng.standard_normal((n_max, 5))
     uniforms = rng.random((n_max, 4))
+    own = rng.random((n_max, 3))   # the natural events' draws: last, so those above stay
     params = np.array([
         traits.road_sd_yaw_deg, traits.road_sd_pitch_deg, traits.road_pitch_deg,
         traits.fixation_median_s, traits.glance_rate_per_min / 60.0, traits.glance_median_s,
@@ -178,10 +202,15 @@ def plan_gaze(rng, traits, t_end_s, load, visual, road, demand, *, grid_dt_s=_GR
         traits.display_glance_sigma + phone.extra_sigma, *phone.dwell_range_s,
         phone.road_gap_s[0], phone.road_gap_s[1] - phone.road_gap_s[0], phone.episode_looks[0],
         phone.episode_looks[1] - phone.episode_looks[0], phone.episode_tau_s,
+        SCATTER_DEMAND_MAX if natural else np.inf, natural * NATURAL_LONG_PER_H / 3600.0,
+        natural * NATURAL_SHARING_PER_H / 3600.0,
+        NATURAL_LONG_S[0], NATURAL_LONG_S[1] - NATURAL_LONG_S[0], NATURAL_SHARING_AWAY_S,
+        NATURAL_SHARING_GAP_S[0], NATURAL_SHARING_GAP_S[1] - NATURAL_SHARING_GAP_S[0],
     ])
     out = np.empty((n_max, 10))
     n = _plan_gaze_kernel(t_end_s, grid_dt_s, load, demand, visual, road, geometry[:, 0],
-                          geometry[:, 2], np.cumsum(_GLANCE_SHARE), params, normals, uniforms, out)
+                          geometry[:, 2], np.cumsum(_GLANCE_SHARE), params, normals, uniforms,
+                          own, out)
     out = out[:n]
     start, duration = out[:, 0], out[:, 1]
     target = out[:, 6].astype(np.int8)
@@ -196,11 +225,12 @@ def plan_gaze(rng, traits, t_end_s, load, visual, road, demand, *, grid_dt_s=_GR
 
 @njit(cache=True)
 def _plan_gaze_kernel(t_end, grid_dt, load, demand, visual, road, target_yaw, target_pitch,
-                      glance_cdf, params, normals, uniforms, out):
+                      glance_cdf, params, normals, uniforms, own, out):
     (sd_yaw, sd_pitch, road_pitch, fix_median, glance_rate, glance_median, okn_gain,
      m_sd_yaw, m_sd_pitch, m_glance, m_fix, vmax, c, m_vel, ahead_pitch, display_median,
      display_sigma, display_min, display_max, gap_min, gap_span, looks_min, looks_span,
-     episode_tau) = params
+     episode_tau, scatter_demand_max, long_rate, sharing_rate, long_min, long_span,
+     sharing_away, sharing_gap_min, sharing_gap_span) = params
     n_grid = len(load)
     t = 0.0
     road_yaw, road_pitch_now = 0.0, road_pitch
@@ -208,6 +238,7 @@ def _plan_gaze_kernel(t_end, grid_dt, load, demand, visual, road, target_yaw, ta
     target = 0
     episode_left = 0
     road_since_display, road_needed = 0.0, 0.0
+    long_next, sharing_left, decided = False, 0.0, 0.0
     i = 0
     while t < t_end and i < len(out):
         k = min(int(t / grid_dt), n_grid - 1)
@@ -215,8 +246,9 @@ def _plan_gaze_kernel(t_end, grid_dt, load, demand, visual, road, target_yaw, ta
         z, u = normals[i], uniforms[i]
         if target == 0:
             rho = 0.5
-            s_yaw = sd_yaw * dem * m_sd_yaw ** level
-            s_pitch = sd_pitch * dem * m_sd_pitch ** level
+            spread = min(dem, scatter_demand_max)
+            s_yaw = sd_yaw * spread * m_sd_yaw ** level
+            s_pitch = sd_pitch * spread * m_sd_pitch ** level
             road_yaw = rho * road_yaw + np.sqrt(1 - rho * rho) * s_yaw * z[0]
             road_pitch_now = road_pitch + rho * (road_pitch_now - road_pitch) + \
                 np.sqrt(1 - rho * rho) * s_pitch * z[1]
@@ -230,6 +262,10 @@ def _plan_gaze_kernel(t_end, grid_dt, load, demand, visual, road, target_yaw, ta
             yaw, pitch = target_yaw[5] + z[0], target_pitch[5] + z[1]
             duration = min(max(display_median * np.exp(display_sigma * z[2]), display_min),
                            display_max)
+            if long_next:
+                duration = long_min + long_span * own[i, 2]
+                long_next = False
+            sharing_left -= duration
             drift_yaw, drift_pitch = 0.0, 0.0
         else:
             yaw, pitch = target_yaw[target] + z[0], target_pitch[target] + 0.5 * z[1]
@@ -248,7 +284,9 @@ def _plan_gaze_kernel(t_end, grid_dt, load, demand, visual, road, target_yaw, ta
         t += duration
         # choose the next target
         if target != 0:
-            if target == 5:
+            if target == 5 and sharing_left > 0.0:   # a natural time-sharing episode
+                road_since_display, road_needed = 0.0, sharing_gap_min + sharing_gap_span * u[3]
+            elif target == 5:
                 road_since_display, road_needed = 0.0, gap_min + gap_span * u[3]
             road_yaw, road_pitch_now = 0.3 * z[3], road_pitch
             target = 0
@@ -262,10 +300,18 @@ def _plan_gaze_kernel(t_end, grid_dt, load, demand, visual, road, target_yaw, ta
             if episode_left > 0 and road_since_display >= road_needed:
                 target = 5
                 episode_left -= 1
+            elif not vis and sharing_left > 0.0:
+                if road_since_display >= road_needed:
+                    target = 5
+            elif not vis and own[i, 0] < 1 - np.exp(-long_rate * (t - decided)):
+                target, long_next = 5, True
+            elif not vis and own[i, 1] < 1 - np.exp(-sharing_rate * (t - decided)):
+                target, sharing_left = 5, sharing_away
             elif u[0] < 1 - np.exp(-glance_rate * dem * m_glance ** level * duration):
                 target = 1
                 while target < 4 and u[1] > glance_cdf[target]:
                     target += 1
+            decided = t   # the natural events' hazards run over driving time, glances included
         i += 1
     return i
 

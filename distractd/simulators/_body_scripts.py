@@ -114,9 +114,26 @@ def drowsy_plan(rng, natural, start_s, length_s, build_up=DrowsyBuildUp()):
     blinks = [np.r_[a, b] for a, b in zip(blinks, (
         nods, np.full(m, 0.3), np.full(m, build_up.nod_down_s - 0.3), np.full(m, 0.35),
         np.ones(m)))]
-    order = np.argsort(blinks[0], kind="stable")
-    plan = BlinkPlan(*(column[order] for column in blinks))
+    plan = BlinkPlan(*_top_up(rng, blinks, grid, build_up.perclos_end))
     return plan, np.column_stack([nods, rng.uniform(*build_up.nod_deg, m)])
+
+
+def _top_up(rng, blinks, grid, perclos, tolerance=0.005, max_added=400):
+    """Add slow lid closures at random times over ``grid`` (the build-up's last minutes) until
+    P80 there reaches ``perclos - tolerance``: the drawn closures are random, and the build-up is
+    defined by the PERCLOS it ends at (a drawn build-up ended anywhere from 8.9 to 12 %)."""
+    for _ in range(max_added):
+        order = np.argsort(blinks[0], kind="stable")
+        blinks = [column[order] for column in blinks]   # the lid renders onsets in order
+        if (render_eyelid(grid, BlinkPlan(*blinks)) >= 0.8).mean() >= perclos - tolerance:
+            break
+        at = _apart(rng.uniform(grid[0], grid[-1], 1), blinks[0])
+        if len(at):
+            blinks = [np.r_[a, b] for a, b in zip(blinks, (
+                at, rng.uniform(0.25, 0.4, 1), rng.uniform(0.1, 0.4, 1),
+                rng.uniform(0.3, 0.5, 1), rng.uniform(0.85, 1.0, 1)))]
+    order = np.argsort(blinks[0], kind="stable")
+    return [column[order] for column in blinks]
 
 
 def _events(rng, start_s, length_s, per_min_at_end, from_p):

@@ -11,12 +11,15 @@ way, so a carmaker can run its own track tests.
 
 import csv
 import json
+import sys
 import threading
 import time
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 import zmq
+from tqdm import tqdm
 
 from .._errors import ConfigError
 from ..pipeline import ALERT_KINDS, FATIGUE_ALERT_KINDS, Recording
@@ -33,7 +36,7 @@ from ._scenarios import (
 )
 from ._simulate import cohort_seeds, simulate_drive_truth
 
-__all__ = ["run_conformance", "score_recording", "read_annotations", "judge"]
+__all__ = ["run_conformance", "score_recording", "read_annotations", "judge", "headline"]
 
 EXPECTED = (*ALERT_KINDS, *FATIGUE_ALERT_KINDS, "unresponsive", "none")
 """What a scenario may expect: the glance alerts, the fatigue alerts, the escalation's top-level
@@ -45,37 +48,32 @@ _ANNOTATION_COLUMNS = ("name", "family", "start_s", "end_s", "expected", "limit_
 
 
 def judge(alerts, name, family, start_s, end_s, expected, limit_s, reached_s=np.inf,
-          earliest_s=0.0, silent=None):
+          earliest_s=0.0):
     """Score one scenario against the alerts (dicts with ``kind`` and ``t``) of its stream.
 
     The alerts that count are those raised from ``start_s`` until ``SILENCE_AFTER_S`` after the
     later of ``end_s`` and the deadline ``start_s + limit_s``. A positive scenario passes when the
     first alert of the ``expected`` kind came by the deadline and not before ``earliest_s`` after
-    the start (a drowsiness warning while still alert); ``"none"`` passes when nothing came (of
-    the ``silent`` kinds, if given). A
-    scenario the daemon's published states did not reach (``reached_s``) fails as
+    the start (a drowsiness warning while still alert); ``"none"`` passes when no alert of any
+    kind came. A scenario the daemon's published states did not reach (``reached_s``) fails as
     ``"not processed"``.
     """
     until = max(end_s, start_s + (limit_s or 0.0)) + SILENCE_AFTER_S
+    row = {"name": name, "family": family, "expected": expected,
+           "limit_s": None if limit_s is None else round(float(limit_s), 3),
+           "earliest_s": round(float(earliest_s), 3), "start_s": round(float(start_s), 3)}
     if reached_s < until:
-        return {"name": name, "family": family, "expected": expected,
-                "limit_s": None if limit_s is None else round(float(limit_s), 3),
-                "start_s": round(float(start_s), 3), "got": ["not processed"],
-                "latency_s": None, "pass": False, "alerts": []}
+        return {**row, "got": ["not processed"], "latency_s": None, "pass": False, "alerts": []}
     inside = sorted((a for a in alerts if start_s <= a["t"] <= until), key=lambda a: a["t"])
-    got = sorted({a["kind"] for a in inside})
     if expected == "none":
         latency = None
-        passed = not [a for a in inside if silent is None or a["kind"] in silent]
+        passed = not inside
     else:
         hits = [a["t"] - start_s for a in inside if a["kind"] == expected]
         latency = round(hits[0], 3) if hits else None
         passed = latency is not None and earliest_s <= latency <= limit_s
-    return {"name": name, "family": family, "expected": expected,
-            "limit_s": None if limit_s is None else round(float(limit_s), 3),
-            "start_s": round(float(start_s), 3), "got": got or ["none"], "latency_s": latency,
-            "pass": bool(passed),
-            "alerts": [_alert_record(a) for a in inside]}
+    return {**row, "got": sorted({a["kind"] for a in inside}) or ["none"], "latency_s": latency,
+            "pass": bool(passed), "alerts": [_alert_record(a) for a in inside]}
 
 
 def _alert_record(alert):
@@ -136,16 +134,23 @@ class _AlertCollector(threading.Thread):
         self.join(timeout=5)
 
 
-def _through_daemon(recordings, speed):
+def _through_daemon(recordings, speed, progress=False):
     """Replay recordings into a fresh daemon; return each one's alerts and the stream time its
-    published states reached (the scenarios after it were not processed)."""
+    published states reached (the scenarios after it were not processed). ``progress``: a bar
+    over the replayed stream time on standard error."""
     ids = [names[0] for names in stream_ids(recordings)]
     ends = {name: float(r.t[-1]) - _END_MARGIN_S for name, r in zip(ids, recordings)}
+    longest = max(float(r.t[-1] - r.t[0]) for r in recordings)
     with running_daemon() as daemon:
         collector = _AlertCollector(daemon.output)
         collector.start()
         time.sleep(0.3)
-        replay(recordings, daemon.input, speed=speed)
+        with tqdm(total=round(longest), desc="replay", unit="s", file=sys.stderr, leave=False,
+                  disable=not progress) as bar:
+            def advance(_stream, t_last, _sent):
+                bar.update(max(round(t_last) - bar.n, 0))
+
+            replay(recordings, daemon.input, speed=speed, on_send=advance)
         collector.wait_for(ends, stall_s=60.0)
         collector.stop()
     if daemon.status != 0:
@@ -153,8 +158,23 @@ def _through_daemon(recordings, speed):
     return [(collector.alerts.get(name, []), collector.reached.get(name, 0.0)) for name in ids]
 
 
-def _drives(seed, n_drivers, sides, rate_hz, families, only):
-    """Yield (recording, [(scenario, start_s)]) for every simulated drive of the run."""
+@dataclass
+class _DrivePlan:
+    """One simulated drive of a run before it is simulated: its driver, settings, scenarios and
+    their starts, its length (s) and the random stream its body scripts go on drawing from."""
+
+    driver_seed: int
+    drive: int
+    key: tuple
+    scenarios: list
+    starts: np.ndarray
+    length_s: float
+    rng: np.random.Generator
+
+
+def _plan_drives(seed, n_drivers, sides, families, only):
+    """Every simulated drive of the run, laid out but not simulated (cheap: the run's size and
+    an estimate of its duration are known before the work starts)."""
     library = [s for s in scenario_library(families) if only is None or s.name in only]
     if not library:
         raise ConfigError(f"conformance: no scenario of families {list(families)} is named "
@@ -163,33 +183,55 @@ def _drives(seed, n_drivers, sides, rate_hz, families, only):
     for scenario in library:
         for side in sides:
             groups.setdefault((side, *scenario.setting), []).append(scenario)
+    plans = []
     for index, driver_seed in enumerate(cohort_seeds(n_drivers, seed)):
         for drive, (key, scenarios) in enumerate(sorted(groups.items()), 1):
-            side, rate, eye_loss, occluded, aperture, offset, _ = key
-            rate = rate or rate_hz
             rng = np.random.default_rng([seed, index, drive])
-            warmup = WARMUP_S / (1 - LOST_FRACTION) if eye_loss else WARMUP_S
+            warmup = WARMUP_S / (1 - LOST_FRACTION) if key[2] else WARMUP_S
             starts, length = layout_drive(scenarios, rng, warmup_s=warmup)
-            script = [g for s, t in zip(scenarios, starts) for g in s.at(t)]
-            recording, truth = simulate_drive_truth(driver_seed, length, rate, drive=drive,
-                                                    protocol="none", script=script)
-            samples = _script_body(recording.samples, truth, list(zip(scenarios, starts)), rng)
-            if aperture != REFERENCE_APERTURE_MM:
-                samples = scale_aperture(samples, aperture)
-            if any(offset):
-                samples = shift_head(samples, offset)
-            if side == "left":
-                samples = mirror_left_hand(samples)
-            if eye_loss:
-                samples = lose_eyes(samples, rng, LOST_FRACTION)
-            if occluded:
-                samples = occlude_face(samples, rng)
-            tag = "-".join([f"sim-{driver_seed}-{side}-{rate:g}hz"]
-                           + ["eyeloss"] * eye_loss + ["occluded"] * occluded
-                           + [f"{aperture:g}mm"] * (aperture != REFERENCE_APERTURE_MM)
-                           + [f"seat{offset[1]:+.2f}m"] * any(offset) + [key[-1]] * bool(key[-1]))
-            meta = {**recording.meta, "driver_id": tag, "drive_side": side}
-            yield Recording(samples, recording.labels, meta), list(zip(scenarios, starts))
+            plans.append(_DrivePlan(driver_seed, drive, key, scenarios, starts, length, rng))
+    return plans
+
+
+def _simulate(plan, rate_hz):
+    """(recording, [(scenario, start_s)], natural) of one planned drive; ``natural`` holds the
+    (start, end) times (s) of the driver's own long glances and time-sharing looks
+    (:data:`~._behaviour.NATURAL_LONG_PER_H`), which are not calm driving either."""
+    side, rate, eye_loss, occluded, aperture, offset, alone = plan.key
+    rate = rate or rate_hz
+    rng = plan.rng
+    script = [g for s, t in zip(plan.scenarios, plan.starts) for g in s.at(t)]
+    recording, truth = simulate_drive_truth(plan.driver_seed, plan.length_s, rate,
+                                            drive=plan.drive, protocol="none", script=script)
+    placed = list(zip(plan.scenarios, plan.starts))
+    samples = _script_body(recording.samples, truth, placed, rng)
+    if aperture != REFERENCE_APERTURE_MM:
+        samples = scale_aperture(samples, aperture)
+    if any(offset):
+        samples = shift_head(samples, offset)
+    if side == "left":
+        samples = mirror_left_hand(samples)
+    if eye_loss:
+        samples = lose_eyes(samples, rng, LOST_FRACTION)
+    if occluded:
+        samples = occlude_face(samples, rng)
+    tag = "-".join([f"sim-{plan.driver_seed}-{side}-{rate:g}hz"]
+                   + ["eyeloss"] * eye_loss + ["occluded"] * occluded
+                   + [f"{aperture:g}mm"] * (aperture != REFERENCE_APERTURE_MM)
+                   + [f"seat{offset[1]:+.2f}m"] * any(offset) + [alone] * bool(alone))
+    meta = {**recording.meta, "driver_id": tag, "drive_side": side}
+    gaze = truth.gaze
+    scripted = np.zeros(len(gaze), bool) if gaze.head_share is None else \
+        ~np.isnan(gaze.head_share)
+    own = (gaze.target == 5) & ~scripted
+    natural = np.column_stack([gaze.saccade_start[own], gaze.start[own] + gaze.duration[own]])
+    return Recording(samples, recording.labels, meta), placed, natural
+
+
+def _drives(seed, n_drivers, sides, rate_hz, families, only):
+    """Yield (recording, [(scenario, start_s)]) for every simulated drive of the run."""
+    for plan in _plan_drives(seed, n_drivers, sides, families, only):
+        yield _simulate(plan, rate_hz)[:2]
 
 
 def _script_body(samples, truth, placed, rng):
@@ -219,41 +261,62 @@ def _merge(a, b):
     return type(a)(*(column[order] for column in columns))
 
 
-def _background(alerts, placed, t_end, clear_s=4.0):
-    """Alerts outside every scenario's window after the warm-up (until the first scenario), and
-    the calm driving time they fell in (s). Nothing after an unresponsive driver is calm driving
-    (the car makes its minimum-risk stop)."""
+def _background(alerts, placed, natural, t_end, clear_s=4.0):
+    """Alerts outside every scenario's window and every natural glance's (the driver's own long
+    glances and time-sharing looks: an alert there may be a true one) after the warm-up (until
+    the first scenario), and the calm driving time they fell in (s). Nothing after an
+    unresponsive driver is calm driving (the car makes its minimum-risk stop)."""
     warmup_s = placed[0][1] - clear_s
     windows = [(t - clear_s, t_end if s.expected == "unresponsive" else
                 t + s.span_s + max(s.limit_s or 0.0, 0.0) + SILENCE_AFTER_S + clear_s)
                for s, t in placed]
-    busy = sum(b - a for a, b in windows) + warmup_s
+    windows += [(a - clear_s, b + SILENCE_AFTER_S + clear_s) for a, b in natural]
+    busy = np.zeros(max(int(np.ceil(t_end * 10)), 1), bool)   # 0.1 s grid: windows may overlap
+    for lo, hi in windows:
+        busy[max(int(lo * 10), 0):max(int(np.ceil(hi * 10)), 0)] = True
+    busy[:max(int(warmup_s * 10), 0)] = True
     outside = [a for a in alerts if a["t"] > warmup_s
                and not any(lo <= a["t"] <= hi for lo, hi in windows)]
-    return outside, max(t_end - busy, 0.0)
+    return outside, float((~busy).sum()) / 10
 
 
 def run_conformance(out_dir, *, seed=0, n_drivers=8, sides=("right", "left"), rate_hz=60.0,
-                    families=FAMILIES, only=None, speed=20.0, on_row=None):
+                    families=FAMILIES, only=None, speed=20.0, on_row=None, on_plan=None,
+                    progress=False):
     """Run every scenario through the daemon; write ``scorecard.json``; return the scorecard.
 
     ``only`` (optional) keeps the scenarios of these names (a short subset); ``on_row``
-    (optional) is called with each scored scenario as it is known.
+    (optional) is called with each scored scenario as it is known; ``on_plan`` (optional) with
+    the run's size before any work: ``scenarios``, ``drives``, ``simulated_s`` (driving time to
+    simulate) and ``replay_s`` (the least wall time its replay takes at ``speed``).
+    ``progress``: bars over the simulated and the replayed driving time on standard error.
     """
-    drives = list(_drives(seed, n_drivers, sides, rate_hz, families, only))
-    alerts = _through_daemon([recording for recording, _ in drives], speed)
+    plans = _plan_drives(seed, n_drivers, sides, families, only)
+    simulated_s = sum(plan.length_s for plan in plans)
+    if on_plan:
+        on_plan({"scenarios": sum(len(p.scenarios) for p in plans), "drives": len(plans),
+                 "simulated_s": round(simulated_s, 1),
+                 "replay_s": round(max(plan.length_s for plan in plans) / speed, 1)})
+    drives = []
+    with tqdm(total=round(simulated_s), desc="simulate", unit="s", file=sys.stderr, leave=False,
+              disable=not progress) as bar:
+        for plan in plans:
+            drives.append(_simulate(plan, rate_hz))
+            bar.update(round(plan.length_s))
+    alerts = _through_daemon([recording for recording, _, _ in drives], speed, progress)
     rows, background, calm_s = [], [], 0.0
-    for (recording, placed), (stream_alerts, reached) in zip(drives, alerts):
+    for (recording, placed, natural), (stream_alerts, reached) in zip(drives, alerts):
         driver = recording.meta["driver_id"]
         for scenario, start in placed:
             row = judge(stream_alerts, f"{driver}/{scenario.name}", scenario.family, start,
                         start + scenario.span_s, scenario.expected, scenario.limit_s, reached,
-                        scenario.earliest_s, scenario.silent)
+                        scenario.earliest_s)
             row["driver"] = driver
             rows.append(row)
             if on_row:
                 on_row(row)
-        outside, calm = _background(stream_alerts, placed, min(float(recording.t[-1]), reached))
+        outside, calm = _background(stream_alerts, placed, natural,
+                                    min(float(recording.t[-1]), reached))
         background += [{"driver": driver, "kind": a["kind"], "t": a["t"]} for a in outside]
         calm_s += calm
     card = _scorecard(rows, {"seed": seed, "drivers": n_drivers, "drive_sides": list(sides),
@@ -319,14 +382,52 @@ def score_recording(recording, annotations, out_dir, *, speed=20.0, on_row=None)
     return card
 
 
+def _tally(rows):
+    passed = sum(row["pass"] for row in rows)
+    return {"passed": passed, "total": len(rows),
+            "share": round(passed / len(rows), 4) if rows else None}
+
+
+def _floors(rows):
+    """What two products with nothing to detect score on the same rows: one that never warns
+    passes every silent row; one that raises every kind of alert all the time passes every
+    positive row whose warning may come at once (a drowsiness row wants none in its first
+    quarter) and no silent row."""
+    never = sum(row["expected"] == "none" for row in rows)
+    always = sum(row["expected"] != "none" and row["earliest_s"] <= 0.0 for row in rows)
+    total = max(len(rows), 1)
+    return {"never_warns": {"passed": never, "share": round(never / total, 4)},
+            "always_warns": {"passed": always, "share": round(always / total, 4)}}
+
+
 def _scorecard(rows, run):
+    """The scorecard of scored rows: passed and failed, positives and negatives apart, the
+    floors of the same rows and the tally per family."""
     passed = sum(row["pass"] for row in rows)
     by_family = {}
     for row in rows:
         tally = by_family.setdefault(row["family"], {"passed": 0, "failed": 0})
         tally["passed" if row["pass"] else "failed"] += 1
-    return {"passed": passed, "failed": len(rows) - passed, "run": run, "families": by_family,
-            "scenarios": rows}
+    return {"passed": passed, "failed": len(rows) - passed, "run": run,
+            "positives": _tally([row for row in rows if row["expected"] != "none"]),
+            "negatives": _tally([row for row in rows if row["expected"] == "none"]),
+            "floors": _floors(rows), "families": by_family, "scenarios": rows}
+
+
+def headline(card):
+    """The scorecard's headline in one line: pass share beside both floors, positives and
+    negatives apart, and (simulated runs) warnings per hour of calm background driving."""
+    total = card["passed"] + card["failed"]
+    floors = card["floors"]
+    text = (f"{card['passed']} of {total} scenarios pass ({100 * card['passed'] / max(total, 1):.1f} %; "
+            f"never warns {100 * floors['never_warns']['share']:.1f} %, always warns "
+            f"{100 * floors['always_warns']['share']:.1f} %); positives "
+            f"{card['positives']['passed']}/{card['positives']['total']}, negatives "
+            f"{card['negatives']['passed']}/{card['negatives']['total']}")
+    if "background" in card:
+        text += (f"; background {card['background']['per_hour']:g} warnings per calm hour "
+                 f"({card['background']['alerts']} in {card['background']['calm_hours']:g} h)")
+    return text
 
 
 def _write(out_dir, card):

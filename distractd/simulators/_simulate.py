@@ -259,7 +259,8 @@ def simulate_drive_truth(seed, duration_s=None, rate_hz=60.0, *, drive=0, protoc
     road_grid = np.column_stack([smooth_drift(rng_road, len(grid_t), _GRID_DT_S, _ROAD_TAU_S, sd)
                                  for sd in road_sd_deg])
     gaze = plan_gaze(rng_gaze, traits, t_end, load_grid, visual_grid, road_grid, demand_grid,
-                     grid_dt_s=_GRID_DT_S, phone=_PHONE.get(protocol, DASHBOARD_DISPLAY))
+                     grid_dt_s=_GRID_DT_S, phone=_PHONE.get(protocol, DASHBOARD_DISPLAY),
+                     natural=protocol == "none")
     if script:
         gaze = script_gaze(gaze, script, traits)
     blinks = plan_blinks(rng_blinks, traits, t_end, load_grid, visual_grid, gaze,
