@@ -821,10 +821,11 @@ def _declare_train(parser):
     parser.add_argument("--only", nargs="+", metavar="PROTOCOL",
                         help="--cohort: keep only the drives of these protocols (meta protocol, "
                              "e.g. normal texting for Taamneh et al.)")
-    parser.add_argument("--operating-point", type=_REAL, metavar="SCORE",
+    parser.add_argument("--operating-point", type=_REAL, metavar="SCORE", default=None,
                         help="--cohort: publish scores so that SCORE (the decision threshold, "
-                             "smoothing.on) falls where the training windows have the best "
-                             "G-mean (default: scores over the training spread alone)")
+                             "smoothing.on) falls where the training drivers, each scored by a "
+                             "model fitted without them, have the best G-mean, averaged over "
+                             "the task protocols (default: the rule's default threshold, 1.0)")
     parser.add_argument("--sparse-model", metavar="MODEL",
                         help="--cohort: a model needing only gaze at any rate (e.g. trained on "
                              "real 1 Hz drives) to hold as the sparse_gaze sub-model, instead of "
@@ -865,7 +866,7 @@ def _train(args):
                                             grid=args.grid or "small", n_train=args.train,
                                             config=config, seed=args.seed, runner=runner,
                                             sparse_model=sparse, protocols=args.only,
-                                            operating_point=args.operating_point,
+                                            operating_point=_operating_point(args),
                                             progress=sys.stderr.isatty() and not args.quiet)
         model_id = save_model(args.out, estimator, **parts)
         drives, drivers = parts["summary"]["n_recordings"], len(parts["summary"]["drivers"])
@@ -894,6 +895,14 @@ def _train(args):
     _report(args, {"output": args.out, "model": model, "model_id": model_id, "cohort": False},
             f"{args.out}: {model} model {model_id}")
     return 0
+
+
+def _operating_point(args):
+    """``train --cohort``'s operating point: ``--operating-point``, else the decision rule's
+    default threshold (the daemon's ``smoothing.on`` default)."""
+    from .models.detectors import decision_options
+
+    return decision_options()["on"] if args.operating_point is None else args.operating_point
 
 
 def _cohort_labelled(inputs, labels):
@@ -934,12 +943,20 @@ def _adapt(args):
     recordings = [r for path in args.inputs for r in read_recordings(path)]
     estimator, parts = adapt_detector(detector, recordings, n_unlabelled=args.unlabelled,
                                       seed=args.seed)
+    check = parts["summary"]["adapted"]["check"]
+    judged = (f"G-mean on {check['windows']} held-back windows of "
+              f"{'the driver' if check['on'] == 'driver' else 'the cohort'}: "
+              f"{check['before']:.3f} before, {check['after']:.3f} after")
+    if check["worse"]:
+        raise ConfigError(f"adapt: not saved, the adapted model is worse ({judged}); keep "
+                          f"{args.model}")
     model_id = save_model(args.out, estimator, **parts)
     n_unlabelled = parts["summary"]["adapted"]["n_unlabelled"]
     summary = {"output": args.out, "model_id": model_id, "from": detector.model_id,
-               "n_unlabelled": n_unlabelled, "drives": len(recordings)}
+               "n_unlabelled": n_unlabelled, "drives": len(recordings), "check": check}
     _report(args, summary, f"{args.out}: model {model_id}, {detector.model_id} adapted with "
-                           f"{n_unlabelled} unlabelled windows of {len(recordings)} drives")
+                           f"{n_unlabelled} unlabelled windows of {len(recordings)} drives; "
+                           f"{judged}")
     return 0
 
 

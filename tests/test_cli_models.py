@@ -137,13 +137,29 @@ def test_cohort_train_adapt_predict_on_a_new_driver(tmp_path, capsys):
     new = tmp_path / "new.npz"
     assert main(["simulate", "--seed", "77", "--protocol", "visual-manual", "--duration", "600",
                  "--out", str(new)]) == 0
-    adapted = tmp_path / "adapted.npz"
+    # the threshold placed where the training drivers, scored out of fold, do best
+    assert detector.summary["operating_point"]["score"] == 1.0
+    assert detector.summary["operating_point"]["chosen_on"].startswith("training drivers")
+    capsys.readouterr()
+    # judged on the labelled drive's every fourth half-minute, which the refit never saw: 300
+    # of the driver's windows in the graph lower its G-mean there (this small cohort's graph
+    # pulls the new driver's scores together), so nothing is saved
+    refused = tmp_path / "refused.npz"
     assert main(["adapt", str(model), str(new), "--unlabelled", "300", "--out",
+                 str(refused)]) == 1
+    err = capsys.readouterr().err
+    assert "not saved, the adapted model is worse (G-mean on" in err
+    assert "held-back windows of the driver" in err and not refused.exists()
+    adapted = tmp_path / "adapted.npz"
+    assert main(["adapt", str(model), str(new), "--unlabelled", "10", "--out",
                  str(adapted)]) == 0
     adapted_detector = load_model(adapted)
     assert adapted_detector.summary["adapted"]["from"] == detector.model_id
-    assert adapted_detector.summary["adapted"]["n_unlabelled"] == 300
-    assert adapted_detector.model_id != detector.model_id
+    assert adapted_detector.summary["adapted"]["n_unlabelled"] == 10
+    check = adapted_detector.summary["adapted"]["check"]
+    assert check["on"] == "driver" and 200 < check["windows"] < 400
+    assert check["after"] >= check["before"] - 0.02 and check["before"] > 0.9
+    assert f"{check['before']:.3f} before, {check['after']:.3f} after" in capsys.readouterr().out
     out = tmp_path / "pred.csv"
     assert main(["predict", str(adapted), str(new), "--out", str(out),
                  "--plot", str(tmp_path / "timeline.png")]) == 0

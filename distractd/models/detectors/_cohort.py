@@ -40,14 +40,27 @@ from ...pipeline import (
 from ..segmentation import fit_segment_prototypes
 from ._adaptable import adaptation_obstacle
 from ._artifact import fallback_extra
-from ._scores import binary_scores
+from ._decision import decision_options
+from ._scores import binary_scores, g_mean
 from ._selection import UNLABELLED, select_params
 from ._specs import model_specs
 from ._sselm import SSELMClassifier
 from ._training import chosen_features
 
+OPERATING_SCORE = decision_options()["on"]
+"""The published score the decision rule's threshold sits at by default (``smoothing.on``):
+where an adaptation keeps the model's operating point."""
+
+ADAPT_TOLERANCE = 0.02
+"""An adaptation whose held-back G-mean falls by more than this is worse (``distractd adapt``
+then saves nothing): about the G-mean's resolution on a few hundred windows."""
+
+HOLD_BACK_BLOCK_S = 30.0
+"""``adapt`` holds back whole blocks of this many seconds of a drive's windows (a task section
+of the simulator lasts 45-70 s, a texting block of Taamneh et al. 160 s)."""
+
 __all__ = ["fit_cohort", "thin_windows", "stratified_subset", "CohortFit", "train_cohort",
-           "adapt_detector", "adapt_rows"]
+           "adapt_detector", "adapt_rows", "operating_decision", "best_threshold"]
 
 _CONSTRAINTS = {
     "n_train": Interval(10, None, integer=True),
@@ -236,10 +249,13 @@ def train_cohort(recordings, model="svm", *, features=None, grid="small", n_trai
         ``texting`` of Taamneh et al.); None keeps all.
     operating_point : float or None, default=None
         A published score (the decision rule's threshold: 1.0 by default) to place at the
-        decision value with the best G-mean over the labelled training windows
+        decision value that a new driver meets best (:func:`operating_decision`: the best
+        G-mean of the training windows scored out of fold, each driver by a model fitted
+        without them, averaged over the task protocols), in every sub-model fitted here
         (``summary["score_offset"]``, :attr:`Detector.score_offset`); None publishes decision
-        values over the spread alone. For a model whose classes overlap much more than the
-        simulated ones the default rule was chosen on (a 1 Hz gaze-only tracker).
+        values over the spread alone, which puts the default rule's threshold one spread
+        above the boundary: too high for classes that overlap (a cognitive task, a 1 Hz
+        gaze-only tracker).
     progress : bool, default=False
         Show a progress bar of the recordings' features on standard error (tqdm).
 
@@ -290,11 +306,11 @@ def train_cohort(recordings, model="svm", *, features=None, grid="small", n_trai
                         "attentive": int((y[known] == 0).sum())},
         "resubstitution": binary_scores(y[known], (scores > 0).astype(np.int8)),
     }
+    kinds = np.concatenate([np.full(k.sum(), str(meta.get("protocol", "")))
+                            for meta, k in zip(metas, kept)])
     if operating_point is not None:
-        best = _best_g_mean_threshold(scores, y[known]) * fit.score_scale
-        summary["score_offset"] = best - operating_point * fit.score_scale
-        summary["operating_point"] = {"score": operating_point, "decision": best,
-                                      "chosen_on": "labelled training windows, best G-mean"}
+        summary.update(operating_decision(spec, X, y, groups, kinds, fit, operating_point,
+                                          n_train=n_train, seed=seed))
     extras = {"anchors": ({"groups": fit.groups.tolist()},
                           {"X": fit.X_labelled, "y": fit.y_labelled.astype(np.int8)})}
     gaze_names = gaze_only_features(names, config.use_tracker_flags)
@@ -310,11 +326,14 @@ def train_cohort(recordings, model="svm", *, features=None, grid="small", n_trai
             continue
         keep = [names.index(name) for name in subset]
         part = fit_cohort(spec, X[:, keep], y, groups, n_train=n_train, seed=seed)
+        part_summary = {"params": json_ready(part.params), "score_scale": part.score_scale,
+                        "n_labelled": int(len(part.y_labelled))}
+        if operating_point is not None:
+            part_summary.update(operating_decision(spec, X[:, keep], y, groups, kinds, part,
+                                                   operating_point, n_train=n_train, seed=seed))
         extras[key] = fallback_extra(
             part.estimator, normalizer_mean=part.mean, normalizer_scale=part.scale,
-            feature_names=subset,
-            summary={"params": json_ready(part.params), "score_scale": part.score_scale,
-                     "n_labelled": int(len(part.y_labelled))})
+            feature_names=subset, summary=part_summary)
     if segment_frames:
         first = windows[0].X[:, columns]
         ready = np.isfinite(first).all(axis=1)
@@ -327,13 +346,66 @@ def train_cohort(recordings, model="svm", *, features=None, grid="small", n_trai
                            "extras": extras, "summary": summary, "seed": seed}
 
 
-def _best_g_mean_threshold(scores, y):
-    """The score threshold (among the scores' percentiles) with the best G-mean on ``y``."""
+def operating_decision(spec, X, y, groups, kinds, fit, operating_point, *, n_train=2000,
+                       n_folds=3, seed=0):
+    """Where a cohort model's decision threshold holds on drivers it never saw.
+
+    Each training driver's windows are scored by a model of ``fit``'s hyper-parameters fitted
+    without them (``n_folds`` folds grouped by driver), so the scores are those a new driver
+    gets; the threshold (in spreads of each fold's scores) is the one with the best G-mean on
+    them, averaged over the task kinds (``kinds``: each row's protocol; each kind's
+    distracted windows against every attentive window), so a task whose windows are harder
+    to tell from attentive driving (a cognitive task beside a visual-manual one) is not
+    outvoted by an easier one.
+
+    Returns
+    -------
+    dict
+        ``score_offset`` (decision value placed at ``operating_point``) and ``operating_point``
+        (what was chosen on, the out-of-fold G-mean per kind at the threshold).
+    """
+    usable = np.isfinite(X).all(axis=1) & (y != UNLABELLED)
+    drivers = np.unique(groups[usable])
+    scores = np.full(len(y), np.nan)
+    if len(drivers) >= 2:
+        rng = np.random.default_rng(seed)
+        fold_of = dict(zip(rng.permutation(drivers), np.arange(len(drivers)) % n_folds))
+        folds = np.array([fold_of.get(g, -1) for g in groups])
+        for k in range(min(n_folds, len(drivers))):
+            test = usable & (folds == k)
+            train = usable & (folds != k)
+            if np.bincount(y[train].astype(np.int64), minlength=2).min() < 8 or not test.any():
+                continue
+            part = fit_cohort(spec, X[train], y[train], groups[train], n_train=n_train,
+                              params=fit.params, seed=seed)
+            scores[test] = part.decision_function(X[test])
+    scored = np.isfinite(scores)
+    if not (scored & (y == 1)).any() or not (scored & (y == 0)).any():
+        scored = usable   # too few drivers to hold one out: the training windows themselves
+        scores[usable] = fit.decision_function(X[usable])
+    threshold, per_kind = best_threshold(scores[scored], y[scored], kinds[scored])
+    decision = threshold * fit.score_scale
+    return {"score_offset": decision - operating_point * fit.score_scale,
+            "operating_point": {"score": operating_point, "decision": decision,
+                                "chosen_on": "training drivers scored out of fold, best mean "
+                                             "G-mean over the task kinds",
+                                "g_mean": per_kind}}
+
+
+def best_threshold(scores, y, kinds=None):
+    """The score threshold (among the scores' percentiles) with the best G-mean on ``y``,
+    averaged over the task ``kinds`` (each kind's distracted rows against every attentive row;
+    None: one kind), and that G-mean per kind."""
+    kinds = np.zeros(len(y), dtype=object) if kinds is None else np.asarray(kinds)
     candidates = np.unique(np.percentile(scores, np.linspace(1, 99, 197)))
     positive = scores[None, :] > candidates[:, None]
-    sensitivity = positive[:, y == 1].mean(axis=1)
     specificity = 1.0 - positive[:, y == 0].mean(axis=1)
-    return float(candidates[np.argmax(np.sqrt(sensitivity * specificity))])
+    tasks = [kind for kind in dict.fromkeys(kinds[y == 1])]
+    g = np.array([np.sqrt(positive[:, (y == 1) & (kinds == kind)].mean(axis=1) * specificity)
+                  for kind in tasks])
+    best = int(np.argmax(g.mean(axis=0)))
+    return float(candidates[best]), {str(kind): round(float(g[i, best]), 4)
+                                     for i, kind in enumerate(tasks)}
 
 
 def _imported_submodel(detector, config):
@@ -358,35 +430,74 @@ def _imported_submodel(detector, config):
                           summary=summary)
 
 
-def adapt_detector(detector, recordings, *, n_unlabelled=1000, seed=0):
-    """Adapt a semi-supervised cohort detector to a new driver's unlabelled drives.
+def adapt_detector(detector, recordings, *, n_unlabelled=1000, seed=0, hold_back=0.25):
+    """Adapt a semi-supervised cohort detector to a new driver's unlabelled drives, judged on
+    windows the refit never saw.
 
-    The cohort's labelled rows (``extras["anchors"]``) and up to ``n_unlabelled`` of the new
-    driver's windows, unlabelled, refit the model with its own hyper-parameters: the graph of
-    SS-ELM or LapSVM then follows the new driver's data. No label of the new driver is used.
-    :func:`adapt_rows` over the recordings' windows.
+    A share ``hold_back`` of the cohort's labelled rows (``extras["anchors"]``, drawn per
+    class) and of the new driver's windows (every fourth half-minute of each drive) is held back;
+    the rest refits the model (:func:`adapt_rows`: the labelled rows and up to
+    ``n_unlabelled`` of the driver's windows, unlabelled; the held-back windows are those of
+    every ``round(1 / hold_back)``-th :data:`HOLD_BACK_BLOCK_S`). No label of the new driver is used
+    in the refit. The window G-mean at the model's decision threshold (the published score
+    :data:`OPERATING_SCORE`), before and after, is measured on the held-back windows of the
+    driver when their labels hold both classes (a labelled check drive), else on the held-back
+    cohort rows.
 
     Parameters
     ----------
     detector : Detector
         A cohort model (:func:`train_cohort`) of a semi-supervised kind (SS-ELM or LapSVM).
     recordings : sequence of Recording
-        The new driver's drives (labels, if any, are ignored).
+        The new driver's drives (labels, if any, only judge the result).
     n_unlabelled : int, default=1000
     seed : int, default=0
+    hold_back : float, default=0.25
+        Share of the rows held back for the check.
 
     Returns
     -------
     estimator : fitted estimator
     parts : dict
-        Keyword arguments of :func:`~distractd.models.save_model` besides the estimator.
+        Keyword arguments of :func:`~distractd.models.save_model` besides the estimator;
+        ``parts["summary"]["adapted"]["check"]`` holds the check: ``on`` (``"driver"`` or
+        ``"cohort"``), ``windows``, ``before`` and ``after`` (G-means), ``worse`` (after more
+        than :data:`ADAPT_TOLERANCE` below before).
     """
+    check_params({"hold_back": hold_back}, {"hold_back": Interval(0, 1, closed="neither")},
+                 owner="adapt")
     config = PipelineConfig.from_dict(detector.pipeline_config)
     columns = detector.feature_columns(FEATURE_NAMES)
-    X = np.vstack([extract_features(r, config).X[:, columns] for r in recordings])
-    adapted = adapt_rows(detector, X, n_unlabelled=n_unlabelled, seed=seed)
+    used, held, held_y = [], [], []
+    for recording in recordings:
+        windows = extract_features(recording, config)
+        every = int(round(1 / hold_back))
+        block = np.floor((windows.t_end - windows.t_end[:1]) / HOLD_BACK_BLOCK_S)
+        back = block.astype(np.int64) % every == every - 1
+        used.append(windows.X[~back][:, columns])
+        held.append(windows.X[back][:, columns])
+        held_y.append(windows.label[back])
+    _, arrays = detector.extras["anchors"]
+    rng = np.random.default_rng(seed)
+    y_anchor = np.asarray(arrays["y"])
+    anchor_back = np.zeros(len(y_anchor), dtype=bool)
+    for cls in (0, 1):
+        members = np.flatnonzero(y_anchor == cls)
+        anchor_back[rng.choice(members, int(len(members) * hold_back), replace=False)] = True
+    adapted = adapt_rows(detector, np.vstack(used), n_unlabelled=n_unlabelled, seed=seed,
+                         anchors=np.flatnonzero(~anchor_back))
+    X_held, y_held = np.vstack(held), np.concatenate(held_y)
+    judged = np.isfinite(X_held).all(axis=1) & (y_held >= 0)
+    if len(np.unique(y_held[judged])) == 2:
+        on, Z, y = "driver", detector.normalize(X_held[judged]), y_held[judged]
+    else:
+        on, Z, y = "cohort", arrays["X"][anchor_back], y_anchor[anchor_back]
+    before, after = (g_mean(y, (published_scores(d, Z) > OPERATING_SCORE).astype(np.int8))
+                     for d in (detector, adapted))
+    check = {"on": on, "windows": int(len(y)), "before": before, "after": after,
+             "worse": bool(after < before - ADAPT_TOLERANCE)}
     summary = {**adapted.summary, "adapted": {
-        **adapted.summary["adapted"],
+        **adapted.summary["adapted"], "check": check,
         "recordings": [str(r.meta.get("recording_id", "")) for r in recordings]}}
     return adapted.estimator, {"normalizer_mean": detector._mean,
                                "normalizer_scale": detector._scale,
@@ -395,7 +506,12 @@ def adapt_detector(detector, recordings, *, n_unlabelled=1000, seed=0):
                                "extras": detector.extras, "summary": summary, "seed": seed}
 
 
-def adapt_rows(detector, X, *, n_unlabelled=1000, seed=0):
+def published_scores(detector, Z):
+    """A model's published scores (decision less offset, over the spread) of z-scored rows."""
+    return (detector.scorer._decision(Z) - detector.score_offset) / detector.score_scale
+
+
+def adapt_rows(detector, X, *, n_unlabelled=1000, seed=0, anchors=None):
     """The adaptation's one implementation: refit a cohort detector with a driver's window rows.
 
     The cohort's labelled rows (``extras["anchors"]``) and up to ``n_unlabelled`` of the rows of
@@ -414,12 +530,18 @@ def adapt_rows(detector, X, *, n_unlabelled=1000, seed=0):
         Most rows used (drawn at random when there are more).
     seed : int, default=0
         Seed of that draw.
+    anchors : ndarray of int or None, default=None
+        The cohort rows of ``extras["anchors"]`` the refit uses (None: all).
 
     Returns
     -------
     Detector
-        The same model (id, normaliser, score scale, fallback, extras) with the refitted
-        estimator; ``summary["adapted"]`` = ``{"from": model id, "n_unlabelled": rows used}``.
+        The same model (id, normaliser, fallback, extras) with the refitted estimator and its
+        operating point carried over: the refit's scores are re-placed so that the threshold
+        (the published score :data:`OPERATING_SCORE`) cuts the cohort rows at the same share
+        as before (a refit moves and stretches the decision values; kept as they were, the
+        threshold fell elsewhere and adaptation lost sensitivity).
+        ``summary["adapted"]`` = ``{"from": model id, "n_unlabelled": rows used}``.
         An SS-ELM shares the cohort model's hidden-layer arrays, so it holds only its own output
         weights (``n_hidden`` floats).
 
@@ -439,14 +561,24 @@ def adapt_rows(detector, X, *, n_unlabelled=1000, seed=0):
     rng = np.random.default_rng(seed)
     unlabelled = detector.normalize(X[rng.permutation(len(X))[:n_unlabelled]])
     _, arrays = detector.extras["anchors"]
+    X_anchor, y_anchor = arrays["X"], arrays["y"]
+    if anchors is not None:
+        X_anchor, y_anchor = X_anchor[anchors], y_anchor[anchors]
     estimator = clone(detector.estimator)
     with threadpool_limits(limits=1, user_api="blas"):
-        estimator.fit(np.vstack([arrays["X"], unlabelled]),
-                      np.r_[arrays["y"], np.full(len(unlabelled), UNLABELLED)])
+        estimator.fit(np.vstack([X_anchor, unlabelled]),
+                      np.r_[y_anchor, np.full(len(unlabelled), UNLABELLED)])
     if isinstance(estimator, SSELMClassifier):
         estimator._share_hidden_layer(detector.estimator)
+    share = float(np.mean(published_scores(detector, X_anchor) <= OPERATING_SCORE))
+    decision = estimator.decision_function(X_anchor)
+    spread = float(np.std(decision))
+    scale = spread if spread > 0 else detector.score_scale
+    offset = float(np.quantile(decision, share)) - OPERATING_SCORE * scale
     adapted = copy.copy(detector)
     adapted.estimator = estimator
-    adapted.summary = {**detector.summary, "adapted": {"from": detector.model_id,
-                                                       "n_unlabelled": int(len(unlabelled))}}
+    adapted.score_scale, adapted.score_offset = scale, offset
+    adapted.summary = {**detector.summary, "score_scale": scale, "score_offset": offset,
+                       "adapted": {"from": detector.model_id,
+                                   "n_unlabelled": int(len(unlabelled))}}
     return adapted

@@ -4,6 +4,7 @@ import numpy as np
 import pytest
 
 from distractd.models.detectors import binary_scores, fit_cohort, model_specs
+from distractd.models.detectors._cohort import best_threshold, operating_decision
 
 
 def _overlapping_classes(n, rng):
@@ -49,3 +50,44 @@ def test_imbalanced_cohort_gives_a_balanced_detector(svm):
     scores = binary_scores(y_test, (fit.decision_function(X_test) > 0).astype(np.int8))
     assert abs(scores["sensitivity"] - scores["specificity"]) < 0.08
     assert scores["g_mean"] > 0.77
+
+
+def test_the_operating_threshold_serves_every_task_kind():
+    """A task whose windows sit near attentive driving (cognitive) beside one far from it
+    (visual-manual, four times as many windows): the pooled best G-mean puts the threshold
+    where the easy task wins; averaged over the kinds, it moves down and the hard task's
+    G-mean rises by more than the easy one's falls."""
+    rng = np.random.default_rng(3)
+    scores = np.r_[rng.normal(0, 1, 4000), rng.normal(4, 1, 2000), rng.normal(1.5, 1, 500)]
+    y = np.r_[np.zeros(4000), np.ones(2500)].astype(np.int8)
+    kinds = np.array(["none"] * 4000 + ["visual-manual"] * 2000 + ["cognitive"] * 500)
+
+    def g(threshold, kind):
+        return np.sqrt((scores[kinds == kind] > threshold).mean()
+                       * (scores[y == 0] <= threshold).mean())
+
+    pooled, _ = best_threshold(scores, y)
+    balanced, per_kind = best_threshold(scores, y, kinds)
+    assert set(per_kind) == {"visual-manual", "cognitive"}
+    assert balanced < pooled - 0.3
+    gain = g(balanced, "cognitive") - g(pooled, "cognitive")
+    loss = g(pooled, "visual-manual") - g(balanced, "visual-manual")
+    assert gain > 0.08 and gain > 2 * loss
+    assert per_kind["cognitive"] == pytest.approx(g(balanced, "cognitive"), abs=1e-4)
+
+
+def test_the_operating_point_is_chosen_on_drivers_scored_out_of_fold(svm):
+    """Each driver's rows are scored by a model fitted without them; the threshold is placed
+    there, so it does not ride on the training fit's own optimism."""
+    rng = np.random.default_rng(8)
+    X, y = _overlapping_classes(1800, rng)
+    groups = np.arange(len(y)) % 6
+    kinds = np.where(y == 1, "task", "none")
+    fit = fit_cohort(svm, X, y, groups, n_train=600, seed=1)
+    chosen = operating_decision(svm, X, y, groups, kinds, fit, 1.0, n_train=600, seed=1)
+    point = chosen["operating_point"]
+    assert point["chosen_on"].startswith("training drivers scored out of fold")
+    assert chosen["score_offset"] == pytest.approx(point["decision"] - fit.score_scale)
+    # the out-of-fold optimum of balanced overlapping classes is near the boundary
+    assert abs(point["decision"] / fit.score_scale) < 0.5
+    assert 0.7 < point["g_mean"]["task"] < 0.85
