@@ -44,7 +44,7 @@ SEED = 20261125
 
 def run_sim_to_real(emit, *, data="../shared/data/taamneh", n_drivers=12, seed=SEED,
                     models=("svm", "elm", "sselm", "naive", "naive-offline"), grid="small", n_train=2000,
-                    n_unlabelled=600, subset=None):
+                    n_unlabelled=600, subset=None, subjects=None):
     """Train each model on simulated drives only and score it on the real drives.
 
     Parameters
@@ -67,6 +67,9 @@ def run_sim_to_real(emit, *, data="../shared/data/taamneh", n_drivers=12, seed=S
         Most labelled (simulated) and unlabelled (real) windows of a fit.
     subset : int or None, default=None
         Score only the first ``subset`` subject files (a quick run).
+    subjects : sequence of str, optional
+        Score only these subjects' files (``T011``...); the development and held-out halves are
+        still those of every subject file in ``data``.
 
     Returns
     -------
@@ -74,15 +77,17 @@ def run_sim_to_real(emit, *, data="../shared/data/taamneh", n_drivers=12, seed=S
         Per model, per real driver id: the records of its drives, as
         :func:`~distractd.models.evaluation.evaluate_scheme` returns them.
     """
-    files = sorted(Path(data).glob("T*.csv"))[:subset]
+    every = sorted(Path(data).glob("T*.csv"))
+    files = [path for path in every if not subjects or path.stem in subjects][:subset]
     if not files:
-        raise SystemExit(f"--data {data}: no T*.csv subject files")
+        raise SystemExit(f"--data {data}: no T*.csv subject files"
+                         + (f" of {sorted(subjects)}" if subjects else ""))
     real = [r for path in files for r in read_taamneh(path, drives=(4, 7))]
     simulated = simulate_texting_study(n_drivers, seed)
     specs = model_specs(models, grid)
     train_drives, train_names, train_own = model_drives(simulated, specs)
     test_drives, _, test_own = model_drives(real, specs, features=train_names)
-    development, held_out = driver_halves({d.driver_id for d in test_drives})
+    development, held_out = driver_halves([path.stem for path in every])
     results = {}
     for spec in specs:
         train, names = train_own.get(spec.name, (train_drives, train_names))
@@ -134,6 +139,8 @@ def main():
     parser.add_argument("--models", nargs="+",
                         default=["svm", "elm", "sselm", "naive", "naive-offline"])
     parser.add_argument("--subset", type=int, default=None, help="first N subject files only")
+    parser.add_argument("--subjects", nargs="*", default=None,
+                        help="these subjects' files only (e.g. T011); halves of all files")
     parser.add_argument("--out", default="sim-to-real-results")
     args = parser.parse_args()
     out = Path(args.out)
@@ -145,7 +152,7 @@ def main():
             file.write(json.dumps(line) + "\n")
 
     run_sim_to_real(emit, data=args.data, n_drivers=args.drivers, seed=args.seed,
-                    models=args.models, subset=args.subset)
+                    models=args.models, subset=args.subset, subjects=args.subjects)
 
 
 if __name__ == "__main__":

@@ -348,6 +348,8 @@ def main():
     start_time = time.perf_counter()
     config = PipelineConfig(drive_side="left")   # the study's US cab
     paths = sorted(Path(args.data).glob("T*.csv"))
+    if not paths:
+        raise SystemExit(f"--data {args.data}: no T*.csv subject files")
     development, held_out = driver_halves([path.stem for path in paths])
     halves = {"all": {path.stem for path in paths}, "development": development,
               "held-out": held_out}

@@ -17,7 +17,8 @@ from .._errors import ConfigError
 from .._validation import Interval, Options, check_params
 from ..pipeline import FIELD_INDEX, Recording, empty_block
 from ._behaviour import (
-    DASHBOARD_DISPLAY, GLANCE_TARGETS, HAND_HELD_PHONE, plan_blinks, plan_gaze, script_gaze,
+    DASHBOARD_DISPLAY, GLANCE_TARGETS, HAND_HELD_PHONE, SCATTER_DEMAND_MAX, plan_blinks, plan_gaze,
+    script_gaze,
 )
 from ._driver import draw_driver
 from ._oculomotor import ou_noise, render_eyelid, render_gaze, render_head, smooth_drift
@@ -267,6 +268,8 @@ def simulate_drive_truth(seed, duration_s=None, rate_hz=60.0, *, drive=0, protoc
                          grid_dt_s=_GRID_DT_S)
     load = np.interp(t, grid_t, load_grid)
     demand = np.interp(t, grid_t, demand_grid)
+    if protocol == "none":   # naturalistic: the body sways as the road fixations scatter
+        demand = np.minimum(demand, SCATTER_DEMAND_MAX)
 
     gaze_yaw, gaze_pitch, in_saccade = render_gaze(gaze, n, frame_hz)
     fixation = np.maximum(np.searchsorted(gaze.start, t, side="right") - 1, 0)
