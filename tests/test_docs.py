@@ -1,7 +1,10 @@
-"""The README and docs/ link only to files and headings that exist, and the configuration table
-in docs/daemon.md names every option with the defaults the code has (one home: the code)."""
+"""The README and docs/ link only to files and headings that exist, the configuration table
+in docs/daemon.md names every option with the defaults the code has (one home: the code), and the
+headline figures they quote are those their commands produced (docs/results/headlines.json)."""
 
+import json
 import re
+import string
 from pathlib import Path
 
 import pytest
@@ -78,3 +81,39 @@ def test_the_configuration_table_lists_every_option_with_the_true_defaults():
             expected = default if isinstance(default, (bool, str)) else float(default)
             assert literal == expected, (f"docs/daemon.md: {section}.{option} says "
                                          f"{note.strip()}, the default is {default!r}")
+
+
+HEADLINES = ROOT / "docs" / "results" / "headlines.json"
+
+
+class _Figures(string.Formatter):
+    """``str.format`` with one more spec, ``pct``: a share (0..1) as a percentage with one
+    decimal and a space before the sign, as the docs write them (``0.9445`` -> ``94.5 %``)."""
+
+    def format_field(self, value, spec):
+        if spec == "pct":
+            return f"{100 * value:.1f} %"
+        return super().format_field(value, spec)
+
+
+def _flat(text):
+    return " ".join(text.split())
+
+
+def test_documented_headlines_match_the_figures_their_command_produced():
+    """Every headline figure the README and docs/ quote is rendered from the figures its command
+    wrote (docs/results/headlines.json: the command, the commit, the output's numbers) and must
+    appear in the page: a figure edited in the page alone, or a new measurement recorded without
+    the page following, fails here. The commands themselves are too heavy for CI."""
+    headlines = json.loads(HEADLINES.read_text())
+    assert headlines
+    for name, entry in headlines.items():
+        assert {"command", "commit", "date", "results", "values", "quotes"} <= set(entry), name
+        results = ROOT / entry["results"]
+        assert results.exists() and entry["commit"] in results.read_text(), (
+            f"{name}: {entry['results']} must give the measurement's commit {entry['commit']}")
+        for page, quotes in entry["quotes"].items():
+            text = _flat((ROOT / page).read_text())
+            for quote in quotes:
+                rendered = _Figures().format(quote, **entry["values"])
+                assert _flat(rendered) in text, f"{page} no longer says {rendered!r} ({name})"
