@@ -22,10 +22,11 @@ SAMPLE_FIELDS = ("t", "head_x", "head_y", "head_z", "head_yaw", "head_pitch", "h
                  "gaze_r_yaw", "gaze_r_pitch", "gaze_l_yaw", "gaze_l_pitch",
                  "eyelid_r", "eyelid_l", "confidence")
 """The canonical fields a camera sample carries (DESIGN §2; units: s, m, rad, 0..1)."""
-MEASURE_FIELDS = ("t", "face", "aperture_r", "aperture_l", "ear_r", "ear_l")
+MEASURE_FIELDS = ("t", "face", "aperture_r", "aperture_l", "ear_r", "ear_l",
+                  "corner_r_x", "corner_r_y", "corner_l_x", "corner_l_y")
 """Per-frame raw measures beside the samples (``--measures``): whether a face was found, each
-eye's aperture in eye widths (before the open-level scale) and the image-plane eye aspect ratio
-(the naive floor's measure)."""
+eye's aperture in eye widths (before the open-level scale), the image-plane eye aspect ratio
+(the naive blink floor's measure) and the eyes' outer corners in pixels (the naive roll's)."""
 
 
 class FrontEnd:
@@ -72,6 +73,8 @@ class FrontEnd:
             sample[f"eyelid_{side}"] = scale.update(aperture)
             measures[f"aperture_{side}"] = aperture
             measures[f"ear_{side}"] = eye_aspect_ratio(landmarks, eye)
+            corner = landmarks[eye["outer"]]
+            measures[f"corner_{side}_x"], measures[f"corner_{side}_y"] = corner[0], corner[1]
         sample["confidence"] = measures["face"] = 1.0
         return sample, measures
 

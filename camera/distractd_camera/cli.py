@@ -117,9 +117,9 @@ def run(video, out, measures_path, args):
                 sinks.append(Publisher(args.to, args.stream))
             if measures_path:
                 measures = CsvWriter(measures_path, MEASURE_FIELDS)
-            start_cpu, start = time.process_time(), time.perf_counter()
             with FrontEnd(source.width, source.height, source.rate_hz, args.fov_deg,
                           args.closed_ratio) as front:
+                start_cpu, start = time.process_time(), time.perf_counter()
                 try:
                     for t, frame, arrived in source.frames():
                         if args.seconds is not None and t > args.seconds:
