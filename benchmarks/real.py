@@ -19,6 +19,12 @@ measured and appending it to ``--out``/results.jsonl, then a Markdown table:
   al. 2018, doi:10.3758/s13428-017-0955-x, CC BY-NC-SA 4.0) resampled to 30, 60 and 120 Hz; event
   F1 with one-to-one overlap matching, Cohen's kappa and RTO/RTD, beside the naive I-VT and the
   coders' own pairwise agreement.
+- ``vehicle`` — the car's signals beside the eyes (issue 33; :mod:`real_vehicle`): texting and
+  the cognitive question drive against the normal drive on the same stretch of road, scheme
+  ``new-driver``, signal sets eyes / vehicle / both, each model beside the naive floor with the
+  same signals, paired over drivers; held-out half, development half and all; then the same
+  signal sets trained only on simulated drives (the simulator's car) and scored on the real
+  texting drives.
 - ``sim-to-real`` — a model trained only on simulated drives of the Taamneh-like protocol, scored
   on the real drives, beside the naive floor trained the same way.
 
@@ -50,11 +56,12 @@ from distractd.models.evaluation import (
 from distractd.pipeline import PipelineConfig
 from distractd.pipeline.formats import read_taamneh
 from real_events import run_events
+from real_vehicle import run_vehicle, run_vehicle_sim_to_real
 from sim_to_real import run_sim_to_real
 
 ROOT = Path(__file__).resolve().parents[1]
 TAAMNEH = ROOT.parent / "shared" / "data" / "taamneh"
-SECTIONS = ("taamneh", "shipped", "events", "sim-to-real")
+SECTIONS = ("taamneh", "shipped", "events", "vehicle", "sim-to-real")
 MODELS = ("svm", "elm", "sselm")
 SUBSET_FILES = 8
 """``--subset``: the first 8 subject files in name order (4 of each half)."""
@@ -191,6 +198,31 @@ def markdown(records):
                          f"{cell(r['detector_f1'])} | {cell(r['detector_kappa'])} | "
                          f"{cell(r['naive_f1'])} | {cell(r['olsen_f1'])} | "
                          f"{cell(r.get('coders_f1'))} |")
+    vehicle = [r for r in records if r.get("bench") == "vehicle"]
+    if vehicle:
+        lines += ["", "Eyes and the car: task vs the normal drive on the same stretch of road, "
+                      "new-driver (window G-mean, mean over drivers; floor = naive-offline with "
+                      "the same signals)", "",
+                  "| task | signals | model | G-mean held-out | development | all | "
+                  "false alarms/h held-out | decided |", "|---|---|---|---|---|---|---|---|"]
+        for r in vehicle:
+            g = r["g_mean"]
+            lines.append(f"| {r['task']} | {r['signals']} | {r['model']} | "
+                         f"{cell(g['held_out']['mean'])} (n={g['held_out']['n']}) | "
+                         f"{cell(g['development']['mean'])} | {cell(g['all']['mean'])} | "
+                         f"{cell(r['false_alarms_per_hour']['held_out']['mean'], 1)} | "
+                         f"{cell(r['coverage']['all']['mean'])} |")
+    vehicle_sim = [r for r in records if r.get("bench") == "vehicle_sim_to_real"]
+    if vehicle_sim:
+        lines += ["", "Sim-to-real with the car: trained on simulated drives only, scored on the "
+                      "real texting drives (same stretch of road)", "",
+                  "| signals | model | G-mean held-out | development | all | "
+                  "false alarms/h held-out |", "|---|---|---|---|---|---|"]
+        for r in vehicle_sim:
+            g = r["g_mean"]
+            lines.append(f"| {r['signals']} | {r['model']} | {cell(g['held_out']['mean'])} | "
+                         f"{cell(g['development']['mean'])} | {cell(g['all']['mean'])} | "
+                         f"{cell(r['false_alarms_per_hour']['held_out']['mean'], 1)} |")
     sim = [r for r in records if r.get("bench") == "sim_to_real"]
     if sim:
         lines += ["", "Sim-to-real: trained on simulated drives only, scored on the real drives",
@@ -230,6 +262,9 @@ def main(argv=None):
         run_shipped(emit, files, deployment=not args.subset)
     if "events" in args.sections:
         run_events(emit, subset=args.subset, **({"rates": (60,)} if args.subset else {}))
+    if "vehicle" in args.sections:
+        run_vehicle(emit, files, seed=args.seed, **({"tasks": ("texting",)} if args.subset else {}))
+        run_vehicle_sim_to_real(emit, files, **({"n_drivers": 4} if args.subset else {}))
     if "sim-to-real" in args.sections:
         run_sim_to_real(emit, data=args.data,
                         **({"n_drivers": 4, "subset": SUBSET_FILES} if args.subset else {}))

@@ -56,6 +56,19 @@ def test_the_real_data_benchmark_runs_every_section_on_a_subset(shared_data, tmp
     assert hfc_fixation["coders_f1"] > hfc_fixation["detector_f1"] - 0.1       # the ceiling
     assert events["irf", "blink"]["detector_f1"] >= 0.9                        # [0.957]
 
+    # the car's signals beside the eyes (texting, same stretch of road): every signal set has the
+    # model in both forms and the floor with the same signals; the car raises the floor
+    vehicle = {(r["signals"], r["model"]): r for r in records if r.get("bench") == "vehicle"}
+    assert set(vehicle) == {(s, m) for s in ("eyes", "vehicle", "both")
+                            for m in ("svm", "svm-offline", "naive-offline")}
+    eyes, both = (vehicle[s, "naive-offline"]["g_mean"]["all"] for s in ("eyes", "both"))
+    assert eyes["n"] == both["n"] >= 6 and both["mean"] >= eyes["mean"] + 0.1  # [0.874, 0.606]
+    assert {r["task"] for r in records if r.get("bench") == "vehicle_vs_naive"} == {"texting"}
+    trained_on_simulation = {(r["signals"], r["model"]) for r in records
+                             if r.get("bench") == "vehicle_sim_to_real"}
+    assert trained_on_simulation == {(s, m) for s in ("eyes", "vehicle", "both")
+                                     for m in ("svm-offline", "naive-offline")}
+
     # sim-to-real: every model trained on simulated drives scores the real ones
     sim = {r["model"]: r for r in records if r.get("bench") == "sim_to_real"}
     assert set(sim) == {"svm", "elm", "sselm", "naive", "naive-offline"}

@@ -36,6 +36,7 @@ Both are pure functions of arrays (numba); the window sums decompose over any sp
 the pipeline's hop ring needs.
 """
 
+import functools
 import math
 
 import numpy as np
@@ -146,8 +147,9 @@ class VehicleSettings:
         self.entropy_step_s = entropy_step_s
         self.entropy_rate = entropy_rate
 
+    @functools.cached_property
     def params(self):
-        """The settings as the kernel's parameter record."""
+        """The settings as the kernel's parameter record (built once)."""
         p = np.zeros(1, PARAMS)[0]
         p["max_step_s"] = self.max_step_s
         p["lane_width_m"] = self.lane_width_m
@@ -184,7 +186,7 @@ def vehicle_samples(block, settings=None, state=None):
     -------
     ndarray of shape (n_samples, N_SAMPLE_COLUMNS)
     """
-    params = (settings or VehicleSettings()).params()
+    params = (settings or VehicleSettings()).params
     state = new_vehicle_state() if state is None else state
     block = np.ascontiguousarray(block, dtype=np.float64)
     out = np.empty((len(block), N_SAMPLE_COLUMNS))
@@ -345,7 +347,7 @@ def vehicle_window_features(t, samples, t_start, t_end, settings=None):
     -------
     ndarray of shape (n_windows, len(VEHICLE_FEATURES))
     """
-    params = (settings or VehicleSettings()).params()
+    params = (settings or VehicleSettings()).params
     first = np.searchsorted(t, t_start, side="left")
     stop = np.searchsorted(t, t_end, side="left")
     out = np.empty((len(t_start), len(VEHICLE_FEATURES)))
