@@ -158,10 +158,11 @@ class Service:
         return 0
 
     def _loop(self):
+        """Until a stop has drained the input: read, feed the due inboxes, classify and publish
+        (the policy), then the periodic work; at the end, flush every stream."""
         now = time.monotonic()
         self.rates.restart(now)
-        next_status = next_republish = next_watchdog = now
-        watchdog_every = (self.notifier.watchdog_s or 0) / 3
+        due = _Due(now)
         drain_until = None
         self.notifier.ready(self.status.text(self.model.detector.model_id, now))
         log.info("ready: model %s (%s); %s", self.model.detector.model_id,
@@ -170,9 +171,7 @@ class Service:
             service = self.config["service"]
             stopping = self._stop
             if stopping and drain_until is None:
-                drain_until = time.monotonic() + service["drain_timeout_s"]
-                self.notifier.stopping(f"draining input for at most "
-                                       f"{service['drain_timeout_s']:g} s")
+                drain_until = self._start_drain(service["drain_timeout_s"])
             touched, n_read, woke = self.inputs.read(service["poll_interval_s"] * 1e3, stopping)
             if touched:
                 pending = self.streams.ingest(touched, woke)
@@ -182,29 +181,44 @@ class Service:
             now = time.monotonic()
             if stopping and (n_read == 0 or now >= drain_until):
                 break
-            if now >= next_republish:
-                self.output.discard_subscriptions()
-                self.output.republish(self.streams.inboxes.values(), now)
-                expired = self.streams.expire(now)
-                self.classifier.end(expired)
-                self.streams.release(expired)
-                next_republish = now + self.config["output"]["republish_s"]
-            if watchdog_every and now >= next_watchdog:
-                self.notifier.watchdog()
-                next_watchdog = now + watchdog_every
-            if now >= next_status:
-                self.status.report(self.model.detector.model_id, now)
-                self.inputs.flush_log(now)
-                self.streams.fault_log.flush(now)
-                next_status = now + service["status_interval_s"]
-            loaded = self.reloader.poll(self.model.detector.model_id, stopping)
-            if loaded is not None:
-                self._swap(*loaded)
+            self._periodic(now, due, stopping)
             if n_read and not stopping and n_read < service["max_batch_messages"]:
                 _coalesce(woke + service["coalesce_s"])
-        if n_read:
+        self._finish(now, still_reading=n_read > 0)
+
+    def _periodic(self, now, due, stopping):
+        """The work whose time has come: republish the latest states and end the idle streams
+        (every ``output.republish_s``), ping the watchdog, report the status (every
+        ``service.status_interval_s``), swap in a finished reload."""
+        if now >= due.republish_s:
+            self.output.discard_subscriptions()
+            self.output.republish(self.streams.inboxes.values(), now)
+            expired = self.streams.expire(now)
+            self.classifier.end(expired)
+            self.streams.release(expired)
+            due.republish_s = now + self.config["output"]["republish_s"]
+        if self.notifier.watchdog_s and now >= due.watchdog_s:
+            self.notifier.watchdog()
+            due.watchdog_s = now + self.notifier.watchdog_s / 3
+        if now >= due.status_s:
+            self.status.report(self.model.detector.model_id, now)
+            self.inputs.flush_log(now)
+            self.streams.fault_log.flush(now)
+            due.status_s = now + self.config["service"]["status_interval_s"]
+        loaded = self.reloader.poll(self.model.detector.model_id, stopping)
+        if loaded is not None:
+            self._swap(*loaded)
+
+    def _start_drain(self, timeout_s):
+        """Say that the daemon stops; return when the drain of the input must end."""
+        self.notifier.stopping(f"draining input for at most {timeout_s:g} s")
+        return time.monotonic() + timeout_s
+
+    def _finish(self, now, still_reading):
+        """After the drain: say what was left unread and held back, flush every stream."""
+        if still_reading:
             log.warning("input still arriving after service.drain_timeout_s=%g s: stopped "
-                        "reading it", service["drain_timeout_s"])
+                        "reading it", self.config["service"]["drain_timeout_s"])
         self.inputs.flush_log(now, force=True)
         self.streams.fault_log.flush(now, force=True)
         n_flushed = self.classifier.end_all(list(self.streams.inboxes.values()))
@@ -250,6 +264,15 @@ class Service:
             named.append(f"metrics http://{config['metrics']['address']}:"
                          f"{self.http_server.port}/metrics")
         return named
+
+
+class _Due:
+    """When the periodic work is next due (monotonic s)."""
+
+    __slots__ = ("republish_s", "watchdog_s", "status_s")
+
+    def __init__(self, now_s):
+        self.republish_s = self.watchdog_s = self.status_s = now_s
 
 
 def _set_log_level(config):

@@ -307,3 +307,14 @@ def test_the_ready_line_names_every_endpoint(caplog):
     assert len(lines) == 1
     assert lines[0].endswith(f"; input {running.input} (bind); input {connect} (connect); "
                              f"output {running.service.config['output']['bind']}")
+
+
+def test_the_output_republishes_each_latest_state_with_its_age(parts):
+    parts.feed("car", DRIVE.samples)
+    latest = parts.streams.inboxes["car"].session.latest
+    assert math.isfinite(latest["score"])
+    assert [m for kind, _, m in parts.published() if kind == "state"][-1] == latest
+    parts.streams.inboxes["car"].session.latest_s = 100.0
+    parts.output.republish(parts.streams.inboxes.values(), now=102.5)
+    (kind, stream, message), = parts.published()
+    assert (kind, stream) == ("state", "car") and message == {**latest, "age_s": 2.5}
