@@ -74,8 +74,9 @@ class ReviewDrive:
     identity : dict or None
         The recording's id and span, written beside saved labels.
     loaded_digest : str or None
-        Digest of :attr:`save_to` as loaded (None: no file yet); a save over a file that
-        changed since is refused.
+        Digest of :attr:`save_to` as loaded or last saved (None: no file yet), the file
+        :attr:`labels` are; the page sends it back with a save, which is refused when the file
+        changed since (another tab of the page, or an editor, saved it).
     """
 
     def __init__(self, path, errors):
@@ -130,6 +131,7 @@ class ReviewDrive:
             "truth": self.truth, "labels": self.labels, "labels_source": self.labels_source,
             "reviewed": self.reviewed,
             "save_to": str(self.save_to) if self.save_to else None,
+            "digest": self.loaded_digest,
             "glances_away": list(GLANCES_AWAY),
         }
 
@@ -152,19 +154,27 @@ class ReviewDrive:
             raise KeyError(name)
         return json_ready(self.windows.X[:, FEATURE_NAMES.index(name)], 5)
 
-    def save(self, rows, reviewed=None):
+    def save(self, rows, reviewed, digest):
         """Check the page's intervals and reviewed stretches and write them to :attr:`save_to`
-        (the stretches to its sidecar); return a short report."""
+        (the stretches to its sidecar) over the file of ``digest``, the :attr:`loaded_digest`
+        the page loaded or last saved; return a short report with the new digest.
+
+        Raises
+        ------
+        StaleLabels
+            The file changed since that page had it: nothing is written.
+        """
         if self.save_to is None:
             raise ConfigError("labels: saving is off: " + "; ".join(self.errors))
         intervals = check_intervals(rows, self.t_span)
         reviewed = check_reviewed([] if reviewed is None else reviewed, self.t_span)
-        backup, self.loaded_digest = save_intervals(intervals, self.save_to, self.loaded_digest,
+        backup, self.loaded_digest = save_intervals(intervals, self.save_to, digest,
                                                     self.identity, reviewed)
         self.labels = [list(row) for row in intervals]
         self.reviewed = reviewed
         return {"path": str(self.save_to), "backup": str(backup) if backup else None,
-                "intervals": len(intervals), "reviewed": len(reviewed)}
+                "intervals": len(intervals), "reviewed": len(reviewed),
+                "digest": self.loaded_digest}
 
 
 def load_drive(path, labels=None, model=None, config=None, decision=None):

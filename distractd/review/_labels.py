@@ -18,8 +18,8 @@ every moment either the previous file or the new one; the previous :data:`GENERA
 first kept as ``<target>.bak.1`` (the newest) to ``<target>.bak.5`` the same way, and the sidecar
 is written beside it, with the stretches the expert marked reviewed (``"reviewed"``, read back
 by :func:`~distractd.pipeline.formats.read_reviewed` when the file is opened again, so "next
-low-confidence" keeps skipping them). A target that changed since the page loaded it (another page or an editor
-saved it) is never overwritten (:class:`StaleLabels`).
+low-confidence" keeps skipping them). A target that changed since the page loaded it (another tab
+of the page or an editor saved it) is never overwritten (:class:`StaleLabels`).
 """
 
 import csv
@@ -236,7 +236,8 @@ def save_intervals(intervals, path, loaded_digest, identity, reviewed=None):
     intervals : list of (float, float, int)
     path : str or Path
     loaded_digest : str or None
-        :func:`file_digest` of ``path`` when its labels were loaded (None: there was no file).
+        :func:`file_digest` of ``path`` when the page's labels were loaded or last saved (None:
+        there was no file).
     identity : dict
         The recording's identity, written to the sidecar.
     reviewed : list of [float, float] or None, default=None

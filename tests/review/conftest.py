@@ -29,6 +29,7 @@ class ReviewProcess:
         self.process = subprocess.Popen(
             [sys.executable, "-m", "distractd.cli", "review", *map(str, args), "--port", "0"],
             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        self.tab = {}
         self.url = self._address()
 
     def _address(self):
@@ -48,13 +49,23 @@ class ReviewProcess:
         """``(status, JSON body)`` of a GET."""
         return self._open(urllib.request.Request(self.url + path.lstrip("/")))
 
-    def post(self, path, body):
-        """``(status, JSON body)`` of a POST of ``body`` (bytes, or JSON-encoded) as the page
-        sends it: JSON, with the session's token read from the page."""
+    def post(self, path, body, tab=None):
+        """``(status, JSON body)`` of a POST of ``body`` (bytes, or JSON-encoded) as a tab of the
+        page sends it: JSON, with the session's token read from the page and, for a dict without
+        one, the ``digest`` of the labels the tab loaded or last saved. ``tab`` is a dict
+        holding that digest (default: this server's one tab); the first post loads it."""
+        tab = self.tab if tab is None else tab
+        if isinstance(body, dict) and "digest" not in body:
+            if "digest" not in tab:
+                tab["digest"] = self.get("/api/drive")[1].get("digest")
+            body = {**body, "digest": tab["digest"]}
         data = body if isinstance(body, bytes) else json.dumps(body).encode()
-        return self._open(urllib.request.Request(self.url + path.lstrip("/"), data=data,
-                                                 headers={"Content-Type": "application/json",
-                                                          "X-Distractd-Token": self.token()}))
+        status, answer = self._open(urllib.request.Request(
+            self.url + path.lstrip("/"), data=data,
+            headers={"Content-Type": "application/json", "X-Distractd-Token": self.token()}))
+        if status == 200 and "digest" in answer:
+            tab["digest"] = answer["digest"]
+        return status, answer
 
     def token(self):
         """The session's token, as the page carries it (its ``distractd-token`` meta tag)."""

@@ -1,6 +1,9 @@
 """The review page's HTTP API, against a real ``distractd review`` subprocess on 127.0.0.1."""
 
+import json
 import stat
+import subprocess
+import sys
 
 import numpy as np
 import pytest
@@ -10,6 +13,7 @@ from distractd.pipeline import (
     PipelineConfig, detect_events, extract_features, labels_from_intervals, read_intervals,
     read_recording, write_intervals,
 )
+from distractd.review import file_digest
 
 
 @pytest.fixture(scope="module")
@@ -105,7 +109,7 @@ def test_save_writes_what_train_reads_and_keeps_the_previous_file(labelled_serve
     status, report = labelled_server.post("/api/labels", {"intervals": edited})
     assert status == 200, report
     assert report == {"path": str(interval_csv), "backup": str(interval_csv) + ".bak.1",
-                      "intervals": 3, "reviewed": 0}
+                      "intervals": 3, "reviewed": 0, "digest": file_digest(interval_csv)}
     assert read_labels(interval_csv) == ("intervals", [tuple(row) for row in edited])
     assert (interval_csv.parent / (interval_csv.name + ".bak.1")).read_bytes() == before
     assert not list(interval_csv.parent.glob(".*.tmp"))     # the temporary files are gone
@@ -123,7 +127,10 @@ def test_save_writes_what_train_reads_and_keeps_the_previous_file(labelled_serve
             ({"intervals": [], "reviewed": [[0, 9000]]}, "labels.reviewed: interval 1"),
             ({"intervals": [], "reviewed": {"a": 1}}, "labels.reviewed must be a list"),
             ({"labels": []}, "the body must be"),
-            (b"{not json", "the body is not JSON")):
+            ({"intervals": [], "digest": 5}, "the body must be"),
+            (json.dumps({"intervals": []}).encode(), "the body must be"),    # no digest
+            (b"{not json", "the body is not JSON"),
+            (b"[" * 100_000 + b"]" * 100_000, "the body nests JSON too deeply")):
         status, answer = labelled_server.post("/api/labels", body)
         assert status == 400 and message in answer["error"], answer
     assert interval_csv.read_bytes() == saved
@@ -168,17 +175,24 @@ def test_window_rows_that_end_nowhere_in_the_recording_are_named(review_server, 
     assert drive["save_to"] is None
 
 
-def test_missing_files_are_one_line_on_the_page_and_the_console(review_server, review_drive,
-                                                                tmp_path):
-    missing = f"recording {tmp_path / 'nowhere.npz'}: no such file"
-    server = review_server(tmp_path / "nowhere.npz")
-    status, drive = server.get("/api/drive")
-    assert status == 200 and drive == {"name": "nowhere.npz", "errors": [missing]}
-    status, answer = server.get("/api/view?t0=0&t1=10&px=100")
-    assert status == 409 and answer["error"] == missing
-    stderr = server.stop()
-    assert f"distractd review: error: {missing}" in stderr
-    assert "Traceback" not in stderr
+def test_an_unreadable_recording_exits_1_and_other_files_are_one_line_on_the_page(
+        review_server, review_drive, tmp_path):
+    """Issue 37, item 8: ``review`` of a recording it cannot read served an empty page for
+    ever; it exits 1 with one line. A model or label file it cannot use is one line on the page
+    and the console, and the drive is shown."""
+    for recording, problem in ((tmp_path / "nowhere.npz", "no such file"),
+                               (tmp_path, "not a file")):
+        result = subprocess.run([sys.executable, "-m", "distractd.cli", "review", recording,
+                                 "--port", "0"], capture_output=True, text=True, timeout=600)
+        assert result.returncode == 1 and result.stdout == ""
+        assert result.stderr == f"distractd review: error: recording {recording}: {problem}\n"
+    garbage = tmp_path / "garbage.csv"
+    garbage.write_bytes(b"\xff\xfe not a recording\n")
+    result = subprocess.run([sys.executable, "-m", "distractd.cli", "review", garbage,
+                             "--port", "0"], capture_output=True, text=True, timeout=600)
+    assert result.returncode == 1 and result.stdout == ""
+    assert result.stderr.startswith(f"distractd review: error: {garbage}")
+    assert len(result.stderr.splitlines()) == 1
 
     server = review_server(review_drive, "--model", tmp_path / "none.npz", "--labels", tmp_path)
     _, drive = server.get("/api/drive")

@@ -8,7 +8,7 @@ import shutil
 
 import pytest
 
-from distractd.review import GENERATIONS
+from distractd.review import GENERATIONS, file_digest
 from distractd.models.detectors import read_labels
 from distractd.pipeline import read_intervals, read_recording
 from distractd.pipeline.formats import (
@@ -87,6 +87,33 @@ def test_a_file_changed_since_loading_is_never_overwritten(review_server, labell
     # the first page, which wrote it, goes on saving
     status, _ = first.post("/api/labels", {"intervals": [[0.0, 70.0, 1]]})
     assert status == 200 and read_labels(intervals_csv)[1] == [(0.0, 70.0, 1)]
+
+
+def test_two_tabs_of_one_page_never_overwrite_each_other(review_server, labelled_copy):
+    """Issue 37, item 3: the server kept one digest for all tabs, so a tab loaded before
+    another's save replaced it without a word. Each tab sends the digest it loaded."""
+    drive, _, intervals_csv = labelled_copy
+    server = review_server(drive, "--labels", intervals_csv)
+    first, second = {}, {}
+    for tab in (first, second):       # both tabs load the page before either saves
+        tab["digest"] = server.get("/api/drive")[1]["digest"]
+    assert first["digest"] == second["digest"] == file_digest(intervals_csv)
+    status, _ = server.post("/api/labels", {"intervals": [[0.0, 50.0, 1]]}, tab=first)
+    assert status == 200
+    saved = intervals_csv.read_bytes()
+    status, answer = server.post("/api/labels", {"intervals": [[0.0, 60.0, 0]]}, tab=second)
+    assert status == 409 and answer["error"].startswith(
+        f"labels: {intervals_csv} changed since this page loaded it")
+    assert intervals_csv.read_bytes() == saved
+    # the tab that saved goes on saving; the other, reloaded, starts from its work
+    status, _ = server.post("/api/labels", {"intervals": [[0.0, 70.0, 1]]}, tab=first)
+    assert status == 200
+    _, summary = server.get("/api/drive")
+    assert summary["labels"] == [[0.0, 70.0, 1]] and summary["digest"] == first["digest"]
+    status, _ = server.post("/api/labels", {"intervals": [[0.0, 80.0, 0]]},
+                            tab={"digest": summary["digest"]})
+    assert status == 200 and read_labels(intervals_csv)[1] == [(0.0, 80.0, 0)]
+    assert "Traceback" not in server.stop()
 
 
 def test_several_generations_are_kept(review_server, labelled_copy):

@@ -7,10 +7,13 @@ timeout keeps the test quick).
 
 import http.client
 import json
+import select
 import shutil
+import signal
 import socket
 import subprocess
 import threading
+import time
 
 import pytest
 
@@ -88,11 +91,12 @@ def test_other_sites_and_rebound_names_cannot_read_or_write(review_server, own_d
     assert status == 415 and "application/json" in body["error"]
     assert labels.read_bytes() == content
     # the page itself, under either local name, saves
+    digest = server.get("/api/drive")[1]["digest"]
     status, report = _request(server.url, "POST", "/api/labels",
                               {"Host": "localhost:" + here.split(":")[1],
                                "Origin": "http://localhost:" + here.split(":")[1],
                                "Content-Type": "application/json; charset=utf-8",
-                               TOKEN_HEADER: token}, _EDIT)
+                               TOKEN_HEADER: token}, {**_EDIT, "digest": digest})
     assert status == 200 and report["intervals"] == 1
     assert labels.read_bytes() != content
     stderr = server.stop()
@@ -184,11 +188,17 @@ def test_malformed_and_stalled_requests_all_get_an_answer(serve):
             (post + token + b"Content-Length: 99999999999\r\n\r\n", 413, "Content-Length"),
             (post + token + b"Transfer-Encoding: chunked\r\n\r\n5\r\nhello\r\n0\r\n\r\n", 411,
              "Content-Length"),
-            (post + token + b"Content-Length: 100\r\n\r\n{\"interv", 408, "no data for 0.5 s"),
+            (post + token + b"Content-Length: 100\r\n\r\n{\"interv", 408,
+             "the body did not arrive within 0.5 s"),
             (b"GARBAGE\r\n\r\n", 400, "400"),
             (b"PUT /api/labels HTTP/1.1\r\n" + host + b"\r\n", 501, "501"),
             (b"GET /api/drive HTTP/1.1\r\n\r\n", 403, "Host None refused"),
-            (b"GET /api/drive HTTP/1.1\r\n" + host + b"Accept: */", 408, "headers stopped"),
+            (b"GET /api/drive HTTP/1.1\r\n" + host + b"Accept: */", 408,
+             "the headers did not arrive within 0.5 s"),
+            # issue 37, item 5: a stalled request line, and HTTP/0.9 (no status line came back)
+            (b"GET /api/dri", 408, "the request line did not arrive within 0.5 s (12 bytes came)"),
+            (b"GET /api/drive\r\n\r\n", 505, "HTTP/0.9 is not served"),
+            (b"GET /api/drive\r\n" + host + b"\r\n", 505, "HTTP/0.9 is not served"),
             (b"GET /api/view?t0=0&t1=1e308&px=8192 HTTP/1.1\r\n" + host + b"\r\n", 400,
              "view needs -1e+12 <= t0 < t1 <= 1e+12 s"),
             (b"GET /api/view?t0=0&t1=1e12&px=8192 HTTP/1.1\r\n" + host + b"\r\n", 200, None)):
@@ -201,18 +211,108 @@ def test_malformed_and_stalled_requests_all_get_an_answer(serve):
         assert words in _status_and_error(answer)[1], (request, answer[:300])
 
 
-def test_a_silent_connection_is_closed_and_too_many_are_answered_busy(serve):
-    # a client that connects and says nothing is let go (no thread waits on it for ever)
+def test_a_silent_connection_is_closed_and_a_trickle_cannot_hold_one(serve):
+    """A client that says nothing is let go; one that trickles a byte at a time, each within
+    the timeout, is answered 408 once the request's whole time is up (issue 37, item 5: the
+    timeout was per read, so it held its connection for ever)."""
     assert _raw(serve(0.5), b"") == b""
-    # while MAX_CONNECTIONS clients hold the server, one more is answered 503 at once
+    server = serve(0.5)
+    with socket.create_connection(server.server_address, timeout=_PATIENCE_S) as connection:
+        connection.sendall(b"GET /api/drive HTTP/1.1\r\nX-Slow: ")
+        for sent in range(int(_PATIENCE_S / 0.1)):     # a byte every 0.1 s for up to a minute
+            if select.select([connection], [], [], 0.1)[0]:
+                break
+            connection.sendall(b"a")
+        answer = b"".join(iter(lambda: connection.recv(65536), b""))    # until it closes
+    status, error = _status_and_error(answer)
+    assert status == 408 and error.startswith("GET /api/drive: the headers did not arrive "
+                                              "within 0.5 s"), error
+    assert sent < int(_PATIENCE_S / 0.1) - 1          # answered while the client still trickled
+
+
+def test_too_many_connections_close_the_longest_waiting_or_are_answered_busy(serve):
+    """While MAX_CONNECTIONS clients hold the server without finishing a request, a new one is
+    served in the place of the one that waited longest (issue 37, item 5: it was answered 503,
+    so 256 trickling clients shut every page out); while all are busy answering, 503."""
     server = serve(_PATIENCE_S)
     host = f"Host: 127.0.0.1:{server.server_address[1]}\r\n".encode()
     held = [socket.create_connection(server.server_address, timeout=_PATIENCE_S)
             for _ in range(MAX_CONNECTIONS)]
-    try:   # accepted in order: each of them holds a thread before the next client is seen
+    try:
+        for connection in held:
+            connection.sendall(b"GET /api/drive HTTP/1.1\r\n")         # and nothing more
         answer = _raw(server, b"GET /api/feature?name=x HTTP/1.1\r\n" + host + b"\r\n")
-        status, error = _status_and_error(answer)
-        assert status == 503 and error.startswith(f"busy: {MAX_CONNECTIONS} connections")
+        assert _status_and_error(answer) == (400, "feature 'x' is not a window feature")
+        assert held[0].recv(1) == b""                  # the longest waiting one was closed
     finally:
         for connection in held:
             connection.close()
+    # every connection busy answering (its save waits for the labels' lock, held here): 503
+    body = json.dumps({"intervals": [], "digest": "stale"}).encode()
+    save = (f"POST /api/labels HTTP/1.1\r\nHost: 127.0.0.1:{server.server_address[1]}\r\n"
+            f"{TOKEN_HEADER}: {server.token}\r\nContent-Type: application/json\r\n"
+            f"Content-Length: {len(body)}\r\n\r\n").encode() + body
+    busy = [socket.create_connection(server.server_address, timeout=_PATIENCE_S)
+            for _ in range(MAX_CONNECTIONS)]
+    server.save_lock.acquire()
+    try:
+        for connection in busy:
+            connection.sendall(save)
+        while server.n_connections < MAX_CONNECTIONS or server.n_waiting:
+            time.sleep(0.01)                           # until every request has been read
+        answer = _raw(server, b"GET /api/feature?name=x HTTP/1.1\r\n" + host + b"\r\n")
+    finally:
+        server.save_lock.release()
+    statuses = [int(connection.recv(64).split()[1]) for connection in busy]
+    for connection in busy:
+        connection.close()
+    status, error = _status_and_error(answer)
+    assert status == 503 and error.startswith(f"busy: {MAX_CONNECTIONS} connections")
+    assert statuses == [409] * MAX_CONNECTIONS        # the held saves, answered (a stale digest)
+
+
+def test_a_deeply_nested_body_is_a_bad_request(serve):
+    """Issue 37, item 5: 100,000 nested JSON arrays raised RecursionError, answered 500."""
+    server = serve(_PATIENCE_S)
+    body = b"[" * 100_000 + b"]" * 100_000
+    answer = _raw(server, (f"POST /api/labels HTTP/1.1\r\nHost: 127.0.0.1:"
+                           f"{server.server_address[1]}\r\n{TOKEN_HEADER}: {server.token}\r\n"
+                           f"Content-Type: application/json\r\nContent-Length: {len(body)}"
+                           f"\r\n\r\n").encode() + body)
+    assert _status_and_error(answer) == (400, "labels: the body nests JSON too deeply")
+
+
+def test_sigterm_under_concurrent_requests_ends_the_process_cleanly(review_server, own_drive):
+    """Issue 37, item 5: SIGTERM under concurrent requests took 12-13 s, or never ended the
+    process, and once logged "Semaphore released too many times" (the signal raised wherever
+    it landed, in the middle of counting a connection). A stop under 16 clients asking for
+    views: exit 0, nothing but answered requests on the console."""
+    server = review_server(own_drive[0])
+    here = server.url.split("//")[1].strip("/")
+    answered = threading.Semaphore(0)
+    stopping = threading.Event()
+    statuses = []
+
+    def client():
+        while not stopping.is_set():
+            try:
+                status, _ = _request(server.url, "GET", "/api/view?t0=0&t1=600&px=2000",
+                                     {"Host": here})
+            except (OSError, http.client.HTTPException, ValueError):
+                return                      # the server went away mid-request
+            statuses.append(status)
+            answered.release()
+
+    clients = [threading.Thread(target=client, daemon=True) for _ in range(16)]
+    for thread in clients:
+        thread.start()
+    for _ in range(32):                    # requests are in flight from every client
+        assert answered.acquire(timeout=_PATIENCE_S)
+    server.process.send_signal(signal.SIGTERM)
+    assert server.process.wait(timeout=_PATIENCE_S) == 0
+    stopping.set()
+    for thread in clients:
+        thread.join(_PATIENCE_S)
+    stderr = server.stop()
+    assert "Traceback" not in stderr and "Semaphore" not in stderr and "error" not in stderr
+    assert len(statuses) >= 32 and set(statuses) == {200}

@@ -165,8 +165,11 @@
       const report = await getJSON("/api/labels", {
         method: "POST",
         headers: { "Content-Type": "application/json", "X-Distractd-Token": sessionToken() },
-        body: JSON.stringify({ intervals: app.labels, reviewed: app.reviewed }),
+        // the digest of the labels this tab loaded: a save over another tab's is refused
+        body: JSON.stringify({ intervals: app.labels, reviewed: app.reviewed,
+                               digest: app.drive.digest }),
       });
+      app.drive.digest = report.digest;
       setDirty(false);
       status(`saved ${report.intervals} intervals and ${report.reviewed} reviewed stretches ` +
              `to ${report.path}` +
