@@ -203,16 +203,32 @@ def _declare_info(parser):
 
 def _info(args):
     from .pipeline import describe, read_recording
+    from .pipeline.formats import is_taamneh, read_taamneh
 
-    summary = describe(read_recording(args.path, backwards_ok=True))  # counted, not refused
+    path = Path(args.path)
+    if path.suffix.lower() == ".csv" and path.is_file() and is_taamneh(path):
+        recordings = read_taamneh(path)  # a subject file: one recording per drive, as predict
+    else:
+        recordings = [read_recording(path, backwards_ok=True)]  # counted, not refused
+    summaries = [describe(recording) for recording in recordings]
+    several = len(summaries) > 1
+    text = "\n".join(_info_lines(f"{args.path} [{summary['meta']['recording_id']}]" if several
+                                 else f"{args.path}", summary) for summary in summaries)
+    _report(args, summaries[0] if len(summaries) == 1 else summaries, text)
+    return 0
+
+
+def _info_lines(title, summary):
+    """The text of ``info`` for one recording's :func:`~distractd.pipeline.describe`."""
     imperfections = summary["imperfections"]
     rate = summary["rate_hz"]
     labels = summary["labels"]
     jitter = imperfections["jitter_ms"]
     lines = [
-        f"{args.path}",
+        title,
         f"  samples      {summary['samples']}",
-        f"  duration     {summary['duration_s']:.3f} s",
+        f"  duration     {summary['duration_s']:.3f} s" if summary["duration_s"] is not None
+        else "  duration     beyond a float (timestamps near +-1e308)",
         f"  rate         {rate:.3f} Hz (measured)" if rate else "  rate         unknown",
         f"  fields       {', '.join(summary['fields_present'])}",
         *([f"  missing      {', '.join(summary['fields_missing'])}"]
@@ -221,12 +237,11 @@ def _info(args):
         f"{labels['unknown']} unknown samples in {summary['label_intervals']} intervals",
         f"  timing       {imperfections['duplicates']} duplicates, {imperfections['backwards']} "
         f"backwards, {imperfections['gaps']} gaps (~{imperfections['dropped_estimate']} dropped), "
-        f"jitter {jitter:.3f} ms" if jitter is not None else "  timing       too few samples",
+        + (f"jitter {jitter:.3f} ms" if jitter is not None else "jitter unknown"),
         f"  track loss   {100 * imperfections['track_loss_fraction']:.2f} % of samples",
         *_meta_lines(summary["meta"]),
     ]
-    _report(args, summary, "\n".join(lines))
-    return 0
+    return "\n".join(lines)
 
 
 def _meta_lines(meta):
@@ -1254,7 +1269,8 @@ def _review(args):
 
 #: name: (help, declare arguments, run)
 _COMMANDS = {
-    "info": ("Summarise a recording (binary or CSV).", _declare_info, _info),
+    "info": ("Summarise a recording (binary, CSV or Parquet; a Taamneh et al. subject file "
+             "drive by drive).", _declare_info, _info),
     "convert": ("Convert a recording between the binary format, CSV and Parquet (by extension).",
                 _declare_convert, _convert),
     "run": ("Run the daemon: subscribe to sample streams, publish distraction states.",

@@ -315,7 +315,7 @@ def _window_rows(path, t_end, window_t_end):
 
 def _extra_columns(path):
     """The ``confidence`` and ``cluster`` columns of a per-window CSV, where it has them."""
-    with open(path, newline="") as file:
+    with open(path, newline="", encoding="utf-8-sig") as file:
         reader = csv.DictReader(file)
         names = [name for name in ("confidence", "cluster") if name in (reader.fieldnames or ())]
         values = {name: [] for name in names}

@@ -9,7 +9,9 @@ Routes (JSON unless noted):
   range for a chart ``px`` pixels wide;
 - ``GET /api/feature?name=``: one window feature;
 - ``POST /api/labels`` with ``{"intervals": [[start_s, end_s, label], ...], "reviewed":
-  [[start_s, end_s], ...]}`` (``reviewed`` optional): check and save (:meth:`ReviewDrive.save`).
+  [[start_s, end_s], ...], "digest": ...}`` (``reviewed`` optional; ``digest`` the one the tab
+  loaded from ``/api/drive`` or got from its last save): check and save
+  (:meth:`ReviewDrive.save`).
 
 A bad request is answered ``{"error": "<one line>"}`` with status 400 (409 when saving is off);
 the line is printed on the console too. No traceback reaches the page or the console.

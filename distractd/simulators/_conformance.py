@@ -21,8 +21,8 @@ import numpy as np
 import zmq
 from tqdm import tqdm
 
-from .._errors import ConfigError
-from ..pipeline import ALERT_KINDS, FATIGUE_ALERT_KINDS, Recording
+from .._errors import ConfigError, unreadable
+from ..pipeline import ALERT_KINDS, FATIGUE_ALERT_KINDS, T_MAX_S, Recording
 from ..pipeline.formats import decode_output
 from ._body_scripts import (
     closure_plan, drowsy_plan, lose_eyes, nod_heads, occlude_face, scale_aperture,
@@ -335,36 +335,57 @@ def run_conformance(out_dir, *, seed=0, n_drivers=8, sides=("right", "left"), ra
 def read_annotations(path):
     """The scenarios of a recording from a sidecar CSV (columns ``name, family, start_s, end_s,
     expected, limit_s``; ``limit_s`` empty for ``expected = none``). Errors name the row, the
-    column and the value."""
+    column and the value.
+
+    A UTF-8 byte-order mark (Excel's "CSV UTF-8") is allowed; numbers are ASCII decimals
+    (``float`` also reads other scripts' digits); times lie within ``T_MAX_S`` of zero and
+    ``limit_s`` is positive and no larger.
+    """
+    try:
+        with open(path, newline="", encoding="utf-8-sig") as handle:
+            reader = csv.DictReader(handle)
+            fieldnames, lines = reader.fieldnames, list(reader)
+    except (OSError, UnicodeDecodeError, csv.Error) as exc:
+        raise unreadable(path, exc, ConfigError) from None
+    missing = set(_ANNOTATION_COLUMNS) - set(fieldnames or ())
+    if missing:
+        raise ConfigError(f"{path}: missing column(s) {sorted(missing)}")
     rows = []
-    with open(path, newline="", encoding="utf-8") as handle:
-        reader = csv.DictReader(handle)
-        missing = set(_ANNOTATION_COLUMNS) - set(reader.fieldnames or ())
-        if missing:
-            raise ConfigError(f"{path}: missing column(s) {sorted(missing)}")
-        for line, row in enumerate(reader, 2):
-            where = f"{path}, line {line}"
-            if row["expected"] not in EXPECTED:
-                raise ConfigError(f"{where}: expected must be one of {EXPECTED}, got "
-                                  f"{row['expected']!r}")
-            values = {}
-            for column in ("start_s", "end_s", "limit_s"):
-                text = (row[column] or "").strip()
-                if column == "limit_s" and not text and row["expected"] == "none":
-                    values[column] = None
-                    continue
-                try:
-                    values[column] = float(text)
-                except ValueError:
-                    raise ConfigError(f"{where}: {column} must be a number, got {text!r}") from None
-                if not np.isfinite(values[column]):
-                    raise ConfigError(f"{where}: {column} must be finite, got {text!r}")
-            if values["end_s"] < values["start_s"]:
-                raise ConfigError(f"{where}: end_s {values['end_s']} is before start_s "
-                                  f"{values['start_s']}")
-            rows.append({"name": row["name"], "family": row["family"],
-                         "expected": row["expected"], **values})
+    for line, row in enumerate(lines, 2):
+        where = f"{path}, line {line}"
+        if row["expected"] not in EXPECTED:
+            raise ConfigError(f"{where}: expected must be one of {EXPECTED}, got "
+                              f"{row['expected']!r}")
+        values = {}
+        for column in ("start_s", "end_s", "limit_s"):
+            text = (row[column] or "").strip()
+            if column == "limit_s" and not text and row["expected"] == "none":
+                values[column] = None
+                continue
+            value = values[column] = _ascii_number(text)
+            if value is None:
+                raise ConfigError(f"{where}: {column} must be a number, got {text[:40]!r}"
+                                  + ("" if text.isascii() else " (ASCII digits only)"))
+            if column == "limit_s" and not 0 < value <= T_MAX_S:
+                raise ConfigError(f"{where}: limit_s must be > 0 and <= {T_MAX_S:g} s, got "
+                                  f"{text!r}")
+            if column != "limit_s" and not abs(value) <= T_MAX_S:
+                raise ConfigError(f"{where}: {column} must be within +-{T_MAX_S:g} s, got "
+                                  f"{text!r}")
+        if values["end_s"] < values["start_s"]:
+            raise ConfigError(f"{where}: end_s {values['end_s']} is before start_s "
+                              f"{values['start_s']}")
+        rows.append({"name": row["name"], "family": row["family"],
+                     "expected": row["expected"], **values})
     return rows
+
+
+def _ascii_number(text):
+    """``text`` as a float when it is a number in ASCII, else None."""
+    try:
+        return float(text) if text.isascii() else None
+    except ValueError:
+        return None
 
 
 def score_recording(recording, annotations, out_dir, *, speed=20.0, on_row=None):

@@ -108,7 +108,7 @@ def read_labels(path):
     """
     path = Path(path)
     try:  # a missing, folder or non-UTF-8 file: one clear line
-        with open(path, newline="", encoding="utf-8") as file:
+        with open(path, newline="", encoding="utf-8-sig") as file:  # Excel's BOM too
             reader = csv.DictReader(file)
             header = [name.strip() for name in reader.fieldnames or []]
             rows = list(reader)

@@ -259,7 +259,7 @@ def labels_by_recording(paths, identities):
 def _is_interval_csv(path):
     """Whether a CSV's header holds start, end and label."""
     try:
-        with open(path, encoding="utf-8", newline="") as file:
+        with open(path, encoding="utf-8-sig", newline="") as file:
             header = {name.strip() for name in file.readline().split(",")}
     except (OSError, UnicodeDecodeError) as exc:
         raise unreadable(path, exc, SchemaError) from None

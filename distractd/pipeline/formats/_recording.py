@@ -196,7 +196,7 @@ def read_csv(path, backwards_ok=False):
     """Read a CSV recording, naming the line, column and cell of the first malformed value (a
     decreasing timestamp too, unless ``backwards_ok``: see :func:`read_recording`)."""
     path = Path(path)
-    with open(path, newline="", encoding="utf-8") as file:
+    with open(path, newline="", encoding="utf-8-sig") as file:  # Excel's BOM
         reader = csv.reader(file)
         try:
             header = [name.strip() for name in next(reader)]
@@ -255,13 +255,18 @@ def write_csv(recording, path):
 
 
 def _cell(path, line, name, text):
+    """A CSV cell as a number: ASCII only (``float`` also reads other scripts' digits), NaN
+    when empty."""
     text = text.strip()
     if not text:
         return math.nan
     try:
-        return float(text)
+        if text.isascii():
+            return float(text)
     except ValueError:
-        raise SchemaError(f"{path}:{line}: {name} must be a number, got {text!r}") from None
+        pass
+    raise SchemaError(f"{path}:{line}: {name} must be a number, got {text[:40]!r}"
+                      + ("" if text.isascii() else " (ASCII digits only)"))
 
 
 def _label(path, line, text):
@@ -305,7 +310,7 @@ def read_intervals(path):
     """Read ``start,end,label`` rows (header required) into a list of intervals."""
     path = Path(path)
     try:  # a missing, folder or non-UTF-8 file: one clear line
-        with open(path, newline="", encoding="utf-8") as file:
+        with open(path, newline="", encoding="utf-8-sig") as file:  # Excel's BOM
             reader = csv.DictReader(file)
             fieldnames, rows = reader.fieldnames, list(reader)
     except (OSError, UnicodeDecodeError, csv.Error) as exc:
@@ -343,13 +348,20 @@ def describe(recording, confidence_threshold=0.5, gap_factor=1.5):
     ``backwards`` (negative period), ``gaps`` (periods over ``gap_factor`` median periods, i.e. dropped
     samples, with ``dropped_estimate`` the number of samples they would have held), ``jitter_ms``
     (standard deviation of the periods that are not gaps), ``track_loss_fraction`` (confidence below
-    ``confidence_threshold`` or missing gaze) and each field's missing fraction.
+    ``confidence_threshold`` or missing gaze) and each field's missing fraction. A duration or
+    jitter beyond a float (timestamps near +-1e308) is None.
     """
     t = recording.t
-    periods = np.diff(t)
+    with np.errstate(over="ignore", invalid="ignore"):  # timestamps near 1e308 overflow to inf
+        periods = np.diff(t)
     median = float(np.median(periods[periods > 0])) if (periods > 0).any() else math.nan
-    gaps = periods > gap_factor * median if math.isfinite(median) else np.zeros(0, bool)
+    gaps = (periods > gap_factor * median if math.isfinite(median)
+            else np.zeros(len(periods), bool))
     regular = periods[(periods > 0) & ~gaps]
+    with np.errstate(over="ignore", invalid="ignore"):
+        jitter_ms = float(np.std(regular) * 1e3) if regular.size else math.nan
+        duration_s = recording.duration_s
+        n_label_intervals = len(recording.label_intervals())
     confidence = recording.column("confidence")
     gaze = recording.samples[:, FIELD_INDEX["gaze_r_yaw"]:FIELD_INDEX["gaze_l_pitch"] + 1]
     lost = (confidence < confidence_threshold) | np.isnan(gaze).all(axis=1)
@@ -358,18 +370,18 @@ def describe(recording, confidence_threshold=0.5, gap_factor=1.5):
     present = recording.fields_present
     return {
         "samples": recording.n_samples,
-        "duration_s": recording.duration_s,
+        "duration_s": duration_s if math.isfinite(duration_s) else None,
         "rate_hz": 1.0 / median if math.isfinite(median) else None,
         "fields_present": list(present),
         "fields_missing": [name for name in FIELDS if name not in present],
         "labels": counts,
-        "label_intervals": len(recording.label_intervals()),
+        "label_intervals": n_label_intervals,
         "imperfections": {
             "duplicates": int((periods == 0).sum()),
             "backwards": int((periods < 0).sum()),
             "gaps": int(gaps.sum()),
             "dropped_estimate": int(np.round(periods[gaps] / median - 1).sum()) if gaps.any() else 0,
-            "jitter_ms": float(np.std(regular) * 1e3) if regular.size else None,
+            "jitter_ms": jitter_ms if math.isfinite(jitter_ms) else None,
             "track_loss_fraction": float(lost.mean()) if len(t) else 0.0,
             "missing_fraction": {name: float(np.isnan(recording.column(name)).mean())
                                  for name in present},
