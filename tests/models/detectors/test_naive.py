@@ -21,7 +21,7 @@ def test_features_are_the_loss_and_each_spatial_fields_mean_and_sd_the_stream_ha
     assert names[0] == LOSS_FEATURE
     assert {"mean_head_yaw", "sd_head_yaw", "mean_gaze_r_pitch", "sd_gaze_l_yaw"} <= set(names)
     assert len(names) == 21  # 10 spatial fields, each with data: mean and SD
-    path = shared_data / "taamneh" / "T001.csv"
+    path = shared_data / "taamneh" / "T011.csv"
     if not path.is_file():
         pytest.skip(f"{path} absent")
     (texting,) = read_taamneh(path, drives=(7,))

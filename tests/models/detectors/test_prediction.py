@@ -33,9 +33,9 @@ def test_each_undecided_window_gets_its_reason():
 
 
 def test_real_drive_without_gaze_is_undecided_for_want_of_gaze(shared_data):
-    """Subject T017 of Taamneh et al. 2017 (doi:10.1038/sdata.2017.110): the tracker never had
+    """Subject T007 (development half) of Taamneh et al. 2017 (doi:10.1038/sdata.2017.110): the tracker never had
     the eyes in the normal drive (every gaze cell 0,0 or NA)."""
-    (normal,) = read_recordings(shared_data / "taamneh" / "T017.csv", (4,))
+    (normal,) = read_recordings(shared_data / "taamneh" / "T007.csv", (4,))
     detector = load_model(default_model_path())
     prediction = predict_recording(detector, normal,
                                    DecisionRule(**decision_options(DEFAULTS,

@@ -15,8 +15,8 @@ from distractd.models.evaluation import (
 )
 from distractd.pipeline.formats import read_taamneh
 
-DRIVERS = ("T001", "T005", "T009", "T011", "T013", "T021")
-"""Drivers whose tracker delivered gaze on the normal and the texting drive."""
+DRIVERS = ("T011", "T019", "T034", "T039", "T043", "T062")
+"""Development-half drivers whose tracker delivered gaze on the normal and the texting drive."""
 
 
 @pytest.fixture(scope="module")
@@ -62,11 +62,11 @@ def test_the_naive_on_new_drivers_is_judged_on_the_same_windows_as_the_models(re
     summary = summarise_scheme(evaluate_models(drives, own, "new-driver", specs, seed=1))
     g = {name: np.array(summary[name]["per_driver"]["g_mean"]) for name in summary}
     assert summary["naive-offline"]["drivers"] == summary["svm"]["drivers"] == list(DRIVERS)
-    # measured per driver 0.93-1.00 (naive-offline, mean 0.97) and 0.56-0.88 (naive, mean
-    # 0.71): the texting drivers' lost eyes and wider gaze make an easy floor, easier offline
-    assert g["naive-offline"].min() > 0.85
-    assert g["naive"].mean() > 0.6
-    assert g["naive-offline"].mean() > g["naive"].mean()
+    # measured per driver (development-half drivers): naive 0.33-0.99 (mean 0.74), naive-offline
+    # 0.09-0.99 (mean 0.64), svm 0.08-0.39 (mean 0.24, small grid, five training drivers): the
+    # floor, not the learned model, carries these texting drives
+    assert g["naive"].mean() > 0.6 and g["naive"].mean() > g["svm"].mean() + 0.3
+    assert g["naive-offline"].mean() > g["svm"].mean() + 0.2
     for name in summary:
         assert summary[name]["false_alarms_per_hour"]["mean"] >= 0
 

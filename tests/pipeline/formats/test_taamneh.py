@@ -9,7 +9,7 @@ from distractd.pipeline.formats import DEG_PER_PX, FIELD_INDEX, is_taamneh, read
 
 @pytest.fixture(scope="module")
 def subject(shared_data):
-    path = shared_data / "taamneh" / "T001.csv"
+    path = shared_data / "taamneh" / "T011.csv"
     if not path.is_file():
         pytest.skip(f"{path} is absent")
     return path
@@ -22,11 +22,11 @@ def test_one_recording_per_driving_session_with_task_labels(subject):
     by_drive = {r.meta["drive"]: r for r in recordings}
     texting = by_drive[7]
     assert texting.meta["protocol"] == "texting"
-    assert texting.meta["driver_id"] == "T001" and texting.meta["recording_id"] == "T001-d7"
+    assert texting.meta["driver_id"] == "T011" and texting.meta["recording_id"] == "T011-d7"
     assert np.all(np.diff(texting.t) == 1.0)  # 1 Hz, one drive's clock
-    assert (texting.labels == 1).sum() == 322  # Stimulus 4 seconds of subject 1
+    assert (texting.labels == 1).sum() == 315  # Stimulus 4 seconds of subject 11
     assert (by_drive[4].labels == 0).all()     # the normal drive has no task
-    assert (by_drive[5].labels == 1).sum() == 311  # analytical + math questions
+    assert (by_drive[5].labels == 1).sum() == 322  # analytical + math questions
 
 
 def test_track_loss_and_absent_signals(subject):
@@ -79,7 +79,7 @@ def test_read_recordings_of_files_and_folders(tmp_path, subject):
     write_recording(Recording(block), tmp_path / "plain.npz")
     (plain,) = read_recordings(tmp_path / "plain.npz")
     assert plain.meta["recording_id"] == plain.meta["driver_id"] == "plain"
-    assert [r.meta["recording_id"] for r in read_recordings(subject)][:2] == ["T001-d2", "T001-d3"]
+    assert [r.meta["recording_id"] for r in read_recordings(subject)][:2] == ["T011-d2", "T011-d3"]
     assert len(read_recordings(tmp_path)) == 1
     with pytest.raises(RecordingError, match="no such file or folder"):
         read_recordings(tmp_path / "missing")
