@@ -44,8 +44,8 @@ class Inputs:
         self.metrics = metrics
         self.rates = rates
         self.poller = zmq.Poller()
-        self.sub = self.pupil = self.lsl = None
-        self.pupil_adapter = None
+        self.sources = []  # (socket, decode) read in order at each wake-up
+        self.pupil = self.pupil_adapter = None
         self.configure(config, None)
 
     def configure(self, config, model):
@@ -61,18 +61,25 @@ class Inputs:
     def open(self, sub, pupil=None, lsl=None):
         """Read from these sockets: the input SUB socket, a :class:`PupilLink` and the PULL
         socket of the LSL bridge (None: not configured)."""
-        self.sub, self.pupil, self.lsl = sub, pupil, lsl
-        self.poller.register(sub, zmq.POLLIN)
+        self.add(sub, self._decode_native)
+        if lsl is not None:
+            self.add(lsl, self._decode_lsl)
         if pupil is not None:
+            self.pupil = pupil
             self.pupil_adapter = PupilAdapter(self.config["pupil"]["reorder_s"])
             self.streams.gaze_frames[self.config["pupil"]["stream"]] = PupilAdapter.GAZE_FRAME
             self.poller.register(pupil.sub, zmq.POLLIN)
-        if lsl is not None:
-            self.poller.register(lsl, zmq.POLLIN)
+
+    def add(self, sock, decode):
+        """Read ``sock`` too, each message through ``decode(frames)``, which returns ``(stream,
+        block, seq)`` (``seq`` None when the source numbers no messages), or None for a message
+        without samples, and raises :class:`Rejected` for a bad one."""
+        self.sources.append((sock, decode))
+        self.poller.register(sock, zmq.POLLIN)
 
     def read(self, timeout_ms, stopping):
         """Wait for input at most ``timeout_ms`` (not at all while ``stopping``, when every
-        socket is drained); read it into the inboxes.
+        socket is drained); read it into the inboxes, source by source (Pupil last).
 
         Returns
         -------
@@ -87,12 +94,11 @@ class Inputs:
         woke = time.monotonic()
         touched = []
         n_read = 0
-        if self.sub in ready or stopping:
-            n_read += self._drain(self.sub, self._decode_native, touched)
+        for sock, decode in self.sources:
+            if sock in ready or stopping:
+                n_read += self._drain(sock, decode, touched)
         if self.pupil is not None:
             n_read += self._follow_pupil(ready, stopping, touched)
-        if self.lsl is not None and (self.lsl in ready or stopping):
-            n_read += self._drain(self.lsl, self._decode_lsl, touched)
         return touched, n_read, woke
 
     def flush_log(self, now, force=False):

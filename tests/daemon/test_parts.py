@@ -18,7 +18,9 @@ from distractd.daemon import (
 from distractd.daemon._adaptation import Fit
 from distractd.daemon._systemd import Notifier
 from distractd.pipeline import StreamProcessor, Windows
-from distractd.pipeline.formats import Rejected, decode_output, encode_block
+from distractd.pipeline.formats import (
+    Limits, Rejected, decode_message, decode_output, encode_block,
+)
 from distractd.simulators import NotifyReceiver, free_port, simulate_drive
 
 from .test_faults_stream import Running
@@ -246,8 +248,8 @@ def _polled(reloader):
     return loaded
 
 
-def test_the_inputs_read_a_real_socket_into_the_table_and_refuse_by_reason():
-    config = load_config(overrides=["sessions.max_streams=1"])
+def test_the_inputs_read_real_sockets_into_the_table_and_refuse_by_reason():
+    config = load_config(overrides=["sessions.max_streams=2"])
     metrics = Metrics(CollectorRegistry())
     table = StreamTable(config, MODEL, metrics)
     rates = Rates(0.0)
@@ -265,20 +267,31 @@ def test_the_inputs_read_a_real_socket_into_the_table_and_refuse_by_reason():
         deadline = time.monotonic() + 10
         while not pub.poll(10) and time.monotonic() < deadline:
             inputs.read(10, stopping=False)   # the SUB sends its subscription once it is used
+        # a second source, added as a new part would add its own: its stream ids are prefixed
+        pull = context.socket(zmq.PULL)
+        pull.linger = 0
+        second = pull.bind_to_random_port("tcp://127.0.0.1")
+        limits = Limits("other.")
+        inputs.add(pull, lambda frames: decode_message(frames, limits))
+        push = context.socket(zmq.PUSH)
+        push.linger = 0
+        push.connect(f"tcp://127.0.0.1:{second}")
+        push.send_multipart([b"other.car2", encode_block("x", DRIVE.samples[:6], 0)[1]])
+        touched, n_read, _ = inputs.read(10_000, stopping=False)
         pub.send_multipart(encode_block("car", DRIVE.samples[:6], 0))
         pub.send_multipart(encode_block("car", DRIVE.samples[6:12], 2))   # one lost
         pub.send_multipart([b"samples.car", b"\xc1"])
-        pub.send_multipart(encode_block("other", DRIVE.samples[:6], 0))   # the table is full
-        n_read, touched = 0, []
+        pub.send_multipart(encode_block("third", DRIVE.samples[:6], 0))   # the table is full
         deadline = time.monotonic() + 10
-        while n_read < 4 and time.monotonic() < deadline:
+        while n_read < 5 and time.monotonic() < deadline:
             more, n, _ = inputs.read(100, stopping=False)
             n_read += n
             touched += more
-        sub.close()
-        pub.close()
-    assert n_read == 4 and [inbox.session.stream for inbox in touched] == ["car"]
-    assert touched[0].n_held == 12 and rates.samples == 12
+        for sock in (sub, pub, pull, push):
+            sock.close()
+    assert n_read == 5 and sorted(inbox.session.stream for inbox in touched) == ["car", "car2"]
+    assert table.inboxes["car"].n_held == 12 and table.inboxes["car2"].n_held == 6
+    assert rates.samples == 18
     assert sample(metrics, "distractd_messages_lost_total") == 1
     for reason in ("undecodable", "too_many_streams"):
         assert sample(metrics, "distractd_messages_rejected_total", reason=reason) == 1
