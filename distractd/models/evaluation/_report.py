@@ -33,6 +33,7 @@ __all__ = [
 
 SCHEME_NOTES = {
     "new-driver": "trained on other drivers, tested on a driver never seen",
+    "causal": "new-driver, and at time t a model has seen only that driver's windows before t",
     "new-drive": "tested on a drive never seen",
     "blocked": "unseen stretches of a seen drive, overlapping training windows purged",
     "source": "the source's random folds: they leak between 95 %-overlapping windows and "

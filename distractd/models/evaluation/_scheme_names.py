@@ -3,6 +3,6 @@
 
 __all__ = ["SCHEMES", "RECIPES", "NORMALISATIONS"]
 
-SCHEMES = ("new-driver", "new-drive", "blocked", "source")
+SCHEMES = ("new-driver", "causal", "new-drive", "blocked", "source")
 RECIPES = ("cohort", "per-driver")
 NORMALISATIONS = ("running", "drive", "driver", "none")

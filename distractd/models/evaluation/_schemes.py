@@ -12,6 +12,14 @@ A deployed detector meets driving it has never seen, so every quality figure nam
   windows overlapping a test window purged: unseen stretches of a seen drive.
 - ``source`` — the source's stratified random folds over 95 %-overlapping windows. Near-duplicates
   of every test window are in training; it reproduces the published table and nothing more.
+- ``causal`` — ``new-driver`` as the daemon meets it: a semi-supervised model at time t has seen
+  only that driver's windows before t, unlabelled. Each test drive is scored in blocks of
+  :data:`CAUSAL_REFIT_S`; the block from t is scored by a refit (the hyper-parameters selected
+  once, on the labelled training windows alone) with up to ``n_unlabelled`` of the driver's most
+  recent windows ending before t — their earlier drives' (in the order given) and this drive's
+  so far — and by the labelled-only fit before there are any. Supervised models and the naive
+  floor use no test window and score as in ``new-driver`` (``naive-offline``'s per-driver
+  z-score stays offline: it is the upper reference, not a causal model).
 
 ``blocked`` and ``source`` run per drive, on the features with data in half of that drive's
 windows, and skip drives without both classes (no-task drives) or without such a feature.
@@ -72,6 +80,10 @@ _CONSTRAINTS = {
     "max_folds": Interval(2, None, integer=True),
     "n_draws": Interval(1, None, integer=True),
 }
+
+
+CAUSAL_REFIT_S = 120.0
+"""Seconds of a test drive scored by one refit of the ``causal`` scheme."""
 
 
 @dataclass
@@ -229,9 +241,9 @@ def scheme_folds(drives, scheme, max_folds=12):
     other drives are not.
     """
     drivers = sorted({d.driver_id for d in drives})
-    if scheme == "new-driver":
+    if scheme in ("new-driver", "causal"):
         if len(drivers) < 2:
-            raise ConfigError(f"the new-driver scheme needs at least 2 drivers, got {len(drivers)}")
+            raise ConfigError(f"the {scheme} scheme needs at least 2 drivers, got {len(drivers)}")
         groups = np.array([drivers.index(d.driver_id) for d in drives])
         n_folds = min(max_folds, len(drivers))
         fold_of = np.arange(len(drivers)) % n_folds
@@ -259,7 +271,7 @@ def evaluate_scheme(drives, scheme, specs, *, recipe="cohort", n_train=2000, n_u
     Parameters
     ----------
     drives : sequence of Drive
-    scheme : {"new-driver", "new-drive", "blocked", "source"}
+    scheme : {"new-driver", "causal", "new-drive", "blocked", "source"}
     specs : sequence of ModelSpec
         The models (:func:`~distractd.models.detectors.model_specs`).
     recipe : {"cohort", "per-driver"}, default="cohort"
@@ -351,9 +363,11 @@ def _fit_and_score(spec, train, test, recipe, scheme, n_train, n_unlabelled, n_l
     kept = [thin_windows(d.t_end, stride_s if cohort else 0.0) for d in train]
     X = np.vstack([d.X[k] for d, k in zip(train, kept)])
     y = np.concatenate([d.label[k] for d, k in zip(train, kept)])
-    group_key = "driver_id" if scheme == "new-driver" else "recording_id"
+    group_key = "recording_id" if scheme == "new-drive" else "driver_id"
     groups = np.concatenate([np.full(k.sum(), getattr(d, group_key)) for d, k in zip(train, kept)])
     X_test = [d.X for d in test]
+    if cohort and scheme == "causal" and spec.semi_supervised:
+        return _causal_scores(spec, X, y, groups, test, n_train, n_unlabelled, stride_s, rng)
     if cohort:
         pool = np.vstack(X_test)
         pool = pool[np.isfinite(pool).all(axis=1)]
@@ -369,6 +383,33 @@ def _fit_and_score(spec, train, test, recipe, scheme, n_train, n_unlabelled, n_l
         out = np.full(len(x), np.nan)
         if finite.any():
             out[finite] = np.mean([fit.decision_function(x[finite]) for fit in fits], axis=0)
+        scores.append(out)
+    return scores
+
+
+def _causal_scores(spec, X, y, groups, test, n_train, n_unlabelled, stride_s, rng):
+    """Scores of each test drive by refits that have seen only the driver's earlier windows."""
+    seed = int(rng.integers(2**31))
+    base = fit_cohort(spec, X, y, groups, n_train=n_train, seed=seed)
+    history = {}
+    scores = []
+    for drive in test:
+        past = history.setdefault(drive.driver_id, [])
+        finite = np.isfinite(drive.X).all(axis=1)
+        kept = thin_windows(drive.t_end, stride_s) & finite
+        out = np.full(len(drive.X), np.nan)
+        if finite.any():
+            starts = np.arange(drive.t_end[0], drive.t_end[-1] + CAUSAL_REFIT_S, CAUSAL_REFIT_S)
+            for start in starts:
+                block = finite & (drive.t_end >= start) & (drive.t_end < start + CAUSAL_REFIT_S)
+                if not block.any():
+                    continue
+                seen = np.vstack(past + [drive.X[kept & (drive.t_end < start)]])[-n_unlabelled:]
+                fit = base if len(seen) == 0 or n_unlabelled == 0 else fit_cohort(
+                    spec, X, y, groups, X_unlabelled=seen, n_train=n_train, params=base.params,
+                    seed=seed)
+                out[block] = fit.decision_function(drive.X[block])
+        past.append(drive.X[kept])
         scores.append(out)
     return scores
 

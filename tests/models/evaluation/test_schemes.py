@@ -8,6 +8,7 @@ from distractd.models.detectors import model_specs
 from distractd.models.evaluation import (
     Drive, evaluate_scheme, false_alarms_per_hour, normalise_drives, scheme_folds,
 )
+from distractd.models.evaluation._schemes import CAUSAL_REFIT_S
 
 
 def _drive(driver, k, n=400, shift=3.0, seed=0):
@@ -61,3 +62,24 @@ def test_false_alarms_spare_half_a_window_before_an_episode():
     hours = (truth == 0).sum() * 0.5 / 3600
     assert false_alarms_per_hour(t, truth, state) == pytest.approx(1 / hours)
     assert false_alarms_per_hour(t, truth, state, grace_s=5.0) == 0.0
+
+
+def test_the_causal_scheme_never_scores_with_the_drivers_later_windows():
+    """Changing the test driver's windows from the middle of the second refit block on changes
+    no score of an unchanged window (the second block is scored by a refit that saw only the
+    windows before it); under new-driver the whole drive's windows are in the graph, so the
+    unchanged windows' scores move."""
+    drives = [_drive(d, 0) for d in "abc"]
+    since = drives[2].t_end - drives[2].t_end[0]
+    X = drives[2].X.copy()
+    later = since >= 1.5 * CAUSAL_REFIT_S
+    X[later] = np.random.default_rng(9).normal(0.0, 4.0, X[later].shape)
+    changed = drives[:2] + [Drive("c", "c-0", "test", drives[2].t_end, drives[2].label,
+                                  drives[2].quality, X)]
+    spec = model_specs(["sselm"], "small")
+    second = (since >= CAUSAL_REFIT_S) & ~later   # refitted with the first block's windows
+    for scheme, same in (("causal", True), ("new-driver", False)):
+        before, after = (evaluate_scheme(d, scheme, spec, traces=True, n_unlabelled=200)
+                         ["sselm"]["c"][0]["trace"]["scores"] for d in (drives, changed))
+        assert np.allclose(before[~later], after[~later], rtol=0, atol=1e-9) == same
+        assert np.isfinite(before).all() and second.sum() == 120
