@@ -20,7 +20,8 @@ measured and appending it to ``--out``/results.jsonl, then a Markdown table:
   F1 with one-to-one overlap matching, Cohen's kappa and RTO/RTD, beside the naive I-VT and the
   coders' own pairwise agreement.
 - ``vehicle`` — the car's signals beside the eyes (issue 33; :mod:`real_vehicle`): texting and
-  the cognitive question drive against the normal drive on the same stretch of road, scheme
+  the cognitive question drive against the normal drive on the same stretch of road, and
+  against the task drive's own task-free windows (``--subset``: texting, same road), scheme
   ``new-driver``, signal sets eyes / vehicle / both, each model beside the naive floor with the
   same signals, paired over drivers; held-out half, development half and all; then the same
   signal sets trained only on simulated drives (the simulator's car) and scored on the real
@@ -200,14 +201,15 @@ def markdown(records):
                          f"{cell(r.get('coders_f1'))} |")
     vehicle = [r for r in records if r.get("bench") == "vehicle"]
     if vehicle:
-        lines += ["", "Eyes and the car: task vs the normal drive on the same stretch of road, "
+        lines += ["", "Eyes and the car: task vs the normal drive on the same stretch of road "
+                      "(same-road) or vs the task drive's own task-free windows (same-drive), "
                       "new-driver (window G-mean, mean over drivers; floor = naive-offline with "
                       "the same signals)", "",
-                  "| task | signals | model | G-mean held-out | development | all | "
-                  "false alarms/h held-out | decided |", "|---|---|---|---|---|---|---|---|"]
+                  "| control | task | signals | model | G-mean held-out | development | all | "
+                  "false alarms/h held-out | decided |", "|---|---|---|---|---|---|---|---|---|"]
         for r in vehicle:
             g = r["g_mean"]
-            lines.append(f"| {r['task']} | {r['signals']} | {r['model']} | "
+            lines.append(f"| {r['control']} | {r['task']} | {r['signals']} | {r['model']} | "
                          f"{cell(g['held_out']['mean'])} (n={g['held_out']['n']}) | "
                          f"{cell(g['development']['mean'])} | {cell(g['all']['mean'])} | "
                          f"{cell(r['false_alarms_per_hour']['held_out']['mean'], 1)} | "
@@ -263,7 +265,8 @@ def main(argv=None):
     if "events" in args.sections:
         run_events(emit, subset=args.subset, **({"rates": (60,)} if args.subset else {}))
     if "vehicle" in args.sections:
-        run_vehicle(emit, files, seed=args.seed, **({"tasks": ("texting",)} if args.subset else {}))
+        run_vehicle(emit, files, seed=args.seed,
+                    **({"tasks": ("texting",), "controls": ("same-road",)} if args.subset else {}))
         run_vehicle_sim_to_real(emit, files, **({"n_drivers": 4} if args.subset else {}))
     if "sim-to-real" in args.sections:
         run_sim_to_real(emit, data=args.data,

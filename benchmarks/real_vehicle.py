@@ -6,7 +6,10 @@ question drive (drive 5), each against the normal drive (drive 4) on the same st
 the task happens to start) instead of the driver. A window is labelled only where the road is
 the same: a task window (label 1) against the normal drive's windows whose distance travelled
 (``Distance``, m) falls in the stretches the driver covered while doing the task (label 0);
-every other window is left unlabelled (-1: not scored, no false alarm counted).
+every other window is left unlabelled (-1: not scored, no false alarm counted). The second
+control, ``same-drive``, labels the task drive alone (task windows against its own task-free
+windows) and leaves the normal drive unlabelled: the drives' other differences (a task drive
+steers more even outside the task) cannot be learned either.
 
 **Ablation.** Three signal sets — ``eyes`` (the product's gaze features, chosen as the product
 chooses them), ``vehicle`` (:data:`~distractd.pipeline.VEHICLE_FEATURES`), ``both`` — each with
@@ -57,15 +60,17 @@ NORMAL = ("normal", "normal-blocks")
 VEHICLE_MODELS = ("svm",)
 
 
-def run_vehicle(emit, files, tasks=tuple(TASK_DRIVES), models=VEHICLE_MODELS, seed=0):
-    """Every task × signal set × model (with the running baseline, and offline with per-driver
-    z-scores as the floor has them) and the floor of the same signals; one record each."""
+def run_vehicle(emit, files, tasks=tuple(TASK_DRIVES), models=VEHICLE_MODELS,
+                controls=None, seed=0):
+    """Every control × task × signal set × model (with the running baseline, and offline with
+    per-driver z-scores as the floor has them) and the floor of the same signals; one record
+    each; ``controls`` are names of :data:`CONTROLS` (None: all)."""
     config = PipelineConfig()
-    for task in tasks:
+    for control, task in ((c, t) for c in controls or CONTROLS for t in tasks):
         start = time.perf_counter()
         recordings = [r for path in files
                       for r in read_taamneh(path, drives=(4, TASK_DRIVES[task]))]
-        sets = signal_sets(recordings, config)
+        sets = signal_sets(recordings, config, control=control)
         development, held_out = driver_halves({d.driver_id for d in sets["eyes"]["floor"][0]})
         for signals in SIGNALS:
             g_means = {}
@@ -80,8 +85,8 @@ def run_vehicle(emit, files, tasks=tuple(TASK_DRIVES), models=VEHICLE_MODELS, se
                                       seed=seed, traces=True)[model]
                 figures = driver_figures(per, model_drives, decision)
                 g_means[name] = figures["g_mean"]
-                emit({"bench": "vehicle", "task": task, "signals": signals,
-                      "scheme": "new-driver, same stretch of road", "model": name,
+                emit({"bench": "vehicle", "control": control, "task": task,
+                      "signals": signals, "scheme": f"new-driver, {control}", "model": name,
                       "normalisation": form if form != "floor" else "driver",
                       "features": list(model_names),
                       **{metric: half_figures(values, development, held_out)
@@ -89,8 +94,8 @@ def run_vehicle(emit, files, tasks=tuple(TASK_DRIVES), models=VEHICLE_MODELS, se
                       "per_driver": {d: round(v, 3) for d, v in sorted(g_means[name].items())
                                      if math.isfinite(v)},
                       "seconds": round(time.perf_counter() - start, 1)})
-            emit({"bench": "vehicle_vs_naive", "task": task, "signals": signals,
-                  "floor": NAIVE_FLOOR,
+            emit({"bench": "vehicle_vs_naive", "control": control, "task": task,
+                  "signals": signals, "floor": NAIVE_FLOOR,
                   "tests": versus_floor(g_means, NAIVE_FLOOR, development, held_out)})
 
 
@@ -143,9 +148,9 @@ def run_vehicle_sim_to_real(emit, files, n_drivers=12, seed=SIM_SEED, forms=("dr
 
 def driver_figures(per, drives, decision):
     """Per driver, over the driver's test drives pooled: window G-mean (sensitivity on the task
-    windows, specificity on the normal drive's windows of the same road; an undecided window is
-    no alarm), false alarms per attentive hour through the decision rule (the normal drive's),
-    and the fraction of windows decided."""
+    windows, specificity on the attentive ones; an undecided window is no alarm), false alarms
+    per attentive hour through the decision rule (of the drives with attentive windows), and the
+    fraction of windows decided."""
     quality = {d.recording_id: d.quality for d in drives}
     rule = DecisionRule(**decision)
     out = {"g_mean": {}, "false_alarms_per_hour": {}, "coverage": {}}
@@ -162,18 +167,19 @@ def driver_figures(per, drives, decision):
             alarms += int(np.sum(alarm & (label == 0)))
         if hits + misses and calm + alarms:
             out["g_mean"][driver] = math.sqrt(hits / (hits + misses) * calm / (calm + alarms))
-        normal = [r["false_alarms_per_hour"] for r in records if r["protocol"] in NORMAL]
+        normal = [r["false_alarms_per_hour"] for r in records
+                  if (r["trace"]["label"] == 0).any()]
         finite = [value for value in normal if math.isfinite(value)]
         out["false_alarms_per_hour"][driver] = float(np.mean(finite)) if finite else math.nan
         out["coverage"][driver] = float(np.nanmean([r["coverage"] for r in records]))
     return out
 
 
-def signal_sets(recordings, config, eye_names=None, floor_eye_names=None):
+def signal_sets(recordings, config, eye_names=None, floor_eye_names=None, control="same-road"):
     """Per signal set, per form (``running``: the per-stream baseline; ``driver``: per-driver
     z-scores; ``floor``: the naive floor's features, per-driver z-scores), ``(drives, names)``
-    on the same windows with the road control's labels; the eye features are chosen from the
-    data unless given."""
+    on the same windows with the labels of ``control`` (:data:`CONTROLS`); the eye features are
+    chosen from the data unless given."""
     running = featured_drives(recordings, config, "running")
     offline = featured_drives(recordings, config, "driver")
     eye_names = eye_names or chosen_features([item.windows for item in running])
@@ -190,7 +196,7 @@ def signal_sets(recordings, config, eye_names=None, floor_eye_names=None):
         standardised.append(RunningBaseline.from_config(config, VEHICLE_FEATURES)
                             .update(windows.t_end, X))
         quality.append(_vehicle_quality(recording, windows, config.window_s))
-    labels = road_control(recordings, running)
+    labels = CONTROLS[control](recordings, running)
     floor_columns = [VEHICLE_FEATURES.index(name) for name in NAIVE_VEHICLE_FEATURES]
     base = eyes["running"]
     vehicle = {"running": standardised,
@@ -247,6 +253,18 @@ def road_control(recordings, featured):
             label[inside.any(axis=1) & (w.label == 0)] = 0
         labels.append(label)
     return labels
+
+
+def drive_control(recordings, featured):
+    """Window labels of the within-drive control: the task drive's own labels (1 on task, 0 off
+    task, -1 mixed), the normal drive unlabelled — no difference between drives to learn."""
+    return [np.where(recording.meta["protocol"] in NORMAL, -1, item.windows.label).astype(np.int8)
+            for recording, item in zip(recordings, featured)]
+
+
+CONTROLS = {"same-road": road_control, "same-drive": drive_control}
+"""The labelling controls: the normal drive on the task's stretches of road, or the task drive
+against its own task-free windows."""
 
 
 def _distance_at(recording, times):
