@@ -151,14 +151,9 @@ class VehicleSettings:
     def params(self):
         """The settings as the kernel's parameter record (built once)."""
         p = np.zeros(1, PARAMS)[0]
-        p["max_step_s"] = self.max_step_s
-        p["lane_width_m"] = self.lane_width_m
-        p["car_width_m"] = self.car_width_m
-        p["tlc_cap_s"] = self.tlc_cap_s
-        p["reversal_cutoff_hz"] = self.reversal_cutoff_hz
-        p["reversal_gap_rad"] = np.radians(self.reversal_gaps_deg)
-        p["entropy_step_s"] = self.entropy_step_s
-        p["entropy_rate"] = self.entropy_rate
+        for name in PARAMS.names:   # each setting under its own name, the gaps in radians
+            p[name] = (np.radians(self.reversal_gaps_deg) if name == "reversal_gap_rad"
+                       else getattr(self, name))
         return p
 
 
