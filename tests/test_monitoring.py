@@ -3,13 +3,10 @@ rules and passes their unit tests, every dashboard query is valid PromQL, and ev
 names is one a real daemon exposes."""
 
 import json
-import os
 import re
-import shutil
 import subprocess
 from pathlib import Path
 
-import pytest
 import yaml
 from prometheus_client.parser import text_string_to_metric_families
 
@@ -25,13 +22,6 @@ PROMETHEUS_SERIES = {"up"}
 _GRAFANA_VARIABLES = {"$__rate_interval": "5m", "$instance": ".*", "$job": ".*"}
 _PROMQL_WORDS = {"by", "without", "on", "ignoring", "group_left", "group_right", "and", "or",
                  "unless", "bool", "offset", "inf", "nan"}
-
-
-def _promtool():
-    promtool = os.environ.get("PROMTOOL") or shutil.which("promtool")
-    if promtool is None:
-        pytest.skip("promtool is absent (CI unpacks it from Debian's prometheus package)")
-    return promtool
 
 
 def metric_names(expr):
@@ -81,25 +71,25 @@ def test_metric_names_reads_selectors_only():
     assert metric_names("time() - d_seconds offset 5m") == {"d_seconds"}
 
 
-def test_promtool_checks_the_rules():
-    result = subprocess.run([_promtool(), "check", "rules", str(RULES)], capture_output=True,
+def test_promtool_checks_the_rules(promtool):
+    result = subprocess.run([promtool, "check", "rules", str(RULES)], capture_output=True,
                             text=True, timeout=60)
     assert result.returncode == 0, result.stdout + result.stderr
     assert f"SUCCESS: {len(_rule_expressions())} rules found" in result.stdout
 
 
-def test_rule_unit_tests_pass():
+def test_rule_unit_tests_pass(promtool):
     """Every alert is exercised by distractd-rules.test.yml, firing and silent."""
     tested = {case["alertname"] for test in yaml.safe_load(RULE_TESTS.read_text())["tests"]
               for case in test["alert_rule_test"]}
     assert tested == set(_rule_expressions())
-    result = subprocess.run([_promtool(), "test", "rules", str(RULE_TESTS)], capture_output=True,
+    result = subprocess.run([promtool, "test", "rules", str(RULE_TESTS)], capture_output=True,
                             text=True, timeout=120, cwd=MONITORING)
     assert result.returncode == 0, result.stdout + result.stderr
     assert "SUCCESS" in result.stdout
 
 
-def test_dashboard_queries_are_valid_promql(tmp_path):
+def test_dashboard_queries_are_valid_promql(tmp_path, promtool):
     """The dashboard's queries, written as recording rules, pass ``promtool check rules``."""
     expressions = _dashboard_expressions()
     assert len(expressions) >= 30
@@ -107,7 +97,7 @@ def test_dashboard_queries_are_valid_promql(tmp_path):
         {"record": f"dashboard:query_{i}", "expr": expr} for i, (_, expr) in enumerate(expressions)]}]}
     path = tmp_path / "dashboard-rules.yml"
     path.write_text(yaml.safe_dump(rules))
-    result = subprocess.run([_promtool(), "check", "rules", str(path)], capture_output=True,
+    result = subprocess.run([promtool, "check", "rules", str(path)], capture_output=True,
                             text=True, timeout=60)
     assert result.returncode == 0, result.stdout + result.stderr
 

@@ -25,12 +25,14 @@ DEFAULT_MODEL = Path(__file__).resolve().parents[2] / "distractd" / "data" / "de
 
 
 @pytest.fixture(scope="module")
-def browser():
+def browser(missing_tool):
     """Chromium from Debian's package through Playwright (never a downloaded browser)."""
-    sync_api = pytest.importorskip("playwright.sync_api",
-                                   reason="Playwright is not installed (pip install playwright)")
+    try:
+        from playwright import sync_api
+    except ImportError:
+        missing_tool("Playwright is not installed (pip install playwright)")
     if not os.access(CHROMIUM, os.X_OK):
-        pytest.skip(f"Chromium is not installed at {CHROMIUM} (apt-get install chromium)")
+        missing_tool(f"Chromium is not installed at {CHROMIUM} (apt-get install chromium)")
     with sync_api.sync_playwright() as playwright:
         browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
         yield browser
@@ -221,16 +223,7 @@ def test_bad_input_is_shown_on_the_page(browser, review_server, review_drive, tm
     assert "saving is off" in message
     assert page.locator("#save").is_disabled()
     assert page.locator("#save-to").inner_text() == "saving is off"
-    page.close()
-
-    missing = tmp_path / "nowhere.npz"
-    server = review_server(missing)
-    page = browser.new_page()
-    page.goto(server.url)
-    page.wait_for_selector("body[data-ready='error']", timeout=60_000)
-    assert page.locator("#errors").inner_text() == f"recording {missing}: no such file"
-    assert page.locator("#toolbar").is_hidden()
-    page.close()
+    page.close()      # (a recording that cannot be read ends the command: test_review_api.py)
 
 
 def test_another_page_in_the_browser_cannot_save(browser, review_server, review_drive, tmp_path):
