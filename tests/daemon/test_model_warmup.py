@@ -4,7 +4,8 @@ Run in a fresh interpreter, so that no other test's kernels count: after :class:
 the per-stream kernel has exactly one specialisation, and every form in which the daemon hands
 samples to a stream's processor (a block-form message decoded as a read-only view of its bytes, a
 block of another field order or dtype, a map-form sample, blocks joined by the stream table)
-runs without a single numba compile.
+runs without a single numba compile; nor does a session's whole path on a simulated drive
+(pipeline, batched scoring, decision rule, online segmenter).
 """
 
 import json
@@ -44,8 +45,23 @@ with event.install_recorder("numba:compile") as compiles:
     n_windows += len(processor.update(reordered))
     n_windows += sum(len(processor.update(b)) for b in maps)
     n_windows += len(processor.flush())
+from distractd.daemon import Session, decision_options, load_config
+from distractd.pipeline import FEATURE_NAMES
+from distractd.simulators import simulate_drive
+drive = simulate_drive(7, duration_s=75.0).samples
+session = Session("s", model.pipeline_config, decision_options(load_config(),
+                  model.detector.feature_names), model.segmenter(True), 0.0)
+with event.install_recorder("numba:compile") as session_compiles:
+    n_states = 0
+    for lo in range(0, len(drive), 30):
+        windows = session.process(drive[lo:lo + 30])
+        if len(windows):
+            session.choice = model.detector.choose(session.fields_seen, session.processor.rate_hz)
+            scores = model.detector.window_scores(windows.X, FEATURE_NAMES, model.detector)
+            n_states += len(session.decide(windows, scores, model.detector.model_id)[0])
 print(json.dumps({"warmed": warmed, "compiles": len(compiles.buffer), "windows": n_windows,
-                  "forms": forms,
+                  "forms": forms, "session_compiles": len(session_compiles.buffer),
+                  "session_states": n_states,
                   "after": [str(signature) for signature in _processor._run.signatures]}))
 """
 
@@ -63,3 +79,4 @@ def test_the_warm_up_compiles_the_stream_kernel_once_and_serving_compiles_nothin
     assert len(found["warmed"]) == 1, found["warmed"]
     assert found["compiles"] == 0 and found["after"] == found["warmed"], found
     assert found["windows"] > 0
+    assert found["session_compiles"] == 0 and found["session_states"] > 100, found
