@@ -25,6 +25,7 @@ import time
 import numpy as np
 import zmq
 
+from distractd.pipeline import read_recording
 from distractd.pipeline.formats import decode_output
 from distractd.simulators._demo import running_daemon
 
@@ -59,7 +60,7 @@ def test_a_look_away_held_6_s_raises_the_alert_and_the_escalation_live(faces, ca
         sub.connect(daemon.output)
         time.sleep(0.3)  # the subscription reaches the daemon before the first sample
         (summary,) = run_camera(camera_program, video, "--to", daemon.input,
-                                "--stream", "cam-glance")
+                                "--stream", "cam-glance", "--out", tmp_path / "look-away.csv")
         states, alerts = [], []
         deadline = time.monotonic() + 60
         while time.monotonic() < deadline and not (states and states[-1]["t"] >= end_t - 10.5):
@@ -72,6 +73,18 @@ def test_a_look_away_held_6_s_raises_the_alert_and_the_escalation_live(faces, ca
         sub.close()
     assert summary["frames"] == len(order) and summary["face_fraction"] > 0.99
     assert states and states[-1]["t"] >= end_t - 10.5, "the daemon's states stopped early"
+
+    # what was published, also written: turned to her right is + yaw (her nose to the image's
+    # left), the head and the near (left) eye; the right eye, turned away, is not measured
+    recording = read_recording(tmp_path / "look-away.csv")
+    away = (recording.t >= away_start + 0.2) & (recording.t < away_end)
+    facing = recording.t < away_start
+    assert np.nanmedian(np.degrees(recording.column("head_yaw")[away])) > 35.0
+    assert np.nanmedian(np.degrees(recording.column("gaze_l_yaw")[away])) > 30.0
+    assert np.isnan(recording.column("gaze_r_yaw")[away]).mean() > 0.9
+    for eye in ("r", "l"):   # her eyes on the lens while her head turns a little
+        yaw = np.degrees(recording.column(f"gaze_{eye}_yaw")[facing])
+        assert np.nanpercentile(np.abs(yaw), 90) < 15.0
 
     # calibrated by the time the look away starts
     ready = [s for s in states if s["glance"]["road"] == "ready"]
