@@ -22,9 +22,12 @@ ports stay on all interfaces (measured with liblsl 1.18, docs/inputs.md): isolat
 or a network namespace.
 """
 
+import functools
 import logging
+import os
 import threading
 import time
+from pathlib import Path
 
 import zmq
 
@@ -50,13 +53,36 @@ outlet went away unrecoverably: liblsl recovers streams with a source id silentl
 the mapping cannot read). Refused, timed-out and dropped streams are not opened again."""
 
 
+LIBLSL_LOG_LEVEL = -3
+"""liblsl's own log level (its ``lsl_api.cfg`` ``[log] level``: -3 fatal only) where the operator's
+configuration sets none: liblsl logs the normal end of a stream as ``ERR`` ("Stream transmission
+broke off ... re-connecting"), and the daemon reports what became of every stream itself, one
+line each (:data:`LSL_OUTCOMES`)."""
+_LSL_CONFIG_FILES = ("lsl_api.cfg", "~/lsl_api/lsl_api.cfg", "/etc/lsl_api/lsl_api.cfg")
+
+
 def _pylsl(option):
     """pylsl, imported when ``option`` needs it: an optional extra (``distractd[lsl]``) whose
     import (liblsl, about 0.3 s) stays off the start of a daemon without LSL."""
     try:
-        import pylsl  # noqa: PLC0415 (an optional extra, imported where configured)
+        return _configured_pylsl()
     except ImportError:
         raise ConfigError(f"{option} needs pylsl: pip install 'distractd[lsl]'") from None
+
+
+@functools.cache
+def _configured_pylsl():
+    """pylsl with liblsl's configuration read as liblsl would (``$LSLAPICFG``, else the first
+    of :data:`_LSL_CONFIG_FILES`) and, without a ``[log]`` section, :data:`LIBLSL_LOG_LEVEL`
+    added; set before liblsl's first call, once per process."""
+    import pylsl  # noqa: PLC0415 (an optional extra, imported where configured)
+
+    found = next((path for path in (os.environ.get("LSLAPICFG"),
+                                    *map(os.path.expanduser, _LSL_CONFIG_FILES))
+                  if path and os.path.isfile(path)), None)
+    content = Path(found).read_text(encoding="utf-8", errors="replace") if found else ""
+    if "[log]" not in content:
+        pylsl.set_config_content(f"{content}\n[log]\nlevel = {LIBLSL_LOG_LEVEL}\n")
     return pylsl
 
 

@@ -138,6 +138,7 @@ def test_lsl_refused_and_lost_streams_are_counted(start_daemon):
     log = daemon.stderr()
     assert f"lsl: stream '{prefix}-text' not used: " in log
     assert f"lsl: stream lsl.{prefix}-gone lost" in log
+    assert "ERR|" not in log and "INFO|" not in log     # liblsl's own log (issue 37, item 8)
     assert daemon.stop() == 0
     del text  # kept open until here, so the daemon resolves and refuses it
 
