@@ -1,10 +1,10 @@
 """Where samples go: a CSV recording every distractd command reads, and the daemon's input.
 
 Both use distractd's public contracts only, as any outside tracker does (this program runs in its
-own environment, without the distractd package): a CSV of canonical column names with empty
-cells for missing values (docs/daemon.md "Recordings"), and the wire protocol's map form, one
-sample per message ``[b"samples.<stream>", msgpack({"v": 1, ...})]`` on a socket that connects to
-the daemon's input (docs/daemon.md "Wire protocol").
+own environment, without the distractd package): distractd's CSV recording form, a header of
+canonical field names and empty cells for missing values (README "Messages"), and the wire
+protocol's map form, one sample per message ``[b"samples.<stream>", msgpack({"v": 1, ...})]`` on
+a socket that connects to the daemon's input (docs/daemon.md "Wire protocol").
 """
 
 import csv
