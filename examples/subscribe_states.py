@@ -2,8 +2,8 @@
 
 The daemon's PUB socket (``output.bind``, default tcp://127.0.0.1:5556) sends
 ``[b"state.<stream_id>", msgpack(state)]`` once per window (every 0.5 s) and
-``[b"event.<stream_id>", msgpack(event)]`` for state transitions, finished segments and glance
-alerts (Euro NCAP long distraction, time sharing). Every second it sends the latest state of each
+``[b"event.<stream_id>", msgpack(event)]`` for state transitions, finished segments and alerts
+(glance: long distraction, time sharing; fatigue: microsleep, sleep, drowsiness; unresponsive). Every second it sends the latest state of each
 stream again, marked with ``age_s``, so that a late subscriber converges; this script prints
 first publications only. Schemas: docs/daemon.md, "Output".
 
@@ -26,8 +26,11 @@ def describe(kind, message):
             return None
         return (f"state {stream} t={t:.3f} {message['state']} score={message['score']:.3f} "
                 f"quality={message['quality']:.2f}")
-    if message["type"] == "alert":
-        return f"alert {stream} t={t:.3f} {message['kind']} away={message['away_s']:.2f}s"
+    if message["type"] == "alert":  # glance alerts: time away; fatigue: time shut; unresponsive
+        details = [f"{label}={message[key]:.2f}s" for key, label in
+                   (("away_s", "away"), ("closed_s", "closed")) if message.get(key) is not None]
+        details += [f"cause={message['cause']}"] if "cause" in message else []
+        return " ".join([f"alert {stream} t={t:.3f} {message['kind']}", *details])
     if message["type"] == "transition":
         return f"transition {stream} t={t:.3f} {message['from']} -> {message['to']}"
     segment = message["segment"]  # a segment the online segmenter has finished
