@@ -11,13 +11,14 @@ __getattr__, __dir__, __all__ = lazy_exports(__name__, {
     "._baseline": ("RunningBaseline",),
     "._config": ("PipelineConfig",),
     "._events": ("EVENT_KINDS",),
-    "._fatigue": ("FATIGUE_ALERT_KINDS", "FatigueAlert", "FatigueChannel", "FatigueTrace"),
     "._feature_names": ("FEATURE_NAMES", "GLANCE_FEATURES", "MEASURES"),
-    "._glances": (
-        "ALERT_KINDS", "GLANCE_CLASSES", "Alert", "GlanceChannel", "GlanceTrace",
+    ".channels": (
+        "ALERT_KINDS", "CHANNELS", "FATIGUE_ALERT_KINDS", "GLANCE_CLASSES", "Alert", "FatigueAlert",
+        "FatigueChannel", "FatigueTrace", "GlanceChannel", "GlanceTrace",
     ),
-    "._processor": (
-        "Events", "StreamProcessor", "detect_events", "detect_fatigue", "detect_glances",
+    "._processor": ("StreamProcessor",),
+    "._batch": (
+        "Events", "detect_channel", "detect_events", "detect_fatigue", "detect_glances",
         "extract_features",
     ),
     "._require": ("require_windows",),

@@ -48,7 +48,7 @@ import numpy as np
 from numba import njit
 
 from ._config import _BLINK_FLAG, _EYELID, _GAZE, _GAZE_PITCH, _GAZE_YAW, _SACCADE_FLAG, _record
-from ._glances import _cyclopean
+from .channels._face import cyclopean as _cyclopean
 from ._windows import BLINK, SACCADE, _settle, _slot
 
 __all__ = ["EVENT_KINDS"]

@@ -1,82 +1,63 @@
-"""The per-stream processor and its two batch drivers.
+"""The per-stream processor: validation, eye events, derived measures, windows and the channels.
 
-:class:`StreamProcessor` runs validation, eye events, derived measures and windows over each block
-it is fed, in one compiled pass per block, and returns the windows the block completed.
-:func:`extract_features` and :func:`detect_events` feed a whole recording to a fresh processor: the
-batch results are the streaming results, whatever the block sizes (DESIGN §4.4).
-
-The module is over 450 lines because the compiled driver loop (:func:`_run`) calls every stage's
-kernel in one pass and the two batch drivers (features, events) share it.
+:class:`StreamProcessor` runs them over each block it is fed, in one compiled pass per block
+(:func:`_run`), and returns the windows the block completed; :mod:`._batch` feeds it whole
+recordings.
 """
 
-import csv
 import math
 from collections import namedtuple
-from dataclasses import dataclass
 
 import numpy as np
-from numba import njit
+from numba import literal_unroll, njit
 
 from .._errors import SchemaError
-from . import _events, _fatigue, _glances, _measures, _validate, _windows
+from . import _events, _measures, _validate, _windows
 from ._baseline import RunningBaseline
-from ._config import _TIME, PipelineConfig, _params
-from ._events import (
-    _EV_EPOCH, EVENT_KINDS, _blink_step, _end_fixation, _fixation_step, _saccade_step,
-)
-from ._fatigue import (
-    _F_MAX_ROWS, _F_SIZE, _F_WINDOW, FatigueAlert, FatigueChannel, FatigueTrace, _aperture,
-    _facing_forward, _fatigue_step,
-)
-from ._fatigue import _alerts_from_rows as _fatigue_alerts_from_rows
+from ._config import _TIME, PipelineConfig, _params, _record
+from ._events import _EV_EPOCH, _blink_step, _end_fixation, _fixation_step, _saccade_step
 from ._feature_names import FEATURE_NAMES
-from ._glances import (
-    _A_MAX_ROWS, _A_SIZE, _A_WINDOW, Alert, GlanceChannel, GlanceTrace, _alerts_from_rows,
-    _glance_step,
-)
+from .channels import CHANNELS, _protocol
+from .channels._alerts import ALERT_ROW, alerts_from_rows
+from .channels._face import SAMPLE, new_face
 from .formats import N_FIELDS
 from ._validate import (
-    _B_INDEX, _B_LABEL, ORDER_ACCEPT, ORDER_RESET, REJECTED, SAMPLE_REJECT_REASONS, TRACK_LOSS,
-    _no_gaze, _order, _release, _validate_row,
+    _B_INDEX, _B_LABEL, ORDER_ACCEPT, ORDER_RESET, SAMPLE_REJECT_REASONS, TRACK_LOSS, _no_gaze,
+    _order, _release, _validate_row,
 )
-from ._windows import (
-    _O_SIZE, BLINK, N_TEMPORAL, SACCADE, Windows, _add_fatigue, _add_glance, _add_sample,
-    _emit, _slot,
+from ._windows import _O_SIZE, BLINK, N_TEMPORAL, SACCADE, Windows, _add_sample, _emit, _slot
+
+__all__ = ["StreamProcessor", "ROW"]
+
+ROW = _record(
+    "status",     # validation's status code (TRACK_LOSS, REJECTED + reason, ...)
+    "velocity",   # gaze speed, rad/s
+    "saccade",    # saccade status (-2: not resolvable)
+    "blink",      # blink status (-2: not resolvable)
+    "epoch",      # clock epoch
 )
-
-__all__ = ["StreamProcessor", "extract_features", "detect_events", "Events", "detect_glances",
-           "detect_fatigue"]
-
-# Per-row outputs: status code, gaze speed (rad/s), saccade status, blink status, clock epoch,
-# glance class, glance away so far (s), AttenD buffer (s), road centre yaw and pitch (rad), then
-# the fatigue outputs (available, eyes closed so far, PERCLOS, blink duration, drowsy).
-(_R_STATUS, _R_VELOCITY, _R_SACCADE, _R_BLINK, _R_EPOCH, _R_GLANCE, _R_OFF_S, _R_BUFFER,
- _R_ROAD_YAW, _R_ROAD_PITCH, _R_FATIGUE) = range(11)
-_R_SIZE = _R_FATIGUE + 5
-_R_HELD = -1.0   # status of a sample still held back (none is after the end of the stream)
+"""Per-sample outputs of the compiled pass (batch only: :mod:`~distractd.pipeline._batch`)."""
+_HELD = -1.0     # status of a sample still held back (none is after the end of the stream)
 _CHUNK = 4096    # rows per output buffer at most
+_ALERT_SPARE = 64   # alert rows beyond what one sample can write (every channel's MAX_ALERT_ROWS)
 _FLUSH_PERIODS = 1.5   # the last hop is complete when the next sample is due within this
 
-_NO_LABELS = np.empty(0, dtype=np.int8)
-_NO_SAMPLES = np.empty((0, N_FIELDS))
+_UNLABELLED = np.empty(0, dtype=np.int8)
+_EMPTY_BLOCK = np.empty((0, N_FIELDS))
 _FLOAT64 = np.dtype(np.float64)
-_NO_ROWS = np.empty((0, _R_SIZE))   # also stands for "no event buffer" (the kernel skips both)
-
-
-_NO_WINDOWS = Windows.empty()   # shared: arrays of size 0 cannot be changed
+_EMPTY_ROWS = np.empty(0, ROW)   # no per-sample outputs wanted: the kernel skips them ...
+_EMPTY_EVENTS = np.empty((0, _events._EV_SIZE))   # ... and the events
+_EMPTY_WINDOWS = Windows.empty()   # shared: arrays of size 0 cannot be changed
 
 _StreamState = namedtuple("_StreamState", (
     "params", "validation", "held", "events", "windows", "ring", "hop_sums", "measures",
-    "measure_ring", "glances", "glance_hist", "glance_ring", "glance_out", "fatigue",
-    "fatigue_ring", "closures", "fatigue_out"))
+    "measure_ring", "face", "sample"))
 """One stream's kernel state, in the order :func:`_run` unpacks it: one-record arrays (the
-parameters, and the validation, event, window, measure and glance states: :data:`PARAMS`,
+parameters, and the validation, event, window and measure states: :data:`PARAMS`,
 ``_validate.STATE``, ...), the held-sample buffer, the hop ring and a hop record for a window's
-sums (``_windows.HOP``), the measure ring, the glance histogram and glance ring, the glance
-channel's per-sample outputs, and the fatigue channel's state, PERCLOS ring, closure ring and
-per-sample outputs. :func:`_run` takes it as a plain
-tuple: numba reads a plain tuple of arrays about as fast as separate arguments, a named one about
-10 us slower per call."""
+sums (``_windows.HOP``), the measure ring, and the face and sample records the channels share
+(``channels._face``). :func:`_run` takes it as a plain tuple: numba reads a plain tuple of arrays
+about as fast as separate arguments, a named one about 10 us slower per call."""
 
 
 class StreamProcessor:
@@ -90,15 +71,12 @@ class StreamProcessor:
     :mod:`~distractd.pipeline._validate` describes: a lone future sample is dropped (``t_jump``);
     after a clock reset the windows and derived measures start afresh on the new clock (the old
     clock's windows are flushed first). Per-stream memory is about 64 KB: 34 KB for validation,
-    events, measures and windows, 24 KB for the glance channel's road-centre histogram and hop
-    sums, 6 KB for the fatigue channel's PERCLOS bins and closures.
+    events, measures and windows, the rest the channels' (24 KB glance, 6 KB the eyelid's).
 
-    The glance channel (``config.glances``) runs per sample: each window carries the 5 glance
-    features in ``X``, the glance state at its end and the alerts raised since the previous
-    window (see :class:`Windows`); :attr:`glances` holds the channel's state. The fatigue
-    channel (``config.fatigue``) runs per sample after it: each window carries the fatigue state
-    at its end and the fatigue alerts with the glance alerts; :attr:`fatigue` holds its state. With
-    ``config.baseline`` the features of every window are standardised against the stream's own
+    The channels (:data:`~distractd.pipeline.channels.CHANNELS`, each on its ``config`` switch)
+    run per sample, in order: each window carries their features and state at its end, and the
+    alerts they raised since the previous window, in time order (see :class:`Windows`); each
+    channel is an attribute named by its ``NAME`` (``glances``, ...). With ``config.baseline`` the features of every window are standardised against the stream's own
     running baseline (:attr:`baseline`, built by :meth:`RunningBaseline.from_config`: by default
     the glance features are given as they are) before they are returned; the baseline runs on
     across a clock reset (the driver is the same).
@@ -107,6 +85,8 @@ class StreamProcessor:
     ----------
     config : PipelineConfig, default=None
         Settings; ``None`` means ``PipelineConfig()``.
+    channels : sequence of channel classes, default=CHANNELS
+        The channels to run, in order (a new channel is tried here before it joins CHANNELS).
 
     Attributes
     ----------
@@ -117,9 +97,7 @@ class StreamProcessor:
     n_samples : int
         Samples received, rejected ones included.
     glances : GlanceChannel
-        The stream's glance channel (road centre, readiness).
-    fatigue : FatigueChannel
-        The stream's fatigue channel (open-eye level).
+        The stream's glance channel (road centre, readiness); the other channels likewise.
     baseline : RunningBaseline or None
         The stream's feature baseline when ``config.baseline`` is on.
 
@@ -141,7 +119,7 @@ class StreamProcessor:
     [21.5]
     """
 
-    def __init__(self, config=None):
+    def __init__(self, config=None, channels=CHANNELS):
         if config is None:
             config = PipelineConfig()
         if not isinstance(config, PipelineConfig):
@@ -150,20 +128,27 @@ class StreamProcessor:
         self.n_samples = 0
         params = _params(config)
         self._margin = int(params["ring_hops"][0])
-        self.glances = g = GlanceChannel(config)
-        self.fatigue = f = FatigueChannel(config)
+        self._channels = tuple(channel(config) for channel in channels)
+        for channel in self._channels:
+            setattr(self, channel.NAME, channel)
+        self._max_alert_rows = sum(channel.MAX_ALERT_ROWS for channel in self._channels)
         self._state = _StreamState(
             params=params, validation=_validate._new_state(), held=_validate._new_buffer(),
             events=_events._new_state(), windows=np.zeros(1, _windows.STATE),
             ring=_windows._new_ring(self._margin), hop_sums=np.zeros(1, _windows.HOP),
             measures=_measures._new_state(),
-            measure_ring=_measures._new_ring(int(params["measure_hops"][0])), glances=g._state,
-            glance_hist=g._hist, glance_ring=g._ring, glance_out=g._out, fatigue=f._state,
-            fatigue_ring=f._ring, closures=f._closures, fatigue_out=f._out)
+            measure_ring=_measures._new_ring(int(params["measure_hops"][0])), face=new_face(),
+            sample=np.zeros(1, SAMPLE))
         self._kernel_state = tuple(self._state)
+        self._lanes = self._with_traces(0)
         self._pending_alerts = []
         self.baseline = (RunningBaseline.from_config(config, FEATURE_NAMES) if config.baseline
                          else None)
+
+    def _with_traces(self, n):
+        """Each channel's kernel with a buffer of ``n`` per-sample outputs (NaN until written)."""
+        return tuple((channel.kernel, np.full(n, np.nan, channel.OUTPUT))
+                     for channel in self._channels)
 
     @property
     def rejected(self):
@@ -206,56 +191,48 @@ class StreamProcessor:
         -------
         Windows
         """
-        return self._feed(_NO_SAMPLES, None, with_events=False, final=True)[0]
+        return self._feed(_EMPTY_BLOCK, None, with_events=False, final=True)[0]
 
     def _feed(self, block, labels, with_events, final):
-        """Run the kernel over ``block``; return the windows, the events and the per-row outputs
-        (only ``with_events``), and the glance and fatigue alerts it raised, in time order."""
+        """Run the kernel over ``block``; return the windows, the events, the per-sample
+        outputs (:data:`ROW` records) and the channels' (only ``with_events``), and the alerts
+        it raised, in time order."""
         block = _as_block(block)
         n = len(block)
-        labels = _NO_LABELS if labels is None else _as_labels(labels, n)
+        labels = _UNLABELLED if labels is None else _as_labels(labels, n)
         chunk = min(n, _CHUNK)
         out_w = np.empty((chunk + self._margin, _O_SIZE))
         if with_events:
-            rows = np.empty((n, _R_SIZE))
+            rows = np.empty(n, ROW)
             out_e = np.empty((chunk + 4, _events._EV_SIZE))
+            lanes = self._with_traces(n)
         else:
-            rows = out_e = _NO_ROWS
-        out_a = np.empty((_A_MAX_ROWS + 8, _A_SIZE))
-        out_fa = np.empty((_F_MAX_ROWS + 8, _F_SIZE))
-        out = (out_w, out_e, out_a, out_fa, rows)
-        found_w, found_e, found_a, found_fa = [], [], [], []
+            rows, out_e = _EMPTY_ROWS, _EMPTY_EVENTS
+            lanes = self._lanes
+        out_a = np.empty(self._max_alert_rows + _ALERT_SPARE, ALERT_ROW)
+        out = (out_w, out_e, out_a, rows)
+        found_w, found_e, found_a = [], [], []
         n_found = 0
         start = 0
         done = False
         while not done:
-            start, n_w, n_e, n_a, n_fa, done = _run(block, labels, start, self.n_samples, final,
-                                                    self._kernel_state, out,
-                                                    out_e if with_events else None)
+            start, n_w, n_e, n_a, done = _run(block, labels, start, self.n_samples, final,
+                                              self._kernel_state, lanes, out,
+                                              out_e if with_events else None)
             if n_w:
                 found_w.append(out_w[:n_w].copy())
             if n_e:
                 found_e.append(out_e[:n_e].copy())
-            for found, buffer, count, column in ((found_a, out_a, n_a, _A_WINDOW),
-                                                 (found_fa, out_fa, n_fa, _F_WINDOW)):
-                if count:
-                    alert_rows = buffer[:count].copy()
-                    alert_rows[:, column] += n_found
-                    found.append(alert_rows)
+            if n_a:
+                alert_rows = out_a[:n_a].copy()
+                alert_rows["window"] += n_found
+                found_a.append(alert_rows)
             n_found += n_w
         self.n_samples += n
-        glance_alerts, where = (_alerts_from_rows(np.concatenate(found_a)) if found_a
-                                else ([], []))
-        fatigue_alerts, fatigue_where = (_fatigue_alerts_from_rows(np.concatenate(found_fa))
-                                         if found_fa else ([], []))
-        alerts = glance_alerts + fatigue_alerts
-        where = where + fatigue_where
-        if fatigue_alerts and glance_alerts:   # both channels: in time order within a window
-            order = sorted(range(len(alerts)), key=lambda a: (where[a], alerts[a].t))
-            alerts = [alerts[a] for a in order]
-            where = [where[a] for a in order]
+        alerts, where = (alerts_from_rows(np.concatenate(found_a), self._channels) if found_a
+                         else ([], []))
         if not found_w:
-            windows = _NO_WINDOWS
+            windows = _EMPTY_WINDOWS
             self._pending_alerts.extend(alerts)
         else:
             per_window = [[] for _ in range(n_found)]
@@ -273,7 +250,7 @@ class StreamProcessor:
             if self.baseline is not None:
                 windows.X = self.baseline.update(windows.t_end, windows.X)
         events = np.concatenate(found_e) if found_e else np.empty((0, _events._EV_SIZE))
-        return windows, events, rows, alerts
+        return windows, events, rows, [trace for _, trace in lanes], alerts
 
 
 def _as_block(block):
@@ -298,32 +275,30 @@ def _as_labels(labels, n):
 
 
 @njit(cache=True)
-def _run(block, labels, start, base, final, state, out, out_f):
+def _run(block, labels, start, base, final, state, lanes, out, out_f):
     """Process the queued held samples and the block's rows from ``start`` until all are done or
     an output buffer is nearly full; at the end, with ``final``, flush the stream.
 
     ``base`` is the stream index of the block's first row; ``state`` is the stream's
-    :data:`_StreamState` as a plain tuple, and ``out`` the output buffers ``(out_w, out_e, out_a,
-    out_fa, rows)``. Per-row outputs and events are written only when ``rows`` is not empty (an empty
-    ``out_e`` then drops events). Fixations go to ``out_f`` (``out_e`` itself) or, with
-    ``out_f=None``, are not looked for: numba then compiles a separate feature-path kernel without
-    the fixation step, whose mere presence in the loop made every sample about 50 % slower even
-    where it never ran. Glance and fatigue alert rows go to ``out_a`` and ``out_fa`` with the
-    count of windows written before them. Returns ``(next row, windows written, events written,
-    glance alert rows written, fatigue alert rows written, done)``.
+    :data:`_StreamState` as a plain tuple; ``lanes`` holds each channel's kernel and its buffer of
+    per-sample outputs; ``out`` the output buffers ``(out_w, out_e, out_a, rows)``. Per-sample
+    outputs and events are written only when ``rows`` is not empty (an empty ``out_e`` then drops
+    events). Fixations go to ``out_f`` (``out_e`` itself) or, with ``out_f=None``, are not looked
+    for: numba then compiles a separate feature-path kernel without the fixation step, whose mere
+    presence in the loop made every sample about 50 % slower even where it never ran. Alert rows
+    go to ``out_a`` with their channel and the count of windows written before them. Returns
+    ``(next row, windows written, events written, alert rows written, done)``.
     """
-    (param_array, v_array, held, e_array, w_array, ring, hop_sums, m_array, mring, g_array, ghist,
-     gring, g_out, f_array, fring, closures, f_out) = state
-    out_w, out_e, out_a, out_fa, rows = out
+    (param_array, v_array, held, e_array, w_array, ring, hop_sums, m_array, mring, face_array,
+     sample_array) = state
+    out_w, out_e, out_a, rows = out
     params = param_array[0]
     vstate = v_array[0]
     estate = e_array[0]
     wstate = w_array[0]
     mstate = m_array[0]
-    gstate = g_array[0]
-    gout = g_out[0]
-    fstate = f_array[0]
-    fout = f_out[0]
+    face = face_array[0]
+    sample = sample_array[0]
     hop_s = params.hop_s
     lag_s = params.lag_s
     n_hops = params.window_hops
@@ -333,17 +308,14 @@ def _run(block, labels, start, base, final, state, out, out_f):
     measures = np.full(N_TEMPORAL, np.nan)
     has_labels = labels.shape[0] > 0
     record = rows.shape[0] > 0   # per-row outputs and events are wanted
-    glances = params.glances == 1.0
-    fatigue = params.fatigue == 1.0
     n_w = 0
     n_e = 0
     n_a = 0
-    n_fa = 0
     i = start
     while True:
         if (n_w + margin > out_w.shape[0] or record and n_e + 4 > out_e.shape[0]
-                or n_a + _A_MAX_ROWS > out_a.shape[0] or n_fa + _F_MAX_ROWS > out_fa.shape[0]):
-            return i, n_w, n_e, n_a, n_fa, False
+                or n_a > _ALERT_SPARE):
+            return i, n_w, n_e, n_a, False
         if vstate.q_n > 0.0:   # held samples released for processing come first
             q = int(vstate.q_head)
             for j in range(N_FIELDS):
@@ -359,20 +331,16 @@ def _run(block, labels, start, base, final, state, out, out_f):
             k = i
             i += 1
             if record:
-                rows[k, 0] = _R_HELD
-                rows[k, 1] = np.nan
-                rows[k, 2] = -2.0
-                rows[k, 3] = -2.0
-                rows[k, 4] = vstate.epoch
-                rows[k, 5:] = np.nan
-                rows[k, _R_GLANCE] = -1.0
+                rows[k].status = _HELD
+                rows[k].velocity = np.nan
+                rows[k].saccade = rows[k].blink = -2.0
+                rows[k].epoch = vstate.epoch
             order = _order(x, label, base + k, params, vstate, held, rows, base)
             if order == ORDER_RESET:
                 n_e = _close_fixation(vstate, params, estate, out_e, n_e)
                 n_w = _finish(params, vstate, estate, wstate, ring, hop_sums, out_w, n_w)
                 _restart(vstate, e_array, w_array, ring, mstate, mring)
-                _glances._restart(g_array, ghist, gring)
-                _fatigue._restart(f_array, fring)
+                _restart_channels(lanes, face)
             if order != ORDER_ACCEPT:
                 continue
         else:
@@ -381,8 +349,8 @@ def _run(block, labels, start, base, final, state, out, out_f):
         status = _validate_row(x, params, vstate)
         keep_row = record and 0 <= k < rows.shape[0]
         if keep_row:
-            rows[k, 0] = status
-            rows[k, 4] = vstate.epoch
+            rows[k].status = status
+            rows[k].epoch = vstate.epoch
         t = x[_TIME]
         hop = np.floor(t / hop_s)
         if wstate.started == 0.0:
@@ -419,74 +387,73 @@ def _run(block, labels, start, base, final, state, out, out_f):
             _measures._advance(mring, mstate, last_hop, hop, params)
             wstate.hop = hop
         slot = ring[_slot(ring, hop)]
-        if s_status >= 0:
-            slot.t_count[SACCADE] += 1.0
-            if s_status == 1:
-                slot.pending_saccade += 1.0
-        if b_status == 0 or b_status == 1:
-            slot.t_count[BLINK] += 1.0
-        if b_status == 1 or b_status == 2:
-            slot.pending_blink += 1.0
-        if b_status == 2:
-            slot.pending_blink_count += 1.0
+        _count_events(slot, s_status, b_status)
         _measures._measure_sample(mring, mstate, hop, params, x, 0.0 if gap else dt, b_status,
                                   b_duration, measures)
         _add_sample(ring, wstate, hop, x, not lost, measures, label)
-        if glances:
-            first_alert = n_a
-            closed = fatigue and _closed_forward(x, lost, params, gstate, fstate)
-            n_a = _glance_step(x, has_gaze, t, dt, gap, lost, closed, params, gstate, ghist,
-                               gring, gout, out_a, n_a)
-            for a in range(first_alert, n_a):
-                out_a[a, _A_WINDOW] = n_w
-            _add_glance(ring, hop, gout)
-        if fatigue:
-            first_alert = n_fa
-            n_fa = _fatigue_step(x, t, dt, gap, b_duration, params, gstate, fstate, fring,
-                                 closures, fout, out_fa, n_fa)
-            for a in range(first_alert, n_fa):
-                out_fa[a, _F_WINDOW] = n_w
-            _add_fatigue(ring, hop, fout)
+        sample.t = t
+        sample.dt = dt
+        sample.gap = 1.0 if gap else 0.0
+        sample.lost = 1.0 if lost else 0.0
+        sample.has_gaze = 1.0 if has_gaze else 0.0
+        sample.blink_s = b_duration
+        first_alert = n_a
+        n_a = _step_channels(lanes, x, sample, params, face, slot, out_a, n_a,
+                             k if keep_row else -1)
+        for a in range(first_alert, n_a):
+            out_a[a].window = n_w
         if keep_row:
-            rows[k, 1] = estate.velocity
-            rows[k, 2] = s_status
-            rows[k, 3] = b_status
-            if glances:
-                rows[k, _R_GLANCE] = gout.cls
-                rows[k, _R_OFF_S] = gout.off_s
-                rows[k, _R_BUFFER] = gout.buffer
-                rows[k, _R_ROAD_YAW] = gstate.yaw
-                rows[k, _R_ROAD_PITCH] = gstate.pitch
-            if fatigue:
-                rows[k, _R_FATIGUE] = fout.available
-                rows[k, _R_FATIGUE + 1] = fout.closed_s
-                rows[k, _R_FATIGUE + 2] = fout.perclos
-                rows[k, _R_FATIGUE + 3] = fout.blink_s
-                rows[k, _R_FATIGUE + 4] = fout.drowsy
+            rows[k].velocity = estate.velocity
+            rows[k].saccade = s_status
+            rows[k].blink = b_status
     if final:
         _release(vstate, held, rows, base)
         n_e = _close_fixation(vstate, params, estate, out_e, n_e)
         n_w = _finish(params, vstate, estate, wstate, ring, hop_sums, out_w, n_w)
-    return i, n_w, n_e, n_a, n_fa, True
+    return i, n_w, n_e, n_a, True
+
+
+@njit(cache=True)
+def _step_channels(lanes, x, sample, params, face, slot, alerts, n_a, k):
+    """Step every channel that is on by one accepted sample, in order: its alert rows from row
+    ``n_a`` (stamped with the channel's index), its outputs into the hop ``slot`` and, when
+    ``k >= 0``, into row ``k`` of its per-sample buffer. Returns the new alert row count. (One
+    unrolled loop per function: numba mis-compiles two in one.)"""
+    channel = 0.0
+    for lane in literal_unroll(lanes):
+        kernel, trace = lane
+        if _protocol.enabled(kernel, params):
+            first = n_a
+            n_a = _protocol.step(kernel, x, sample, params, face, alerts, n_a)
+            for a in range(first, n_a):
+                alerts[a].channel = channel
+            _protocol.to_hop(kernel, slot)
+            if k >= 0:
+                trace[k] = kernel[1][0]
+        channel += 1.0
+    return n_a
+
+
+@njit(cache=True)
+def _restart_channels(lanes, face):
+    """A new clock: every channel starts afresh."""
+    for lane in literal_unroll(lanes):
+        _protocol.restart(lane[0], face)
 
 
 @njit(cache=True, inline="always")
-def _closed_forward(x, lost, params, gstate, fstate):
-    """The eyelids of sample ``x`` are closed with the head facing forward, as the fatigue
-    channel reads a closure (its open level learned; at or below ``fatigue_closed_fraction`` of
-    it, or, eyes untracked (``lost``), below ``fatigue_open_fraction`` inside a closure; its
-    forward head ellipse): the fatigue channel's to judge, so the glance channel takes it as
-    track loss, not as time away. A gaze tracked while the lid reopens is the gaze's."""
-    if fstate.seen_s < params.warmup_s:
-        return False
-    aperture = _aperture(x)
-    if aperture != aperture:
-        return False
-    level = fstate.level
-    if aperture > params.fatigue_closed_fraction * level and not (
-            lost and fstate.closed == 1.0 and aperture < params.fatigue_open_fraction * level):
-        return False
-    return _facing_forward(x, params, gstate)
+def _count_events(slot, s_status, b_status):
+    """Count a sample's saccade and blink statuses in its hop (pending until the event ends)."""
+    if s_status >= 0:
+        slot.t_count[SACCADE] += 1.0
+        if s_status == 1:
+            slot.pending_saccade += 1.0
+    if b_status == 0 or b_status == 1:
+        slot.t_count[BLINK] += 1.0
+    if b_status == 1 or b_status == 2:
+        slot.pending_blink += 1.0
+    if b_status == 2:
+        slot.pending_blink_count += 1.0
 
 
 @njit(cache=True)
@@ -528,167 +495,3 @@ def _restart(vstate, e_array, w_array, ring, mstate, mring):
     _windows._clear_ring(ring)
     _measures._clear_totals(mstate)
     _measures._clear_ring(mring)
-
-
-def extract_features(recording, config=None):
-    """Feature windows of a whole recording: a fresh :class:`StreamProcessor` fed all of it, then
-    flushed (the same windows as any sequence of :meth:`~StreamProcessor.update` calls followed by
-    :meth:`~StreamProcessor.flush`).
-
-    Parameters
-    ----------
-    recording : Recording
-    config : PipelineConfig, default=None
-
-    Returns
-    -------
-    Windows
-    """
-    return StreamProcessor(config)._feed(recording.samples, recording.labels, with_events=False,
-                                         final=True)[0]
-
-
-@dataclass
-class Events:
-    """Per-sample eye events of a recording, and the events themselves.
-
-    Attributes
-    ----------
-    t : ndarray of shape (n_samples,)
-        Sample times in seconds, as received.
-    saccade, blink, fixation : ndarray of shape (n_samples,)
-        1 inside a detected event, 0 outside, NaN where the event cannot be resolved (sample
-        rate too low) or the sample was rejected.
-    track_loss : ndarray of shape (n_samples,)
-        1 where the eyes were not tracked, 0 where they were, NaN for rejected samples.
-    gaze_velocity_deg_s : ndarray of shape (n_samples,)
-        Binocular gaze rotation speed in deg/s (NaN where undefined).
-    rejected : ndarray of shape (n_samples,), dtype object
-        The reason a sample was dropped (see :data:`SAMPLE_REJECT_REASONS`), or ``""``.
-    events : ndarray of shape (n_events, 6)
-        One row per event: kind (index into :data:`EVENT_KINDS`), first and last sample time (s),
-        duration (s), amplitude (deg) and peak speed (deg/s), NaN where not applicable.
-    """
-
-    t: np.ndarray
-    saccade: np.ndarray
-    blink: np.ndarray
-    fixation: np.ndarray
-    track_loss: np.ndarray
-    gaze_velocity_deg_s: np.ndarray
-    rejected: np.ndarray
-    events: np.ndarray
-
-    COLUMNS = ("t", "saccade", "blink", "fixation", "track_loss", "gaze_velocity_deg_s",
-               "rejected")
-
-    def write_csv(self, path):
-        """Write one row per sample: :attr:`COLUMNS`, empty cells for NaN."""
-        with open(path, "w", newline="") as file:
-            writer = csv.writer(file)
-            writer.writerow(self.COLUMNS)
-            for t, s, b, f, lost, v, reason in zip(
-                    self.t.tolist(), self.saccade.tolist(), self.blink.tolist(),
-                    self.fixation.tolist(), self.track_loss.tolist(),
-                    self.gaze_velocity_deg_s.tolist(), self.rejected):
-                writer.writerow([repr(t), _flag(s), _flag(b), _flag(f), _flag(lost),
-                                 "" if math.isnan(v) else f"{v:.3f}", reason])
-
-
-def _flag(value):
-    return "" if math.isnan(value) else str(int(value))
-
-
-def detect_events(recording, config=None):
-    """Per-sample saccades, blinks and fixations of a whole recording, by the streaming detectors.
-
-    A sample is flagged when its time lies within an event's first and last sample times (on the
-    same clock: after a clock reset, times start again).
-
-    Parameters
-    ----------
-    recording : Recording
-    config : PipelineConfig, default=None
-
-    Returns
-    -------
-    Events
-    """
-    processor = StreamProcessor(config)
-    _, events, rows, _ = processor._feed(recording.samples, recording.labels, with_events=True,
-                                         final=True)
-    t = recording.t
-    accepted = rows[:, _R_STATUS] < REJECTED
-    epochs = rows[:, _R_EPOCH]
-    flags = {}
-    for kind, column in ((0, _R_SACCADE), (1, _R_BLINK), (2, _R_SACCADE)):
-        flag = np.where(rows[:, column] == -2.0, np.nan, 0.0)
-        flag[~accepted] = np.nan
-        for epoch in np.unique(epochs[accepted]):   # times increase strictly within a clock
-            kept = np.flatnonzero(accepted & (epochs == epoch))
-            spans = events[(events[:, 0] == kind) & (events[:, _EV_EPOCH] == epoch)]
-            inside = np.zeros(len(kept) + 1, dtype=np.int64)
-            np.add.at(inside, np.searchsorted(t[kept], spans[:, 1], side="left"), 1)
-            np.add.at(inside, np.searchsorted(t[kept], spans[:, 2], side="right"), -1)
-            flag[kept[np.cumsum(inside[:-1]) > 0]] = 1.0
-        flags[EVENT_KINDS[kind]] = flag
-    lost = np.where(rows[:, _R_STATUS] == TRACK_LOSS, 1.0, 0.0)
-    lost[~accepted] = np.nan
-    reasons = np.array([""] + list(SAMPLE_REJECT_REASONS), dtype=object)
-    code = np.where(accepted, 0, rows[:, _R_STATUS].astype(np.int64) - REJECTED + 1)
-    return Events(t.copy(), flags["saccade"], flags["blink"], flags["fixation"], lost,
-                  np.degrees(rows[:, _R_VELOCITY]), reasons[code], events[:, :_EV_EPOCH])
-
-
-def detect_glances(recording, config=None):
-    """Per-sample glance channel of a whole recording (DESIGN §4.5), by the streaming processor.
-
-    Parameters
-    ----------
-    recording : Recording
-    config : PipelineConfig, default=None
-
-    Returns
-    -------
-    GlanceTrace
-        Class, glance away so far, AttenD buffer and road centre per sample (rejected samples:
-        class -1, NaN), and every alert raised.
-    """
-    processor = StreamProcessor(config)
-    _, _, rows, alerts = processor._feed(recording.samples, recording.labels, with_events=True,
-                                         final=True)
-    return _trace(recording.t, rows, [alert for alert in alerts if isinstance(alert, Alert)])
-
-
-def _trace(t, rows, alerts):
-    glance = np.where(np.isnan(rows[:, _R_GLANCE]), -1, rows[:, _R_GLANCE]).astype(np.int8)
-    return GlanceTrace(np.asarray(t, dtype=float).copy(), glance, rows[:, _R_OFF_S].copy(),
-                       rows[:, _R_BUFFER].copy(), np.degrees(rows[:, _R_ROAD_YAW]),
-                       np.degrees(rows[:, _R_ROAD_PITCH]), list(alerts))
-
-
-def detect_fatigue(recording, config=None):
-    """Per-sample fatigue channel of a whole recording (docs/pipeline.md "Fatigue"), by the
-    streaming processor.
-
-    Parameters
-    ----------
-    recording : Recording
-    config : PipelineConfig, default=None
-
-    Returns
-    -------
-    FatigueTrace
-        Availability, current closure, PERCLOS, mean blink duration and the drowsy latch per
-        sample (rejected samples: unavailable, NaN), and every fatigue alert raised.
-    """
-    processor = StreamProcessor(config)
-    _, _, rows, alerts = processor._feed(recording.samples, recording.labels, with_events=True,
-                                         final=True)
-    f = _R_FATIGUE
-    rejected = rows[:, _R_STATUS] >= REJECTED
-    columns = rows[:, f:f + 5].copy()
-    columns[rejected] = np.nan
-    return FatigueTrace(np.asarray(recording.t, dtype=float).copy(), columns[:, 0] == 1.0,
-                        columns[:, 1], columns[:, 2], columns[:, 3], columns[:, 4] == 1.0,
-                        [alert for alert in alerts if isinstance(alert, FatigueAlert)])

@@ -104,9 +104,10 @@ def _new_buffer():
 
 @njit(cache=True, inline="always")
 def _mark(rows, k, status):
-    """Record ``status`` for row ``k`` of the per-row outputs when they are wanted and hold it."""
+    """Record ``status`` for row ``k`` of the per-row outputs (``_processor.ROW`` records) when
+    they are wanted and hold it."""
     if 0 <= k < rows.shape[0]:
-        rows[k, 0] = status
+        rows[k].status = status
 
 
 @njit(cache=True, inline="always")

@@ -18,9 +18,6 @@ from numba import njit
 
 from ._config import _SPATIAL, _record
 from ._feature_names import FEATURE_NAMES, GLANCE_FEATURES, MEASURES
-from ._glances import (
-    INSTRUMENT, LOST, MIRROR, OFF_ROAD, ON_ROAD,
-)
 from .formats import FIELDS, SPATIAL_FIELDS
 
 __all__ = ["Windows", "feature_fields", "feature_min_rate_hz", "gaze_only_features"]
@@ -421,31 +418,6 @@ def _add_hop(sums, hop):
 
 
 @njit(cache=True, inline="always")
-def _add_glance(ring, hop, g):
-    """Add one accepted sample's glance outputs (a ``_glances.OUTPUT`` record) to its hop."""
-    row = _slot(ring, hop)
-    if g.has_gaze == 1.0:
-        cls = g.internal
-        ring[row].g_n += 1.0
-        ring[row].g_time_s += g.dt
-        if cls == LOST:
-            ring[row].g_lost += 1.0
-        elif cls == ON_ROAD:
-            ring[row].g_tracked += 1.0
-            ring[row].g_road += 1.0
-        elif cls == OFF_ROAD or cls == MIRROR or cls == INSTRUMENT:
-            ring[row].g_tracked += 1.0
-            ring[row].g_away_s += g.dt
-        ring[row].g_count += g.count
-        ring[row].g_longest = max(ring[row].g_longest, g.duration)
-    ring[row].g_set = 1.0
-    ring[row].g_on_road = g.on_road
-    ring[row].g_off_s = g.off_s
-    ring[row].g_buffer = g.buffer
-    ring[row].g_ready = g.ready
-
-
-@njit(cache=True, inline="always")
 def _emit_glances(ring, end, n_hops, params, sums, out):
     """The glance features and the glance state at the end of the window ending at hop ``end``."""
     for f in range(N_GLANCE_FEATURES):
@@ -474,19 +446,6 @@ def _emit_glances(ring, end, n_hops, params, sums, out):
             out[_O_BUFFER] = ring[row].g_buffer
             out[_O_READY] = ring[row].g_ready
             break
-
-
-@njit(cache=True, inline="always")
-def _add_fatigue(ring, hop, f):
-    """Keep one accepted sample's fatigue outputs (a ``_fatigue.OUTPUT`` record) as its hop's
-    latest."""
-    row = ring[_slot(ring, hop)]
-    row.f_set = 1.0
-    row.f_available = f.available
-    row.f_closed_s = f.closed_s
-    row.f_perclos = f.perclos
-    row.f_blink_s = f.blink_s
-    row.f_drowsy = f.drowsy
 
 
 @njit(cache=True, inline="always")

@@ -1,7 +1,8 @@
 """The fatigue channel: eye closures, PERCLOS and the Euro NCAP fatigue alerts, from the eyelid.
 
-Everything runs per accepted sample inside the processor's compiled pass (:func:`_fatigue_step`),
-on state arrays owned by a :class:`FatigueChannel`; batch is the same step fed a whole recording
+Everything runs per accepted sample inside the processor's compiled pass (:func:`_fatigue_step`, the
+channel protocol's step), on arrays owned by a :class:`FatigueChannel`; batch is the same step fed
+a whole recording
 (:func:`~distractd.pipeline.detect_fatigue`). docs/pipeline.md ("Fatigue") gives the rules and the
 source of every threshold; in short:
 
@@ -38,7 +39,10 @@ from dataclasses import dataclass
 import numpy as np
 from numba import njit
 
-from ._config import _CONFIDENCE, _EYELID, _HEAD_PITCH, _HEAD_YAW, _record
+from .._config import _CONFIDENCE, _record
+from ._alerts import write_alert
+from ._face import aperture, facing_forward
+from ._protocol import implement
 
 __all__ = ["FATIGUE_ALERT_KINDS", "FatigueAlert", "FatigueChannel", "FatigueTrace"]
 
@@ -51,11 +55,11 @@ CLOSURES = 32
 LONG_CLOSURE_S = 0.15
 """A closure this long or longer is kept for the drowsiness record: Anund, Fors & Ahlström
 (2017)'s "long blink" sleepiness threshold (SIMULATOR_EVIDENCE §3)."""
-MIN_COVER = 0.5
 BIN_S = 0.5
 """PERCLOS and blink sums are kept per bin of this many seconds of the stream clock; PERCLOS, the
 mean blink duration and the drowsiness rule are evaluated as each bin opens, over the span's
 whole bins before it."""
+MIN_COVER = 0.5
 """PERCLOS and the mean blink duration are defined once the eyes were visible for at least this
 share of their span (at the stream's start, with sunglasses)."""
 
@@ -92,19 +96,8 @@ OUTPUT = _record(
     "blink_s",      # mean blink duration over the span (NaN: none)
     "drowsy",
 )
-
-# Fatigue alert rows: one per closure an alert is based on; the first row of an alert has
-# _F_FIRST = 1.
-_F_KIND = 0
-_F_T = 1
-_F_CLOSED_S = 2
-_F_PERCLOS = 3
-_F_START = 4
-_F_END = 5
-_F_FIRST = 6
-_F_WINDOW = 7       # rows of windows written before the alert (set by the processor)
-_F_SIZE = 8
-_F_MAX_ROWS = CLOSURES + 3   # rows one sample can write at most
+MAX_ALERT_ROWS = CLOSURES + 3
+"""Alert rows (:data:`~._alerts.ALERT_ROW`, one per closure) one sample can write at most."""
 
 
 @dataclass(frozen=True)
@@ -132,19 +125,6 @@ class FatigueAlert:
     closures: tuple
     closed_s: float
     perclos: float
-
-
-def _alerts_from_rows(rows):
-    """Fatigue alerts of ``rows`` (fatigue alert rows in order), and the window index of each."""
-    alerts, where = [], []
-    for row in rows:
-        if row[_F_FIRST] == 1.0:
-            alerts.append([FATIGUE_ALERT_KINDS[int(row[_F_KIND])], float(row[_F_T]), [],
-                           float(row[_F_CLOSED_S]), float(row[_F_PERCLOS])])
-            where.append(int(row[_F_WINDOW]))
-        if row[_F_START] == row[_F_START]:
-            alerts[-1][2].append((float(row[_F_START]), float(row[_F_END])))
-    return [FatigueAlert(k, t, tuple(c), s, p) for k, t, c, s, p in alerts], where
 
 
 @dataclass
@@ -177,7 +157,8 @@ class FatigueTrace:
 
 
 class FatigueChannel:
-    """State of one stream's fatigue channel; the processor feeds it (see the module docstring).
+    """State of one stream's fatigue channel; the processor feeds it (see the module docstring and
+    :mod:`~distractd.pipeline.channels`).
 
     Per-stream memory: about 1 KB, plus 40 bytes per :data:`BIN_S` of
     ``fatigue_perclos_window_s`` (4.8 KB at the defaults).
@@ -197,14 +178,34 @@ class FatigueChannel:
         before any eyelid value).
     """
 
+    NAME = "fatigue"
+    OUTPUT = OUTPUT
+    ALERT = FatigueAlert
+    MAX_ALERT_ROWS = MAX_ALERT_ROWS
+
     def __init__(self, config):
         self.config = config
         self._state = _new_state()
-        self._out = np.zeros(1, OUTPUT)   # the latest sample's outputs
         n_bins = math.ceil(config.fatigue_perclos_window_s / BIN_S) + 1 if config.fatigue else 2
-        self._ring = np.empty(n_bins, BIN)
-        _clear_ring(self._ring)
-        self._closures = np.zeros((CLOSURES, 2))
+        ring = np.empty(n_bins, BIN)
+        _clear_ring(ring)
+        self.kernel = (self._state, np.zeros(1, OUTPUT), ring, np.zeros((CLOSURES, 2)))
+        """The compiled pass's arrays: the state, the latest sample's outputs, the PERCLOS bins
+        and the recent long closures (start, end)."""
+
+    @staticmethod
+    def alert(kind, t, episodes, amount, level):
+        """The :class:`FatigueAlert` of an alert row's values."""
+        return FatigueAlert(FATIGUE_ALERT_KINDS[kind], t, episodes, amount, level)
+
+    @staticmethod
+    def trace(t, rejected, outputs, alerts):
+        """The :class:`FatigueTrace` of a recording's per-sample outputs (``rejected``: samples
+        validation dropped: unavailable, NaN)."""
+        outputs[rejected] = np.nan
+        return FatigueTrace(t, outputs["available"] == 1.0, outputs["closed_s"].copy(),
+                            outputs["perclos"].copy(), outputs["blink_s"].copy(),
+                            outputs["drowsy"] == 1.0, alerts)
 
     @property
     def has_eyelid(self):
@@ -245,14 +246,6 @@ def _clear_ring(ring):
 
 
 @njit(cache=True)
-def _restart(states, ring):
-    """A new clock: the fatigue channel starts afresh, open-eye level and drowsy latch included,
-    like the glance channel (a restarted tracker may have a new eyelid scale)."""
-    _reset(states)
-    _clear_ring(ring)
-
-
-@njit(cache=True)
 def _advance(ring, state, b, t, params, closures, alerts, n_a):
     """Open the bins after the state's latest up to ``b``; evaluate PERCLOS, the mean blink
     duration and the drowsiness rule over the span's complete bins. Returns the alert row count.
@@ -288,45 +281,6 @@ def _advance(ring, state, b, t, params, closures, alerts, n_a):
 
 
 @njit(cache=True, inline="always")
-def _aperture(x):
-    """Mean eyelid aperture of the eyes with a value in sample ``x``; NaN when neither has."""
-    total = 0.0
-    n = 0
-    for j in _EYELID:
-        if not np.isnan(x[j]):
-            total += x[j]
-            n += 1
-    return total / n if n > 0 else np.nan
-
-
-@njit(cache=True, inline="always")
-def _facing_forward(x, params, gstate):
-    """The head lies within the ``fatigue_head_*`` ellipse around the glance channel's recent
-    on-road head pose; True without a head pose or an on-road pose to compare with."""
-    yaw = x[_HEAD_YAW]
-    pitch = x[_HEAD_PITCH]
-    if gstate.head_seen_s <= 0.0 or yaw != yaw or pitch != pitch:
-        return True
-    dyaw = (yaw - gstate.head_yaw) / params.fatigue_head_yaw
-    dpitch = (pitch - gstate.head_pitch) / params.fatigue_head_pitch
-    return dyaw * dyaw + dpitch * dpitch <= 1.0
-
-
-@njit(cache=True, inline="always")
-def _alert_row(alerts, n_a, kind, t, closed_s, perclos, start, end, first):
-    row = alerts[n_a]
-    row[_F_KIND] = kind
-    row[_F_T] = t
-    row[_F_CLOSED_S] = closed_s
-    row[_F_PERCLOS] = perclos
-    row[_F_START] = start
-    row[_F_END] = end
-    row[_F_FIRST] = 1.0 if first else 0.0
-    row[_F_WINDOW] = 0.0
-    return n_a + 1
-
-
-@njit(cache=True, inline="always")
 def _end_closure(state, closures):
     """The current closure ends at its last closed sample; keep it if it is long."""
     start = state.start
@@ -356,7 +310,7 @@ def _learn_level(aperture, step, open_at, params, state):
 
 
 @njit(cache=True, inline="always")
-def _fatigue_step(x, t, dt, gap, blink_s, params, gstate, state, ring, closures, out, alerts,
+def _fatigue_step(x, t, dt, gap, blink_s, params, face, state, ring, closures, out, alerts,
                   n_a):
     """Advance the fatigue channel by one accepted sample; write its outputs to ``out`` (an
     :data:`OUTPUT` record) and any alert rows to ``alerts`` from row ``n_a``. Returns the new
@@ -364,28 +318,27 @@ def _fatigue_step(x, t, dt, gap, blink_s, params, gstate, state, ring, closures,
 
     ``dt`` is the step from the previous accepted sample, ``gap`` whether it is a gap,
     ``blink_s`` the duration of a blink the blink detector accepted at this
-    sample (else NaN), ``gstate`` the glance channel's state (its on-road head pose).
+    sample (else NaN), ``face`` the shared face record (the on-road head pose it reads).
     """
     b = np.floor(t / BIN_S)
     if b > state.bin:
         n_a = _advance(ring, state, b, t, params, closures, alerts, n_a)
     slot = ring[int(b) % ring.shape[0]]
     step = 0.0 if gap else dt
-    aperture = _aperture(x)
-    if aperture == aperture:
+    lids = aperture(x)
+    if lids == lids:
         state.has_eyelid = 1.0
     closed_at = params.fatigue_closed_fraction * state.level
     open_at = params.fatigue_open_fraction * state.level
-    visible = aperture == aperture and not (x[_CONFIDENCE] < params.confidence_min
-                                            and aperture >= open_at)
+    visible = lids == lids and not (x[_CONFIDENCE] < params.confidence_min and lids >= open_at)
     if gap and state.closed == 1.0 and dt > params.fatigue_hidden_s:   # its end is unknown
         state.closed = 0.0
         state.dead = 1.0
     if visible:
         state.hidden_t = np.nan
-        _learn_level(aperture, step, open_at, params, state)
+        _learn_level(lids, step, open_at, params, state)
         slot.visible_s += step
-        if aperture <= closed_at:
+        if lids <= closed_at:
             slot.closed_s += step
         if blink_s == blink_s:
             slot.blinks += 1.0
@@ -398,11 +351,11 @@ def _fatigue_step(x, t, dt, gap, blink_s, params, gstate, state, ring, closures,
             state.dead = 1.0
     ready = state.seen_s >= params.warmup_s
     if visible:
-        if aperture >= open_at:
+        if lids >= open_at:
             if state.closed == 1.0:
                 _end_closure(state, closures)
             state.dead = 0.0
-        elif aperture <= closed_at and state.closed == 0.0 and state.dead == 0.0 and ready:
+        elif lids <= closed_at and state.closed == 0.0 and state.dead == 0.0 and ready:
             if gap:
                 state.dead = 1.0   # closed since some time in the gap
             else:
@@ -412,7 +365,7 @@ def _fatigue_step(x, t, dt, gap, blink_s, params, gstate, state, ring, closures,
                 state.sleep_done = 0.0
         if state.closed == 1.0:
             state.last_closed = t
-            if _facing_forward(x, params, gstate):
+            if facing_forward(x, params, face):
                 n_a = _closure_alerts(t, state.perclos, params, state, alerts, n_a)
     available = visible and ready
     out.available = 1.0 if available else 0.0
@@ -433,10 +386,10 @@ def _closure_alerts(t, perclos, params, state, alerts, n_a):
     closed_s = t - state.start
     if state.micro_done == 0.0 and closed_s >= params.fatigue_microsleep_s:
         state.micro_done = 1.0
-        n_a = _alert_row(alerts, n_a, MICROSLEEP, t, closed_s, perclos, state.start, t, True)
+        n_a = write_alert(alerts, n_a, MICROSLEEP, t, closed_s, perclos, state.start, t, True)
     if state.sleep_done == 0.0 and closed_s >= params.fatigue_sleep_s:
         state.sleep_done = 1.0
-        n_a = _alert_row(alerts, n_a, SLEEP, t, closed_s, perclos, state.start, t, True)
+        n_a = write_alert(alerts, n_a, SLEEP, t, closed_s, perclos, state.start, t, True)
     return n_a
 
 
@@ -452,11 +405,61 @@ def _drowsiness_rows(t, perclos, span, state, closures, alerts, n_a):
             break
         used += 1
     if used == 0:
-        return _alert_row(alerts, n_a, DROWSINESS, t, np.nan, perclos, np.nan, np.nan, True)
+        return write_alert(alerts, n_a, DROWSINESS, t, np.nan, perclos, np.nan, np.nan, True)
     first = True
     for i in range(used - 1, -1, -1):
         row = (head - 1 - i) % size
-        n_a = _alert_row(alerts, n_a, DROWSINESS, t, np.nan, perclos, closures[row, 0],
+        n_a = write_alert(alerts, n_a, DROWSINESS, t, np.nan, perclos, closures[row, 0],
                          closures[row, 1], first)
         first = False
     return n_a
+
+
+@njit(cache=True, inline="always")
+def _enabled(kernel, params):
+    return params.fatigue == 1.0
+
+
+@njit(cache=True, inline="always")
+def _step(kernel, x, sample, params, face, alerts, n_a):
+    """The protocol's step: :func:`_fatigue_step`, then the eyelid published in ``face``."""
+    states, outs, ring, closures = kernel
+    state = states[0]
+    n_a = _fatigue_step(x, sample.t, sample.dt, sample.gap == 1.0, sample.blink_s, params, face,
+                        state, ring, closures, outs[0], alerts, n_a)
+    _publish(state, face)
+    return n_a
+
+
+@njit(cache=True, inline="always")
+def _publish(state, face):
+    """What the glance channel reads of the eyelid: the open level, how long it was learned, the
+    closure."""
+    face.eyes_seen_s = state.seen_s
+    face.eyes_level = state.level
+    face.eyes_closed = state.closed
+
+
+@njit(cache=True, inline="always")
+def _to_hop(kernel, slot):
+    """Keep the latest sample's outputs as its hop's latest fatigue state."""
+    f = kernel[1][0]
+    slot.f_set = 1.0
+    slot.f_available = f.available
+    slot.f_closed_s = f.closed_s
+    slot.f_perclos = f.perclos
+    slot.f_blink_s = f.blink_s
+    slot.f_drowsy = f.drowsy
+
+
+@njit(cache=True)
+def _restart(kernel, face):
+    """A new clock: the fatigue channel starts afresh, open-eye level and drowsy latch included,
+    like the glance channel (a restarted tracker may have a new eyelid scale)."""
+    states, _, ring, _ = kernel
+    _reset(states)
+    _clear_ring(ring)
+    _publish(states[0], face)
+
+
+implement(STATE, _enabled, _step, _to_hop, _restart)

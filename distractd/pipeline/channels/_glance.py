@@ -1,9 +1,9 @@
 """The glance channel (DESIGN §4.5): road centre learned online, per-sample glance classes,
 ISO 15007 glances, the AttenD attention buffer and the Euro NCAP distraction alerts; gaze only.
 
-Everything runs per accepted sample inside the processor's compiled pass (:func:`_glance_step`), on
-state arrays owned by a :class:`GlanceChannel`; batch is the same step fed a whole recording
-(:func:`~distractd.pipeline.detect_glances`). docs/pipeline.md ("Glances") gives the rules and
+Everything runs per accepted sample inside the processor's compiled pass (:func:`_glance_step`, the
+channel protocol's step), on arrays owned by a :class:`GlanceChannel`; batch is the same step fed
+a whole recording (:func:`~distractd.pipeline.detect_glances`). docs/pipeline.md ("Glances") gives the rules and
 their sources; in short:
 
 - **Road centre**: the mode of the cyclopean gaze (mean of the eyes' ``gaze_*_yaw/pitch`` valid in
@@ -24,8 +24,9 @@ their sources; in short:
   a loss that began in the gaze's transition back, or in the first ``glance_lost_carry_s`` of a
   loss after eyes seen dwelling away (the head lags the gaze on the way back).
 - **Eyes closed**: a sample whose eyelids are closed with the head facing forward, as the
-  fatigue channel reads a closure (the processor's ``_closed_forward``: its open level, closed
-  fraction, open fraction while the eyes are untracked, and forward head ellipse), is ``lost``, never away by head pose, and starts
+  fatigue channel reads a closure (``_face.closed_forward``: its open level, closed fraction, open
+  fraction while the eyes are untracked, and forward head ellipse), is ``lost``, never away by
+  head pose, and starts
   no loss out of the tracker's range: an eye closure is fatigue (microsleep, sleep), not a glance
   away. A closure inside a glance away is bridged for ``glance_lost_carry_s`` like any blink
   (while the eyes are out of range, often a blink on the way back, it goes on with that carry);
@@ -68,10 +69,12 @@ from dataclasses import dataclass
 import numpy as np
 from numba import njit
 
-from ._config import _GAZE_PITCH, _GAZE_YAW, _HEAD_PITCH, _HEAD_YAW, _record
+from .._config import _HEAD_PITCH, _HEAD_YAW, _record
+from ._alerts import write_alert
+from ._face import closed_forward, cyclopean
+from ._protocol import implement
 
-__all__ = ["GLANCE_CLASSES", "ALERT_KINDS", "Alert", "GlanceChannel",
-           "GlanceTrace"]
+__all__ = ["GLANCE_CLASSES", "ALERT_KINDS", "Alert", "GlanceChannel", "GlanceTrace"]
 
 GLANCE_CLASSES = ("unknown", "on_road", "off_road", "mirror", "instrument", "lost")
 """Per-sample glance classes, indexed by code; ``unknown`` while the road centre warms up."""
@@ -120,9 +123,6 @@ STATE = _record(
     "ts_n",         # glances in the ring
     "centre_t",     # time the centre was last refined (from the histogram), s
     "cos",          # cosine of the centre's pitch
-    "head_yaw",     # recent on-road head pose (yaw, pitch), rad: the head while the gaze is on
-    "head_pitch",   # the road
-    "head_seen_s",  # on-road time with a head pose seen, s
     "gaze_yaw",     # previous sample's tracked gaze (NaN: lost, none or before a gap), rad
     "gaze_pitch",
     "motion",       # that sample's motion (see _motion)
@@ -174,18 +174,11 @@ OUTPUT = _record(
     "off_s",      # current glance away so far (0 on the road; NaN warming up), s
     "buffer",     # AttenD buffer (NaN warming up), s
     "ready",
+    "road_yaw",   # road centre after the sample (NaN before any gaze), rad
+    "road_pitch",
 )
-
-# Alert rows: one per glance an alert is based on; the first row of an alert has _A_FIRST = 1.
-_A_KIND = 0
-_A_T = 1
-_A_AWAY_S = 2
-_A_START = 3
-_A_END = 4
-_A_FIRST = 5
-_A_WINDOW = 6       # rows of windows written before the alert (set by the processor)
-_A_SIZE = 7
-_A_MAX_ROWS = TS_GLANCES + 2   # rows one sample can write at most
+MAX_ALERT_ROWS = TS_GLANCES + 2
+"""Alert rows (:data:`~._alerts.ALERT_ROW`, one per glance) one sample can write at most."""
 
 
 @dataclass(frozen=True)
@@ -209,18 +202,6 @@ class Alert:
     t: float
     glances: tuple
     away_s: float
-
-
-def _alerts_from_rows(rows):
-    """Alerts of ``rows`` (alert rows in order), and the window index of each."""
-    alerts, where = [], []
-    for row in rows:
-        if row[_A_FIRST] == 1.0:
-            alerts.append([ALERT_KINDS[int(row[_A_KIND])], float(row[_A_T]), [],
-                           float(row[_A_AWAY_S])])
-            where.append(int(row[_A_WINDOW]))
-        alerts[-1][2].append((float(row[_A_START]), float(row[_A_END])))
-    return [Alert(k, t, tuple(g), a) for k, t, g, a in alerts], where
 
 
 @dataclass
@@ -252,7 +233,8 @@ class GlanceTrace:
 
 
 class GlanceChannel:
-    """State of one stream's glance channel; the processor feeds it (see the module docstring).
+    """State of one stream's glance channel; the processor feeds it (see the module docstring and
+    :mod:`~distractd.pipeline.channels`).
 
     Per-stream memory: about 21 KB (the road-centre histogram of 40 x 60 bins and the last
     :data:`TS_GLANCES` glances).
@@ -272,12 +254,32 @@ class GlanceChannel:
         Road-centre yaw and pitch in degrees (+ right, + up), NaN before any gaze.
     """
 
+    NAME = "glances"
+    OUTPUT = OUTPUT
+    ALERT = Alert
+    MAX_ALERT_ROWS = MAX_ALERT_ROWS
+
     def __init__(self, config):
         self.config = config
         self._state = _new_state()
-        self._out = np.zeros(1, OUTPUT)   # the latest sample's outputs
-        self._hist = np.zeros(_N_PITCH * _N_YAW)
-        self._ring = np.zeros((TS_GLANCES, 2))
+        self.kernel = (self._state, np.zeros(1, OUTPUT), np.zeros(_N_PITCH * _N_YAW),
+                       np.zeros((TS_GLANCES, 2)))
+        """The compiled pass's arrays: the state, the latest sample's outputs, the road-centre
+        histogram and the recent glances (start, end)."""
+
+    @staticmethod
+    def alert(kind, t, episodes, amount, level):
+        """The :class:`Alert` of an alert row's values."""
+        return Alert(ALERT_KINDS[kind], t, episodes, amount)
+
+    @staticmethod
+    def trace(t, rejected, outputs, alerts):
+        """The :class:`GlanceTrace` of a recording's per-sample outputs (``rejected``: samples
+        validation dropped; their outputs are NaN)."""
+        glance = np.where(np.isnan(outputs["cls"]), -1, outputs["cls"]).astype(np.int8)
+        return GlanceTrace(t, glance, outputs["off_s"].copy(), outputs["buffer"].copy(),
+                           np.degrees(outputs["road_yaw"]), np.degrees(outputs["road_pitch"]),
+                           alerts)
 
     @property
     def road_ready(self):
@@ -386,34 +388,34 @@ def _learn(t, yaw, pitch, state, hist):
 
 
 @njit(cache=True, inline="always")
-def _learn_head(x, step, params, state):
-    """Follow the head pose of on-road samples: the running mean over the first
-    ``glance_head_memory_s``, then an exponential one with that time constant."""
+def _learn_head(x, step, params, face):
+    """Follow the head pose of on-road samples (into the shared ``face`` record): the running
+    mean over the first ``glance_head_memory_s``, then an exponential one with that time constant."""
     yaw = x[_HEAD_YAW]
     pitch = x[_HEAD_PITCH]
     if yaw != yaw or pitch != pitch:
         return
-    seen = state.head_seen_s + step
-    state.head_seen_s = seen
+    seen = face.head_seen_s + step
+    face.head_seen_s = seen
     alpha = min(step / min(seen, params.glance_head_memory_s), 1.0)
-    state.head_yaw += alpha * (yaw - state.head_yaw)
-    state.head_pitch += alpha * (pitch - state.head_pitch)
+    face.head_yaw += alpha * (yaw - face.head_yaw)
+    face.head_pitch += alpha * (pitch - face.head_pitch)
 
 
 @njit(cache=True, inline="always")
-def _head_offset(x, params, state):
+def _head_offset(x, params, face):
     """How far the head of a sample is turned from its recent on-road pose, in ``glance_head_*``
     ellipses (> 1 outside); 0 without a head pose, an on-road pose or the fallback."""
     if params.glance_head_yaw <= 0.0 or params.glance_head_pitch <= 0.0:
         return 0.0
-    if state.head_seen_s <= 0.0:
+    if face.head_seen_s <= 0.0:
         return 0.0
     yaw = x[_HEAD_YAW]
     pitch = x[_HEAD_PITCH]
     if yaw != yaw or pitch != pitch:
         return 0.0
-    dyaw = (yaw - state.head_yaw) / params.glance_head_yaw
-    dpitch = (pitch - state.head_pitch) / params.glance_head_pitch
+    dyaw = (yaw - face.head_yaw) / params.glance_head_yaw
+    dpitch = (pitch - face.head_pitch) / params.glance_head_pitch
     return np.sqrt(dyaw * dyaw + dpitch * dpitch)
 
 
@@ -446,22 +448,6 @@ def _motion(yaw, pitch, step, state):
 
 
 @njit(cache=True, inline="always")
-def _cyclopean(x):
-    """Mean yaw and pitch of the eyes with a gaze value in sample ``x``; NaN when neither has."""
-    yaw = 0.0
-    pitch = 0.0
-    n = 0
-    for eye in range(2):
-        if not (np.isnan(x[_GAZE_YAW[eye]]) or np.isnan(x[_GAZE_PITCH[eye]])):
-            yaw += x[_GAZE_YAW[eye]]
-            pitch += x[_GAZE_PITCH[eye]]
-            n += 1
-    if n == 0:
-        return np.nan, np.nan
-    return yaw / n, pitch / n
-
-
-@njit(cache=True, inline="always")
 def _inside(yaw, pitch, yaw0, pitch0, radius, cos_pitch):
     dyaw = (yaw - yaw0) * cos_pitch
     dpitch = pitch - pitch0
@@ -485,19 +471,6 @@ def _classify(yaw, pitch, params, state):
 
 
 @njit(cache=True, inline="always")
-def _alert_row(alerts, n_a, kind, t, away_s, start, end, first):
-    row = alerts[n_a]
-    row[_A_KIND] = kind
-    row[_A_T] = t
-    row[_A_AWAY_S] = away_s
-    row[_A_START] = start
-    row[_A_END] = end
-    row[_A_FIRST] = 1.0 if first else 0.0
-    row[_A_WINDOW] = 0.0
-    return n_a + 1
-
-
-@njit(cache=True, inline="always")
 def _close_glance(state, ring, min_dip):
     """End the current glance at its last away sample; keep it for time-sharing if it counts."""
     start = state.start
@@ -515,8 +488,8 @@ def _close_glance(state, ring, min_dip):
 
 
 @njit(cache=True, inline="always")
-def _glance_step(x, has_gaze, t, dt, gap, lost, closed, params, state, hist, ring, out, alerts,
-                 n_a):
+def _glance_step(x, has_gaze, t, dt, gap, lost, closed, params, state, face, hist, ring, out,
+                 alerts, n_a):
     """Advance the glance channel by one accepted sample; write its outputs to ``out`` (an
     :data:`OUTPUT` record) and any alert rows to ``alerts`` from row ``n_a``. Returns the new
     alert row count.
@@ -525,7 +498,8 @@ def _glance_step(x, has_gaze, t, dt, gap, lost, closed, params, state, hist, rin
     ``dt`` is the step from the previous accepted sample (0 for the first), ``gap`` whether the
     step is a gap, ``lost`` whether the eyes are untracked (validation's track loss), ``closed``
     whether the eyelids are closed with the head facing forward (the fatigue channel's closure):
-    track loss that is neither away by head pose nor out of the tracker's range.
+    track loss that is neither away by head pose nor out of the tracker's range. ``face`` holds
+    the on-road head pose this step learns.
     """
     if has_gaze:
         state.has_gaze = 1.0
@@ -550,7 +524,7 @@ def _glance_step(x, has_gaze, t, dt, gap, lost, closed, params, state, hist, rin
         buffer = state.buffer
         _clear_machine(state)
         state.buffer = buffer
-    yaw, pitch = _cyclopean(x)  # validation has blanked the gaze when lost
+    yaw, pitch = cyclopean(x)  # validation has blanked the gaze when lost
     cls = LOST
     if not lost and not closed and yaw == yaw:
         cls = UNKNOWN
@@ -574,8 +548,8 @@ def _glance_step(x, has_gaze, t, dt, gap, lost, closed, params, state, hist, rin
         state.lost_t = t
     ready = state.ready == 1.0
     if cls == ON_ROAD and step > 0.0:
-        _learn_head(x, step, params, state)
-    head = _head_offset(x, params, state) if ready else 0.0
+        _learn_head(x, step, params, face)
+    head = _head_offset(x, params, face) if ready else 0.0
     if (cls == LOST and not closed and head > 1.0 and state.run != -1.0
             and head > state.head_peak - max(1.0, HEAD_RETURN_SHARE * state.head_peak)
             and not (state.run_away == 1.0 and t - state.lost_t <= params.glance_lost_carry_s)):
@@ -660,7 +634,7 @@ def _glance_step(x, has_gaze, t, dt, gap, lost, closed, params, state, hist, rin
         if end == end and ready:
             if state.long_done == 0.0 and duration >= params.glance_long_s:
                 state.long_done = 1.0
-                n_a = _alert_row(alerts, n_a, 0.0, t, duration, state.start, end, True)
+                n_a = write_alert(alerts, n_a, 0.0, t, duration, np.nan, state.start, end, True)
             if state.ts_done == 0.0:
                 n_a = _time_sharing(t, state.last_away, params, state, ring, alerts, n_a)
     # lost runs and road times
@@ -705,6 +679,8 @@ def _glance_step(x, has_gaze, t, dt, gap, lost, closed, params, state, hist, rin
     state.gaze_pitch = pitch if cls != LOST else np.nan
     out.internal = cls
     out.ready = state.ready
+    out.road_yaw = state.yaw
+    out.road_pitch = state.pitch
     if ready:
         out.cls = cls
         out.on_road = 1.0 if cls == ON_ROAD else (0.0 if away else np.nan)
@@ -743,15 +719,61 @@ def _time_sharing(t, end, params, state, ring, alerts, n_a):
     first = True
     for i in range(used - 1, -1, -1):
         row = (head - 1 - i) % size
-        n_a = _alert_row(alerts, n_a, 1.0, t, total, ring[row, 0], ring[row, 1], first)
+        n_a = write_alert(alerts, n_a, 1.0, t, total, np.nan, ring[row, 0], ring[row, 1],
+                          first)
         first = False
-    return _alert_row(alerts, n_a, 1.0, t, total, state.start, end, first)
+    return write_alert(alerts, n_a, 1.0, t, total, np.nan, state.start, end, first)
+
+
+@njit(cache=True, inline="always")
+def _enabled(kernel, params):
+    return params.glances == 1.0
+
+
+@njit(cache=True, inline="always")
+def _step(kernel, x, sample, params, face, alerts, n_a):
+    """The protocol's step: :func:`_glance_step`, eyes closed facing forward read from ``face``."""
+    states, outs, hist, ring = kernel
+    lost = sample.lost == 1.0
+    return _glance_step(x, sample.has_gaze == 1.0, sample.t, sample.dt, sample.gap == 1.0, lost,
+                        closed_forward(x, lost, params, face), params, states[0], face, hist,
+                        ring, outs[0], alerts, n_a)
+
+
+@njit(cache=True, inline="always")
+def _to_hop(kernel, slot):
+    """Add the latest sample's outputs to its hop: the glance sums, the glance state."""
+    g = kernel[1][0]
+    if g.has_gaze == 1.0:
+        cls = g.internal
+        slot.g_n += 1.0
+        slot.g_time_s += g.dt
+        if cls == LOST:
+            slot.g_lost += 1.0
+        elif cls == ON_ROAD:
+            slot.g_tracked += 1.0
+            slot.g_road += 1.0
+        elif cls == OFF_ROAD or cls == MIRROR or cls == INSTRUMENT:
+            slot.g_tracked += 1.0
+            slot.g_away_s += g.dt
+        slot.g_count += g.count
+        slot.g_longest = max(slot.g_longest, g.duration)
+    slot.g_set = 1.0
+    slot.g_on_road = g.on_road
+    slot.g_off_s = g.off_s
+    slot.g_buffer = g.buffer
+    slot.g_ready = g.ready
 
 
 @njit(cache=True)
-def _restart(states, hist, ring):
-    """A new clock: the glance channel starts afresh, road-centre warm-up included, like the
-    windows and derived measures (a restarted tracker may have a new frame)."""
+def _restart(kernel, face):
+    """A new clock: the glance channel starts afresh, road-centre warm-up and on-road head pose
+    included, like the windows and derived measures (a restarted tracker may have a new frame)."""
+    states, _, hist, ring = kernel
     _reset(states)
     hist[:] = 0.0
     ring[:, :] = 0.0
+    face.head_yaw = face.head_pitch = face.head_seen_s = 0.0
+
+
+implement(STATE, _enabled, _step, _to_hop, _restart)
