@@ -120,7 +120,7 @@ def test_a_toy_third_channel_runs_from_its_own_module_beside_the_real_ones():
     t, down, alerts = detect_channel(HeadDownChannel, recording)
     assert [(a.kind, a.t, a.episodes) for a in alerts] == [
         ("head_down", t[660], ((t[600], t[660]),))]   # 20.0 s + 2.0 s at 30 Hz
-    assert down[659] == t[659] - t[600] and down[700] == 0.0 and down[1210] == t[1210] - t[1200]
+    assert down[659] == t[659] - t[600] and down[720] == 0.0 and down[1210] == t[1210] - t[1200]
     # the channel rides in the windows beside the real ones; their outputs are unchanged
     with_toy = StreamProcessor(channels=CHANNELS + (HeadDownChannel,))
     plain = StreamProcessor()

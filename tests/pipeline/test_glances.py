@@ -324,17 +324,17 @@ def test_alerts_ride_with_the_next_window_and_the_wire_builders():
 
 
 def _glance_trace_stream(samples, cuts):
-    """Per-sample outputs and windows of a processor fed ``samples`` in the blocks ``cuts``."""
+    """The glance channel's per-sample outputs and the windows of a processor fed ``samples`` in
+    the blocks ``cuts``."""
     processor = StreamProcessor()
-    rows, parts, alerts = [], [], []
-    for part in np.split(samples, cuts):
-        windows, _, r, a = processor._feed(part, None, with_events=True, final=False)
-        rows.append(r)
+    outputs, parts, alerts = [], [], []
+    for part in np.split(samples, cuts) + [samples[:0]]:
+        final = len(outputs) == len(cuts) + 1
+        windows, _, _, traces, a = processor._feed(part, None, with_events=True, final=final)
+        outputs.append(traces[0])
         parts.append(windows)
         alerts.extend(a)
-    windows, _, r, a = processor._feed(np.empty((0, samples.shape[1])), None, with_events=True,
-                                       final=True)
-    return np.concatenate(rows), Windows.concat(parts + [windows]), alerts + a
+    return np.concatenate(outputs), Windows.concat(parts), alerts
 
 
 def test_stream_equals_batch_for_the_glance_channel():
@@ -348,11 +348,11 @@ def test_stream_equals_batch_for_the_glance_channel():
                                               "long_distraction"]
     rng = np.random.default_rng(3)
     for cuts in (np.sort(rng.choice(len(block), 300, replace=False)), np.arange(1, 3000)):
-        rows, stream, alerts = _glance_trace_stream(block, cuts)
+        outputs, stream, alerts = _glance_trace_stream(block, cuts)
         assert alerts == whole.alerts
-        np.testing.assert_array_equal(rows[:, 5].astype(np.int8), whole.glance)
-        np.testing.assert_array_equal(rows[:, 6], whole.off_road_s)
-        np.testing.assert_array_equal(rows[:, 7], whole.buffer_s)
+        np.testing.assert_array_equal(outputs["cls"], whole.glance)
+        np.testing.assert_array_equal(outputs["off_s"], whole.off_road_s)
+        np.testing.assert_array_equal(outputs["buffer"], whole.buffer_s)
         for name in Windows._COLUMNS:
             np.testing.assert_array_equal(getattr(stream, name), getattr(batch, name))
     assert sum(len(a) for a in batch.alerts) == 3

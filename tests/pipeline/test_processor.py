@@ -6,7 +6,7 @@ import pytest
 
 from distractd.cli import main
 from distractd.pipeline import (
-    FEATURE_NAMES, FIELD_INDEX, PipelineConfig, Recording, StreamProcessor, empty_block,
+    FEATURE_NAMES, FIELD_INDEX, N_FIELDS, PipelineConfig, Recording, StreamProcessor, empty_block,
     extract_features, write_recording,
 )
 
@@ -75,5 +75,5 @@ def test_interleaved_streams_keep_their_own_state(recording):
 
 def test_wrong_shape_is_a_schema_error():
     from distractd import SchemaError
-    with pytest.raises(SchemaError, match=r"block must have shape \(n_samples, 18\)"):
+    with pytest.raises(SchemaError, match=rf"block must have shape \(n_samples, {N_FIELDS}\)"):
         StreamProcessor().update(np.zeros((4, 5)))
