@@ -192,3 +192,22 @@ def test_one_unresponsive_climb_per_episode_through_track_loss(split):
                       (pytest.approx(46.0), pytest.approx(35.0), "away")]
     assert (level[(t >= 13.0) & (t < 27.0)] == 3).all()
     assert level[(t >= 27.0) & (t < 35.0)].max() == 0
+
+
+def test_an_episode_does_not_run_across_a_forward_clock_jump():
+    """Issue 37, item 7: after a 10^6 s forward clock jump an ``unresponsive`` stamped t = 81
+    arrived after an alert stamped t = 1,000,093: a glance away seen before the jump and one seen
+    after it (no shorter, so "the same glance") made one episode, whose clock then passed the top
+    step on the jump alone. Window ends further apart than the top step end the episode."""
+    before = np.arange(141, 151) * HOP_S               # 70.5 .. 75 s: a glance away since 70 s
+    after = 1e6 + np.arange(180, 200) * HOP_S          # 1,000,090 .. 1,000,099.5 s
+    t = np.concatenate([before, after])
+    on_road = np.zeros(len(t))
+    off_road_s = np.concatenate([before - 70.0, after - (1e6 + 84.0)])   # 0.5..5, 6..15.5 s
+    closed = np.zeros(len(t))
+    for split in (1, len(t)):                          # window by window, or in one batch
+        levels, climbs = _run(DecisionRule(), t, on_road, off_road_s, closed, split=split,
+                              alerts=[(1e6 + 87.0, "long_distraction")])
+        assert climbs == [(pytest.approx(1e6 + 95.0), pytest.approx(1e6 + 84.0), "away")]
+        assert max(row[0] for row in levels[:len(before)]) == 2     # 5 s away, not 11
+        assert all(row[2] >= 1e6 for row in levels[len(before):] if row[2] is not None)

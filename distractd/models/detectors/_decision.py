@@ -196,6 +196,7 @@ class DecisionRule:
         self.episode_top = False   # the episode has reached the top level (its one alert)
         self.glance_s = 0.0    # the glance channel's last known glance away, s (0: none)
         self.closure_s = 0.0   # the eyelid channel's last known eye closure, s (0: none)
+        self.escalated_s = math.nan   # the last window end escalate read, s
         self.alert_floor_until_s = [-math.inf] * len(ESCALATION_LEVELS)
 
     def usable(self, scores, quality):
@@ -265,7 +266,8 @@ class DecisionRule:
         when the glance or closure of the episode has ended and a new one is in progress (a road
         check between window ends). The top level is reached only in a window where a channel
         sees the driver away or the eyes shut, never across track loss alone; it then holds to
-        the episode's end and is one ``unresponsive`` climb per episode.
+        the episode's end and is one ``unresponsive`` climb per episode. Window ends further
+        apart than the top step, or going back, end the episode (no data to run on).
         The clock's level (:data:`ESCALATION_STEPS_S`) is raised to at least 1 while the window
         state is distracted or the driver is drowsy, and to :data:`ESCALATION_ALERT_LEVELS` for
         ``alert_hold_s`` after an alert of those kinds. Only the clock reaches the top level.
@@ -306,6 +308,9 @@ class DecisionRule:
                 if level is not None:
                     floors[level] = max(floors[level], alert_t + self.alert_hold_s)
             t = float(t_end[i])
+            if not 0.0 <= t - self.escalated_s <= steps[-1]:
+                self._forget_episode()   # a stretch without windows the clock would cross
+            self.escalated_s = t
             away, closed = self._episode(t, float(on_road[i]), float(off_road_s[i]),
                                          float(eyes_closed_s[i]))
             inattentive_s = t - self.episode_start_s if self.episode_start_s == \
@@ -334,6 +339,16 @@ class DecisionRule:
                 self.level = level
             levels.append((level, ESCALATION_LEVELS[level], self.level_since_s))
         return levels, unresponsive
+
+    def _forget_episode(self):
+        """No episode runs on, and no glance or closure reading is the same one: after window
+        ends further apart than the top step (a forward clock jump, or a tracker silent that
+        long) or going back (a clock reset), the clock would otherwise reach the top level on
+        the stretch without data alone (issue 37, item 7)."""
+        self.episode_start_s = math.nan
+        self.episode_top = False
+        self.glance_s = self.closure_s = 0.0
+        self.level, self.level_since_s = 0, None   # a level reached again is entered anew
 
     def _episode(self, t, on_road, off_road_s, eyes_closed_s):
         """Advance the episode of inattention by one window's end state; return the glance away
