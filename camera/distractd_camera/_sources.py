@@ -54,15 +54,20 @@ class VideoSource:
 
     def frames(self):
         """Yield ``(t, frame_bgr, arrived)``: the frame's timestamp in seconds, the frame, and
-        ``time.perf_counter()`` when it was read (for the latency to its published sample)."""
+        ``time.perf_counter()`` when it was read (for the latency to its published sample).
+        A file's frames end at its end; a camera that stops delivering raises
+        :class:`SourceError`."""
         frame, index, start = self._first, 0, time.monotonic()
         while frame is not None:
             arrived = time.perf_counter()
             t = time.monotonic() - start if self.live else index / self.rate_hz
             yield t, frame, arrived
             ok, frame = self._capture.read()
-            frame = frame if ok else None
             index += 1
+            if not ok and self.live:   # a file ends; a camera that stops is an error
+                raise SourceError(f"{self.name}: the camera stopped delivering frames after "
+                                  f"{index}")
+            frame = frame if ok else None
 
     def close(self):
         self._capture.release()

@@ -86,6 +86,8 @@ def main(argv=None):
         except (SourceError, OSError, TimeoutError, zmq.ZMQError) as error:
             print(f"distractd-camera: error: {error}", file=sys.stderr)
             return 1
+        except KeyboardInterrupt:   # before the first frame (while MediaPipe loads)
+            return 130
         if args.json:
             print(json.dumps(summary), flush=True)
         else:
