@@ -32,11 +32,12 @@ def _parser():
     parser = argparse.ArgumentParser(
         prog="distractd-camera",
         description="Face and iris landmarks of a video file or a camera as distractd samples.")
-    source = parser.add_mutually_exclusive_group(required=True)
-    source.add_argument("videos", nargs="*", default=None, metavar="VIDEO",
+    # VIDEO or --camera, checked in main (argparse's exclusive groups mistake an empty VIDEO
+    # list for a given one)
+    parser.add_argument("videos", nargs="*", metavar="VIDEO",
                         help="video file(s) (mp4, mpg, avi, gif, ...); with several, --out and "
                              "--measures are folders that get <name>.csv and <name>.measures.csv")
-    source.add_argument("--camera", type=int, metavar="N", help="camera /dev/videoN (live)")
+    parser.add_argument("--camera", type=int, metavar="N", help="camera /dev/videoN (live)")
     parser.add_argument("--out", metavar="CSV", help="write the samples as a CSV recording")
     parser.add_argument("--to", metavar="ENDPOINT",
                         help="publish to a daemon's input, e.g. tcp://127.0.0.1:5555")
@@ -61,8 +62,10 @@ def main(argv=None):
     """Run the front-end; 0 on success, 1 for a source or sink that fails, 2 for bad options."""
     parser = _parser()
     args = parser.parse_args(argv)
-    if not (args.videos or args.camera is not None):
-        parser.error("give a VIDEO file or --camera N")
+    if not args.videos and args.camera is None:
+        parser.error("give VIDEO file(s) or --camera N")
+    if args.videos and args.camera is not None:
+        parser.error("give VIDEO file(s) or --camera N, not both")
     if not (args.out or args.to):
         parser.error("give --out CSV, --to ENDPOINT or both")
     if len(args.videos) > 1 and args.to:

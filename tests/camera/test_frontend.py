@@ -81,3 +81,15 @@ def test_blinks_are_found_at_least_as_well_as_by_the_naive_eye_aspect_ratio(blin
     assert camera["n_reference"] == naive["n_reference"] == 16
     assert camera["f1"] >= naive["f1"]                              # [0.875 and 0.875]
     assert camera["f1"] >= 0.8
+
+
+def test_a_camera_that_cannot_be_opened_is_one_line_and_status_1(camera_program, tmp_path):
+    done = subprocess.run([str(camera_program), "--camera", "99", "--out",
+                           str(tmp_path / "x.csv")], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 1
+    assert done.stderr.strip().splitlines()[-1] == (
+        "distractd-camera: error: /dev/video99: cannot open this camera")
+    done = subprocess.run([str(camera_program), "--out", str(tmp_path / "x.csv")],
+                          capture_output=True, text=True, timeout=60)
+    assert done.returncode == 2
+    assert done.stderr.strip().splitlines()[-1].endswith("give VIDEO file(s) or --camera N")
