@@ -27,10 +27,12 @@ recomputes both and refuses a file whose content does not match them (corrupt, e
 before the id hashed the weights). Neither is an authenticity check: anyone can recompute them, so
 a model file is trusted like code (its permissions decide who may write it; docs/detectors.md).
 
-Load validates as strictly as save: every array finite, every normaliser scale positive, the
+Load validates as strictly as save: every array finite and of bounded magnitude
+(:data:`MAX_VALUE`, scales at least :data:`MIN_SCALE`), of 64-bit floats but for the
+:data:`INTEGER_ARRAYS` (a weight cast to int8 is all zeros), every normaliser scale positive, the
 shapes of each part consistent (the estimator's arrays, ``ARRAY_SHAPES`` of its kind, with the
 feature names, the normaliser and the hyper-parameters), the hyper-parameters those of the kind
-and within its constraints, the score scale and offset finite (scale positive), and the pipeline
+and within its constraints, the score scale and offset within the same bounds, and the pipeline
 settings a valid :class:`~distractd.pipeline.PipelineConfig`; the same for each sub-model. It is
 loaded with ``allow_pickle=False``; nothing is ever unpickled.
 """
@@ -60,6 +62,14 @@ DEFAULT_MODEL_PATH = Path(__file__).resolve().parents[2] / "data" / "default_mod
 """The model shipped in the package (``make default-model``): the daemon's and ``predict``'s
 default."""
 
+MAX_VALUE = 1e9
+"""Largest magnitude of any number in a model (arrays, score scale and offset). The shipped
+models' largest is about 18 (cohort anchor rows); a forged 1e308 overflows the scores to inf or
+NaN, so every window was unknown, counted under the wrong reason."""
+MIN_SCALE = 1e-9
+"""Smallest normaliser or score scale: a scale of 5e-324 divides every feature or score to inf."""
+INTEGER_ARRAYS = ("classes", "y", "starts", "clusters", "cluster_labels")
+"""Arrays (by the last part of their names) that hold integers; every other is float64."""
 SUBMODELS = ("gaze_only", "sparse_gaze")
 """The ``extras`` keys of sub-models, from the most complete to the least: after the model itself,
 :meth:`Detector.choose` tries them in this order."""
@@ -418,9 +428,16 @@ def _check_values(path, contents):
     for name, value in contents.items():
         if value.dtype.kind in "fc" and not np.isfinite(value).all():
             raise ModelError(f"model file {path}: array {name} holds non-finite values")
-        if name.endswith("scale") and value.size and not (value > 0).all():
-            raise ModelError(f"model file {path}: array {name} must be positive, got "
-                             f"{float(value.min())!r}")
+        integer = name.rsplit("/", 1)[-1] in INTEGER_ARRAYS
+        if integer and value.dtype.kind not in "iu" or not integer and value.dtype != np.float64:
+            raise ModelError(f"model file {path}: array {name} must hold "
+                             f"{'integers' if integer else '64-bit floats'}, got {value.dtype}")
+        if name.endswith("scale") and value.size and not (value >= MIN_SCALE).all():
+            raise ModelError(f"model file {path}: array {name} must be at least {MIN_SCALE:g}, "
+                             f"got {float(value.min())!r}")
+        if value.size and not (np.abs(value) <= MAX_VALUE).all():
+            raise ModelError(f"model file {path}: array {name} must lie within +-{MAX_VALUE:g}, "
+                             f"got {float(value.flat[np.argmax(np.abs(value))])!r}")
 
 
 def _check_part(path, part, arrays, prefix, normalizer):
@@ -449,12 +466,13 @@ def _check_part(path, part, arrays, prefix, normalizer):
     unknown = sorted(set(params) - set(PARAMETERS[kind]))
     if unknown:
         raise ModelError(f"{where}{kind} has no hyper-parameter {unknown[0]!r:.80}")
-    for key, default, low in (("score_scale", 1.0, 0.0), ("score_offset", 0.0, -np.inf)):
+    for key, default, low in (("score_scale", 1.0, MIN_SCALE), ("score_offset", 0.0,
+                                                                   -MAX_VALUE)):
         value = summary.get(key, default)
         if isinstance(value, bool) or not isinstance(value, (int, float)) \
-                or not low < value < np.inf:
-            wanted = "a finite number above 0" if low == 0.0 else "a finite number"
-            raise ModelError(f"{where}summary.{key} must be {wanted}, got {value!r:.80}")
+                or not low <= value <= MAX_VALUE:
+            raise ModelError(f"{where}summary.{key} must be a number in [{low:g}, "
+                             f"{MAX_VALUE:g}], got {value!r:.80}")
     sizes = {"n_features": len(names)}
     sizes.update((key, value) for key, value in params.items()
                  if type(value) is int and key.startswith("n_"))

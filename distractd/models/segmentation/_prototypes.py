@@ -33,6 +33,16 @@ PROTOTYPE_MAX_SECONDS = 10.0
 PROTOTYPE_SEGMENTS = 16
 """Prototype segments kept: about 320 frames, 26 KB of DTAK cells per stream."""
 
+MAX_SEGMENT_FRAMES = 256
+"""Largest ``max_length`` (and ``min_length``) a set of prototypes may have: 128 s at the 0.5 s
+hop. Each stream holds prototype frames x ``max_length`` float32 DTAK cells (318 KB for 311
+frames here); a forged 10**7 took a daemon to 12 GB at its first stream."""
+MAX_COMMIT_LAG = 4 * MAX_SEGMENT_FRAMES
+"""Largest ``commit_lag``, frames: the online segmenter's buffers are as long (a forged 10**12
+failed to allocate them)."""
+SIGMA_RANGE = (1e-9, 1e9)
+"""Bounds of the Gaussian width, feature units (beyond them the kernel is 0 or 1 everywhere)."""
+
 
 class SegmentPrototypes:
     """Reference segments for the online segmenter, with each cluster's distraction label.
@@ -65,10 +75,14 @@ class SegmentPrototypes:
         check_params({"kernel": kernel, "sigma": sigma, "min_length": min_length,
                       "max_length": max_length, "commit_lag": commit_lag},
                      {"kernel": Options(("gaussian", "binary", "linear")),
-                      "sigma": Interval(0, None), "min_length": Interval(1, None, integer=True),
-                      "max_length": Interval(1, None, integer=True),
-                      "commit_lag": Interval(0, None, integer=True)},
+                      "sigma": Interval(*SIGMA_RANGE, closed="both"),
+                      "min_length": Interval(1, MAX_SEGMENT_FRAMES, integer=True, closed="both"),
+                      "max_length": Interval(1, MAX_SEGMENT_FRAMES, integer=True, closed="both"),
+                      "commit_lag": Interval(0, MAX_COMMIT_LAG, integer=True, closed="both")},
                      owner="SegmentPrototypes", error=ModelError)
+        if min_length > max_length:
+            raise ModelError(f"SegmentPrototypes.min_length must be <= max_length={max_length}, "
+                             f"got {min_length}")
         self.X = np.ascontiguousarray(X, dtype=np.float64)
         self.starts = np.asarray(starts, dtype=np.int64)
         self.clusters = np.asarray(clusters, dtype=np.int64)
@@ -164,6 +178,9 @@ class SegmentPrototypes:
         missing = {"X", "starts", "clusters", "cluster_labels"} - set(arrays)
         if missing:
             raise ModelError(f"segmenter extras: missing arrays {sorted(missing)}")
+        missing = {"kernel", "sigma", "min_length", "max_length"} - set(params)
+        if missing:
+            raise ModelError(f"segmenter extras: missing settings {sorted(missing)}")
         return cls(arrays["X"], arrays["starts"], arrays["clusters"], arrays["cluster_labels"],
                    kernel=params["kernel"], sigma=params["sigma"],
                    min_length=params["min_length"], max_length=params["max_length"],

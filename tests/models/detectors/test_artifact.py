@@ -345,10 +345,15 @@ def _forged(path, array=None, value=None, pipeline=None, edit=None, model_id=Non
 
 
 @pytest.mark.parametrize("array, value, message", [
-    ("normalizer/scale", 0.0, "array normalizer/scale must be positive, got 0.0"),
+    ("normalizer/scale", 0.0, "array normalizer/scale must be at least 1e-09, got 0.0"),
     ("normalizer/mean", np.inf, "array normalizer/mean holds non-finite values"),
     ("model/beta", np.nan, "array model/beta holds non-finite values"),
-    ("extras/sparse_gaze/scale", -1.0, "array extras/sparse_gaze/scale must be positive"),
+    ("extras/sparse_gaze/scale", -1.0, "array extras/sparse_gaze/scale must be at least 1e-09"),
+    # finite extremes (issue 37, item 2): every window was unknown, or counted as "features"
+    ("normalizer/scale", 5e-324, "array normalizer/scale must be at least 1e-09, got 5e-324"),
+    ("normalizer/mean", 1e308, "array normalizer/mean must lie within +-1e+09, got 1e+308"),
+    ("model/hidden_weights", 1e308,
+     "array model/hidden_weights must lie within +-1e+09, got 1e+308"),
 ])
 def test_a_forged_model_with_a_valid_checksum_is_refused_at_load(tmp_path, array, value,
                                                                  message):
@@ -400,7 +405,7 @@ def test_an_array_reshaped_behind_its_header_is_refused(tmp_path):
      "array normalizer/mean must have shape (n_features=30), got (29,)"),
     (_set("params", "C", value=-1.0), "SSELMClassifier.C must be in (0, inf), got -1.0"),
     (_set("summary", "score_scale", value=0.0),
-     "summary.score_scale must be a finite number above 0, got 0.0"),
+     "summary.score_scale must be a number in [1e-09, 1e+09], got 0.0"),
 ])
 def test_run_check_refuses_a_model_whose_parts_disagree(tmp_path, edit, message):
     _assert_check_refuses(_forged(tmp_path / "forged.npz", edit=edit), message)
@@ -424,9 +429,16 @@ def test_run_check_refuses_a_model_whose_parts_disagree(tmp_path, edit, message)
      "array model/hidden_weights must have shape (n_features=29, n_hidden=1000), got (30, 1000)"),
     (_set("params", "C", value=-1.0), "SSELMClassifier.C must be in (0, inf), got -1.0"),
     (_set("summary", "score_scale", value=0.0),
-     "summary.score_scale must be a finite number above 0, got 0.0"),
+     "summary.score_scale must be a number in [1e-09, 1e+09], got 0.0"),
     (_set("extras", "sparse_gaze", "json", "summary", "score_offset", value=float("nan")),
-     "extras/sparse_gaze/summary.score_offset must be a finite number, got nan"),
+     "extras/sparse_gaze/summary.score_offset must be a number in [-1e+09, 1e+09], got nan"),
+    # finite extremes and a cast (issue 37, item 2)
+    (_set("summary", "score_scale", value=5e-324),
+     "summary.score_scale must be a number in [1e-09, 1e+09], got 5e-324"),
+    (_set("summary", "score_offset", value=1.7e308),
+     "summary.score_offset must be a number in [-1e+09, 1e+09], got 1.7e+308"),
+    (lambda _, arrays: arrays.update({"model/beta": arrays["model/beta"].astype(np.int8)}),
+     "array model/beta must hold 64-bit floats, got int8"),
     (_resized("extras/anchors/X", (2000, 29)),
      "array extras/anchors/X must have shape (n_anchors=2000, n_features=30), got (2000, 29)"),
     (_resized("extras/anchors/y", (1999,)),
@@ -436,7 +448,7 @@ def test_run_check_refuses_a_model_whose_parts_disagree(tmp_path, edit, message)
     (lambda _, arrays: arrays.update({"model/classes": np.array([1, 2])}),
      "array model/classes must be [0, 1], got [1, 2]"),
     (lambda _, arrays: arrays.update({"model/beta": arrays["model/beta"].astype(complex)}),
-     "array model/beta must hold real numbers, got dtype complex128"),
+     "array model/beta must hold 64-bit floats, got complex128"),
 ])
 def test_a_forged_model_whose_parts_disagree_is_refused_at_load(tmp_path, edit, message):
     """Issue 23, item 3: shapes, hyper-parameters and score scales are checked at load as save
@@ -445,6 +457,20 @@ def test_a_forged_model_whose_parts_disagree_is_refused_at_load(tmp_path, edit, 
     with pytest.raises(ModelError, match=re.escape(f"model file {path}: ")) as refused:
         load_model(path)
     assert message in str(refused.value)
+
+
+@pytest.mark.parametrize("setting, value, message", [
+    ("max_length", 10**7,
+     "SegmentPrototypes.max_length must be an integer in [1, 256], got 10000000"),
+    ("commit_lag", 10**12,
+     "SegmentPrototypes.commit_lag must be an integer in [0, 1024], got 1000000000000"),
+])
+def test_run_check_refuses_forged_segmenter_bounds(tmp_path, setting, value, message):
+    """Issue 37, item 2: ``max_length = 10**7`` took the daemon to 12 GB and stalled it at the
+    first stream; ``commit_lag = 10**12`` was a traceback at ``run --check`` and at start."""
+    path = _forged(tmp_path / "forged.npz",
+                   edit=_set("extras", "segmenter", "json", setting, value=value))
+    _assert_check_refuses(path, message)
 
 
 def test_a_forged_model_with_an_unbounded_pipeline_setting_is_refused_at_load(tmp_path):
