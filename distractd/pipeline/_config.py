@@ -16,8 +16,16 @@ from .formats import FIELD_INDEX, FIELDS, RANGES, SPATIAL_FIELDS
 
 __all__ = ["PipelineConfig"]
 
-_POSITIVE = Interval(0, None, closed="neither")
-_NON_NEGATIVE = Interval(0, None)
+_MAX_SPAN_S = 3600.0
+"""Longest duration any setting may give, seconds: an hour, the bound of the ring spans too."""
+_SPAN = Interval(0, _MAX_SPAN_S, closed="right")
+_SPAN_OR_ZERO = Interval(0, _MAX_SPAN_S)
+_DEGREES = Interval(0, 180)
+_SPEED_DEG_S = Interval(0, 10_000)
+_POSITIVE_SPEED_DEG_S = Interval(0, 10_000, closed="right")
+_RATE_HZ = Interval(0, 1000)
+_FACTOR = Interval(0, 1000)
+_POSITIVE_FACTOR = Interval(0, 1000, closed="right")
 _FRACTION = Interval(0, 1)
 _ANGLE = Interval(-90, 90)
 _MAX_HOPS = 7200             # hops a window, blink or PERCLOS span may hold (1 h at 0.5 s)
@@ -346,48 +354,48 @@ class PipelineConfig:
     fatigue_head_pitch_deg: float = 18.0
 
     _constraints = {
-        "window_s": Interval(0, 600, closed="right"), "hop_s": Interval(1e-3, None),
-        "blink_window_s": Interval(0, 3600, closed="right"),
-        "perclos_window_s": Interval(0, 3600, closed="right"), "perclos_closure": _FRACTION,
-        "warmup_s": _NON_NEGATIVE,
-        "confidence_min": _FRACTION, "max_gap_s": _POSITIVE, "max_jump_s": _POSITIVE,
-        "clock_reset_s": _POSITIVE, "saccade_velocity_deg_s": _POSITIVE,
-        "saccade_noise_factor": _NON_NEGATIVE,
-        "saccade_min_s": _NON_NEGATIVE, "saccade_max_s": _POSITIVE,
-        "saccade_min_amplitude_deg": _NON_NEGATIVE, "saccade_min_rate_hz": _NON_NEGATIVE,
-        "saccade_noise_amplitude_factor": _NON_NEGATIVE,
-        "blink_opening_max": _FRACTION, "blink_min_s": _NON_NEGATIVE, "blink_max_s": _POSITIVE,
-        "blink_min_rate_hz": _NON_NEGATIVE, "fixation_min_s": _NON_NEGATIVE,
-        "fixation_merge_gap_s": _NON_NEGATIVE, "fixation_merge_deg": _NON_NEGATIVE,
-        "pursuit_tau_s": _NON_NEGATIVE, "pursuit_velocity_deg_s": _NON_NEGATIVE,
+        "window_s": Interval(0, 600, closed="right"), "hop_s": Interval(1e-3, 600),
+        "blink_window_s": _SPAN,
+        "perclos_window_s": _SPAN, "perclos_closure": _FRACTION,
+        "warmup_s": _SPAN_OR_ZERO,
+        "confidence_min": _FRACTION, "max_gap_s": _SPAN, "max_jump_s": _SPAN,
+        "clock_reset_s": _SPAN, "saccade_velocity_deg_s": _POSITIVE_SPEED_DEG_S,
+        "saccade_noise_factor": _FACTOR,
+        "saccade_min_s": _SPAN_OR_ZERO, "saccade_max_s": _SPAN,
+        "saccade_min_amplitude_deg": _DEGREES, "saccade_min_rate_hz": _RATE_HZ,
+        "saccade_noise_amplitude_factor": _FACTOR,
+        "blink_opening_max": _FRACTION, "blink_min_s": _SPAN_OR_ZERO, "blink_max_s": _SPAN,
+        "blink_min_rate_hz": _RATE_HZ, "fixation_min_s": _SPAN_OR_ZERO,
+        "fixation_merge_gap_s": _SPAN_OR_ZERO, "fixation_merge_deg": _DEGREES,
+        "pursuit_tau_s": _SPAN_OR_ZERO, "pursuit_velocity_deg_s": _SPEED_DEG_S,
         "use_tracker_flags": bool,
         "label_purity": Interval(0.5, 1),
         "glances": bool, "drive_side": Options(("left", "right")), "baseline": bool,
-        "baseline_memory_s": Interval(0, 3600, closed="right"),
-        "baseline_spacing_s": _POSITIVE,
-        "baseline_warmup_s": _NON_NEGATIVE, "baseline_gate": bool,
-        "baseline_gate_z": _POSITIVE, "baseline_gate_max_s": _NON_NEGATIVE,
+        "baseline_memory_s": _SPAN,
+        "baseline_spacing_s": _SPAN,
+        "baseline_warmup_s": _SPAN_OR_ZERO, "baseline_gate": bool,
+        "baseline_gate_z": _POSITIVE_FACTOR, "baseline_gate_max_s": _SPAN_OR_ZERO,
         "baseline_absolute_glances": bool, "glance_road_yaw_deg": Interval(0, 45, closed="right"),
         "glance_road_pitch_deg": Interval(0, 45, closed="right"),
-        "glance_road_warmup_s": _NON_NEGATIVE, "glance_road_forget_s": _POSITIVE,
+        "glance_road_warmup_s": _SPAN_OR_ZERO, "glance_road_forget_s": _SPAN,
         "glance_interior_mirror_yaw_deg": _ANGLE, "glance_interior_mirror_pitch_deg": _ANGLE,
         "glance_left_mirror_yaw_deg": _ANGLE, "glance_left_mirror_pitch_deg": _ANGLE,
         "glance_right_mirror_yaw_deg": _ANGLE, "glance_right_mirror_pitch_deg": _ANGLE,
-        "glance_mirror_radius_deg": _NON_NEGATIVE, "glance_instrument_yaw_deg": _ANGLE,
-        "glance_instrument_pitch_deg": _ANGLE, "glance_instrument_radius_deg": _NON_NEGATIVE,
-        "glance_min_dip_s": _NON_NEGATIVE, "glance_lost_carry_s": _NON_NEGATIVE,
+        "glance_mirror_radius_deg": _DEGREES, "glance_instrument_yaw_deg": _ANGLE,
+        "glance_instrument_pitch_deg": _ANGLE, "glance_instrument_radius_deg": _DEGREES,
+        "glance_min_dip_s": _SPAN_OR_ZERO, "glance_lost_carry_s": _SPAN_OR_ZERO,
         "glance_head_yaw_deg": Interval(0, 45, closed="both"),
         "glance_head_pitch_deg": Interval(0, 45, closed="both"),
-        "glance_head_memory_s": _POSITIVE, "glance_buffer_s": _POSITIVE,
-        "glance_buffer_delay_s": _NON_NEGATIVE, "glance_free_s": _NON_NEGATIVE,
-        "glance_long_s": _POSITIVE, "glance_sharing_s": _POSITIVE,
-        "glance_sharing_window_s": _POSITIVE, "glance_sharing_reset_s": _NON_NEGATIVE,
+        "glance_head_memory_s": _SPAN, "glance_buffer_s": _SPAN,
+        "glance_buffer_delay_s": _SPAN_OR_ZERO, "glance_free_s": _SPAN_OR_ZERO,
+        "glance_long_s": _SPAN, "glance_sharing_s": _SPAN,
+        "glance_sharing_window_s": _SPAN, "glance_sharing_reset_s": _SPAN_OR_ZERO,
         "fatigue": bool, "fatigue_closed_fraction": _FRACTION, "fatigue_open_fraction": _FRACTION,
-        "fatigue_open_memory_s": _POSITIVE, "fatigue_microsleep_s": _POSITIVE,
-        "fatigue_sleep_s": _POSITIVE, "fatigue_hidden_s": _NON_NEGATIVE,
-        "fatigue_perclos_window_s": Interval(0, 3600, closed="right"),
+        "fatigue_open_memory_s": _SPAN, "fatigue_microsleep_s": _SPAN,
+        "fatigue_sleep_s": _SPAN, "fatigue_hidden_s": _SPAN_OR_ZERO,
+        "fatigue_perclos_window_s": _SPAN,
         "fatigue_perclos_drowsy": _FRACTION, "fatigue_perclos_recovered": _FRACTION,
-        "fatigue_blink_drowsy_s": _NON_NEGATIVE,
+        "fatigue_blink_drowsy_s": _SPAN_OR_ZERO,
         "fatigue_head_yaw_deg": Interval(0, 90, closed="right"),
         "fatigue_head_pitch_deg": Interval(0, 90, closed="right"),
     }

@@ -20,7 +20,7 @@ def test_dict_round_trip_is_json():
 
 
 @pytest.mark.parametrize("settings, message", [
-    ({"hop_s": -0.5}, "pipeline.hop_s must be in [0.001, inf), got -0.5"),
+    ({"hop_s": -0.5}, "pipeline.hop_s must be in [0.001, 600], got -0.5"),
     ({"window_s": 10.2}, "pipeline.window_s must be a whole multiple of hop_s=0.5, got 10.2"),
     ({"perclos_closure": 1.5}, "pipeline.perclos_closure must be in [0, 1], got 1.5"),
     ({"use_tracker_flags": 1}, "pipeline.use_tracker_flags must be of type bool, got 1"),
