@@ -16,6 +16,11 @@ neither a hit nor a false blink, for either detector. Events are matched one to 
 F1 = 2 hits / (reference + detected). Clips are split as drivers are: sorted names, odd positions
 the development half (where the front-end's settings were chosen), even positions held out.
 
+Beside the events, the closed state per frame: frames inside ``eyes_closed`` labels (any length)
+are closed, the rest open, lowered or narrowed lids left out; the camera calls a frame closed
+when its mean eyelid opening is below the pipeline's ``blink_opening_max`` (0.5), the naive rule
+when the eye aspect ratio is below 0.2; Cohen's kappa pooled over the frames of each half.
+
 Prints one JSON line per clip (the front-end's summary, then each detector's counts) and per half
 and detector, and writes them to ``DIR/results.jsonl`` with the recordings (``DIR/<clip>.csv``)
 and raw measures.
@@ -30,7 +35,7 @@ from pathlib import Path
 
 import numpy as np
 
-from distractd.models.evaluation import match_events, spans_from_flags
+from distractd.models.evaluation import cohen_kappa, match_events, spans_from_flags
 from distractd.pipeline import PipelineConfig, detect_events, read_recording
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -123,7 +128,9 @@ def main(argv=None):
                         **summary})
         print(json.dumps(records[-1]), flush=True)
 
-    blink_max_s = PipelineConfig().blink_max_s
+    config = PipelineConfig()
+    blink_max_s = config.blink_max_s
+    closed_frames = {}
     for name in chosen:
         clip = labels[name]
         fps = clip["fps"]
@@ -141,6 +148,18 @@ def main(argv=None):
             "naive_ear": spans_from_flags(recording.t, ear < NAIVE_EAR, 1.0 / fps),
         }
         half = "development" if name in development else "held-out"
+        truth, sure = np.zeros(recording.n_samples, bool), np.ones(recording.n_samples, bool)
+        for first, last in clip["closed"]:
+            truth[first:last + 1] = True
+        for first, last in clip["unsure"]:
+            sure[first:last + 1] = False
+        opening = np.nanmean([recording.column("eyelid_r"), recording.column("eyelid_l")], axis=0)
+        shut = {"camera": opening < config.blink_opening_max, "naive_ear": ear < NAIVE_EAR}
+        for key in (half, "all"):
+            frames = closed_frames.setdefault(key, {"truth": [], "camera": [], "naive_ear": []})
+            frames["truth"].append(truth[sure])
+            for detector, flags in shut.items():
+                frames[detector].append(flags[sure])
         for detector, spans in detected.items():
             counts = score(reference, unsure, spans)
             record = {"bench": "camera_blinks", "clip": name, "half": half,
@@ -159,6 +178,16 @@ def main(argv=None):
                   "closed_ratio": args.closed_ratio}
         records.append(record)
         print(json.dumps(record), flush=True)
+    for half, frames in sorted(closed_frames.items()):
+        truth = np.concatenate(frames["truth"])
+        for detector in ("camera", "naive_ear"):
+            flags = np.concatenate(frames[detector])
+            record = {"bench": "camera_closed_frames_pooled", "half": half,
+                      "detector": detector, "frames": int(len(truth)),
+                      "closed_frames": int(truth.sum()), "flagged_frames": int(flags.sum()),
+                      "kappa": round(cohen_kappa(truth, flags), 3)}
+            records.append(record)
+            print(json.dumps(record), flush=True)
     with open(args.out / "results.jsonl", "w", encoding="utf-8") as handle:
         handle.writelines(json.dumps(r) + "\n" for r in records)
     return 0
