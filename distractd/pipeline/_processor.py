@@ -25,7 +25,7 @@ from ._validate import (
     _B_INDEX, _B_LABEL, ORDER_ACCEPT, ORDER_RESET, SAMPLE_REJECT_REASONS, TRACK_LOSS, _no_gaze,
     _order, _release, _validate_row,
 )
-from ._windows import _O_SIZE, BLINK, N_TEMPORAL, SACCADE, Windows, _add_sample, _emit, _slot
+from ._windows import BLINK, N_TEMPORAL, SACCADE, WINDOW, Windows, _add_sample, _emit, _slot
 
 __all__ = ["StreamProcessor", "ROW"]
 
@@ -201,7 +201,7 @@ class StreamProcessor:
         n = len(block)
         labels = _UNLABELLED if labels is None else _as_labels(labels, n)
         chunk = min(n, _CHUNK)
-        out_w = np.empty((chunk + self._margin, _O_SIZE))
+        out_w = np.empty(chunk + self._margin, WINDOW)
         if with_events:
             rows = np.empty(n, ROW)
             out_e = np.empty((chunk + 4, _events._EV_SIZE))
@@ -299,9 +299,6 @@ def _run(block, labels, start, base, final, state, lanes, out, out_f):
     mstate = m_array[0]
     face = face_array[0]
     sample = sample_array[0]
-    hop_s = params.hop_s
-    lag_s = params.lag_s
-    n_hops = params.window_hops
     margin = ring.shape[0]
     n_rows = block.shape[0]
     x = np.empty(N_FIELDS)
@@ -317,13 +314,7 @@ def _run(block, labels, start, base, final, state, lanes, out, out_f):
                 or n_a > _ALERT_SPARE):
             return i, n_w, n_e, n_a, False
         if vstate.q_n > 0.0:   # held samples released for processing come first
-            q = int(vstate.q_head)
-            for j in range(N_FIELDS):
-                x[j] = held[q, j]
-            label = int(held[q, _B_LABEL])
-            k = int(held[q, _B_INDEX]) - base
-            vstate.q_head = (q + 1) % held.shape[0]
-            vstate.q_n -= 1.0
+            label, k = _take_held(vstate, held, base, x)
         elif i < n_rows:
             for j in range(N_FIELDS):
                 x[j] = block[i, j]
@@ -331,14 +322,11 @@ def _run(block, labels, start, base, final, state, lanes, out, out_f):
             k = i
             i += 1
             if record:
-                rows[k].status = _HELD
-                rows[k].velocity = np.nan
-                rows[k].saccade = rows[k].blink = -2.0
-                rows[k].epoch = vstate.epoch
+                _held_row(rows[k], vstate.epoch)
             order = _order(x, label, base + k, params, vstate, held, rows, base)
             if order == ORDER_RESET:
-                n_e = _close_fixation(vstate, params, estate, out_e, n_e)
-                n_w = _finish(params, vstate, estate, wstate, ring, hop_sums, out_w, n_w)
+                n_e, n_w = _end_clock(params, vstate, estate, wstate, ring, hop_sums, out_e, n_e,
+                                      out_w, n_w)
                 _restart(vstate, e_array, w_array, ring, mstate, mring)
                 _restart_channels(lanes, face)
             if order != ORDER_ACCEPT:
@@ -352,11 +340,7 @@ def _run(block, labels, start, base, final, state, lanes, out, out_f):
             rows[k].status = status
             rows[k].epoch = vstate.epoch
         t = x[_TIME]
-        hop = np.floor(t / hop_s)
-        if wstate.started == 0.0:
-            wstate.started = 1.0
-            wstate.hop = hop - 1.0
-            wstate.next_end = hop + n_hops
+        hop = _hop_of(t, params, wstate)
         last_hop = wstate.hop
         lost = status == TRACK_LOSS
         dt = vstate.dt
@@ -374,29 +358,13 @@ def _run(block, labels, start, base, final, state, lanes, out, out_f):
                                      n_e)
         for e in range(first_event, n_e):
             out_e[e, _EV_EPOCH] = vstate.epoch
-        # then the windows this sample completes, before its hop reuses ring rows
-        while t >= wstate.next_end * hop_s + lag_s:
-            if wstate.next_end - n_hops > last_hop:   # the rest lie in a gap: empty
-                wstate.next_end = max(wstate.next_end, hop + 1.0)
-                break
-            if _emit(ring, wstate, params, period, hop_sums, out_w[n_w]):
-                n_w += 1
-            wstate.next_end += 1.0
-        if hop > last_hop:
-            _windows._advance(ring, last_hop, hop)
-            _measures._advance(mring, mstate, last_hop, hop, params)
-            wstate.hop = hop
+        n_w = _turn_hop(t, hop, period, params, wstate, ring, hop_sums, mring, mstate, out_w, n_w)
         slot = ring[_slot(ring, hop)]
         _count_events(slot, s_status, b_status)
         _measures._measure_sample(mring, mstate, hop, params, x, 0.0 if gap else dt, b_status,
                                   b_duration, measures)
         _add_sample(ring, wstate, hop, x, not lost, measures, label)
-        sample.t = t
-        sample.dt = dt
-        sample.gap = 1.0 if gap else 0.0
-        sample.lost = 1.0 if lost else 0.0
-        sample.has_gaze = 1.0 if has_gaze else 0.0
-        sample.blink_s = b_duration
+        _describe(sample, t, dt, gap, lost, has_gaze, b_duration)
         first_alert = n_a
         n_a = _step_channels(lanes, x, sample, params, face, slot, out_a, n_a,
                              k if keep_row else -1)
@@ -408,9 +376,72 @@ def _run(block, labels, start, base, final, state, lanes, out, out_f):
             rows[k].blink = b_status
     if final:
         _release(vstate, held, rows, base)
-        n_e = _close_fixation(vstate, params, estate, out_e, n_e)
-        n_w = _finish(params, vstate, estate, wstate, ring, hop_sums, out_w, n_w)
+        n_e, n_w = _end_clock(params, vstate, estate, wstate, ring, hop_sums, out_e, n_e, out_w,
+                              n_w)
     return i, n_w, n_e, n_a, True
+
+
+@njit(cache=True, inline="always")
+def _take_held(vstate, held, base, x):
+    """Copy the next queued held sample into ``x``; return its label and block row."""
+    q = int(vstate.q_head)
+    for j in range(N_FIELDS):
+        x[j] = held[q, j]
+    vstate.q_head = (q + 1) % held.shape[0]
+    vstate.q_n -= 1.0
+    return int(held[q, _B_LABEL]), int(held[q, _B_INDEX]) - base
+
+
+@njit(cache=True, inline="always")
+def _held_row(row, epoch):
+    """A block row's per-sample outputs as it arrives: held back, nothing known yet."""
+    row.status = _HELD
+    row.velocity = np.nan
+    row.saccade = row.blink = -2.0
+    row.epoch = epoch
+
+
+@njit(cache=True, inline="always")
+def _hop_of(t, params, wstate):
+    """The hop of time ``t``; the first sample of a clock starts the windows before it."""
+    hop = np.floor(t / params.hop_s)
+    if wstate.started == 0.0:
+        wstate.started = 1.0
+        wstate.hop = hop - 1.0
+        wstate.next_end = hop + params.window_hops
+    return hop
+
+
+@njit(cache=True, inline="always")
+def _turn_hop(t, hop, period, params, wstate, ring, hop_sums, mring, mstate, out_w, n_w):
+    """Write the windows a sample at ``t`` completes into ``out_w`` from row ``n_w``, then open
+    the hops up to ``hop`` (so the windows are read before the new hops reuse ring rows); return
+    the new row count."""
+    last_hop = wstate.hop
+    n_hops = params.window_hops
+    while t >= wstate.next_end * params.hop_s + params.lag_s:
+        if wstate.next_end - n_hops > last_hop:   # the rest lie in a gap: empty
+            wstate.next_end = max(wstate.next_end, hop + 1.0)
+            break
+        if _emit(ring, wstate, params, period, hop_sums, out_w[n_w]):
+            n_w += 1
+        wstate.next_end += 1.0
+    if hop > last_hop:
+        _windows._advance(ring, last_hop, hop)
+        _measures._advance(mring, mstate, last_hop, hop, params)
+        wstate.hop = hop
+    return n_w
+
+
+@njit(cache=True, inline="always")
+def _describe(sample, t, dt, gap, lost, has_gaze, blink_s):
+    """Fill the :data:`~.channels._face.SAMPLE` record the channels read."""
+    sample.t = t
+    sample.dt = dt
+    sample.gap = 1.0 if gap else 0.0
+    sample.lost = 1.0 if lost else 0.0
+    sample.has_gaze = 1.0 if has_gaze else 0.0
+    sample.blink_s = blink_s
 
 
 @njit(cache=True)
@@ -454,6 +485,14 @@ def _count_events(slot, s_status, b_status):
         slot.pending_blink += 1.0
     if b_status == 2:
         slot.pending_blink_count += 1.0
+
+
+@njit(cache=True)
+def _end_clock(params, vstate, estate, wstate, ring, hop_sums, out_e, n_e, out_w, n_w):
+    """End of the current clock: close the open fixation, leave open event runs unresolved and
+    write the windows whose last hop is complete; return the new event and window row counts."""
+    n_e = _close_fixation(vstate, params, estate, out_e, n_e)
+    return n_e, _finish(params, vstate, estate, wstate, ring, hop_sums, out_w, n_w)
 
 
 @njit(cache=True)

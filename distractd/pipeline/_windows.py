@@ -140,16 +140,15 @@ STATE = _record(
 )
 _ZEROS = np.zeros(1, STATE)   # copied to clear a state (a global array, so numba never frees it)
 
-# Output row layout: t_start, t_end, quality, label, the features, then the glance state and the
-# fatigue state at the end.
-_O_FEATURES = 4
-_O_GLANCE = _O_FEATURES + N_FEATURES - N_GLANCE_FEATURES
-_O_ON_ROAD = _O_FEATURES + N_FEATURES
-_O_OFF_S = _O_ON_ROAD + 1
-_O_BUFFER = _O_ON_ROAD + 2
-_O_READY = _O_ON_ROAD + 3
-_O_FATIGUE = _O_READY + 1   # available, eyes closed so far, PERCLOS, blink duration, drowsy
-_O_SIZE = _O_FATIGUE + 5
+# One emitted window: bounds, quality, label, the features, then the glance state and the fatigue
+# state at its end (the :class:`Windows` columns of the same names).
+WINDOW = _record(
+    "t_start", "t_end", "quality", "label", ("X", (N_FEATURES,)),
+    "on_road", "off_road_s", "buffer_s", "road_ready",
+    "fatigue_available", "eyes_closed_s", "perclos", "blink_duration_s", "drowsy",
+)
+_GLANCE_X = N_FEATURES - N_GLANCE_FEATURES   # the glance features' first column in X
+_FLAGS = ("road_ready", "fatigue_available", "drowsy")   # 1.0 / 0.0 in a row, bool in Windows
 
 
 @dataclass
@@ -223,7 +222,7 @@ class Windows:
     @classmethod
     def empty(cls):
         """Windows with no rows."""
-        return cls._from_rows(np.empty((0, _O_SIZE)))
+        return cls._from_rows(np.empty(0, WINDOW))
 
     @classmethod
     def concat(cls, windows):
@@ -236,17 +235,23 @@ class Windows:
 
     @classmethod
     def _from_rows(cls, rows, alerts=None):
+        """Windows of ``rows`` (:data:`WINDOW` records)."""
         if alerts is None:
             alerts = np.empty(len(rows), dtype=object)
             for i in range(len(rows)):
                 alerts[i] = ()
-        columns = np.ascontiguousarray(rows.T)   # one copy; each column a contiguous row of it
-        f = _O_FATIGUE
-        return cls(columns[0], columns[1], columns[2], columns[3].astype(np.int8),
-                   rows[:, _O_FEATURES:_O_ON_ROAD].copy(), columns[_O_ON_ROAD],
-                   columns[_O_OFF_S], columns[_O_BUFFER], columns[_O_READY] == 1.0,
-                   columns[f] == 1.0, columns[f + 1], columns[f + 2], columns[f + 3],
-                   columns[f + 4] == 1.0, alerts)
+        flat = rows.view(np.float64).reshape(len(rows), WINDOW.itemsize // 8)
+        columns = np.ascontiguousarray(flat.T)   # one copy; each column a contiguous row of it
+        named = {}
+        for name in WINDOW.names:
+            first = WINDOW.fields[name][1] // 8
+            if name == "X":
+                named[name] = flat[:, first:first + N_FEATURES].copy()
+            elif name == "label":
+                named[name] = columns[first].astype(np.int8)
+            else:
+                named[name] = columns[first] == 1.0 if name in _FLAGS else columns[first]
+        return cls(**named, alerts=alerts)
 
     def __getitem__(self, rows):
         """The windows selected by ``rows`` (a slice, index array or boolean mask)."""
@@ -365,30 +370,31 @@ def _emit(ring, state, params, period, total, out):
     if sums.accepted == 0.0:
         return False
     hop_s = params.hop_s
-    out[0] = (end - n_hops) * hop_s
-    out[1] = end * hop_s
+    out.t_start = (end - n_hops) * hop_s
+    out.t_end = end * hop_s
     expected = params.window_s / period if period > 0.0 else np.inf
-    out[2] = min(1.0, sums.valid / expected)
+    out.quality = min(1.0, sums.valid / expected)
     n1 = sums.label1
     n0 = sums.label0
     purity = params.label_purity
-    out[3] = -1.0
+    out.label = -1.0
     if n1 > n0 and n1 >= purity * (n1 + n0):
-        out[3] = 1.0
+        out.label = 1.0
     elif n0 > n1 and n0 >= purity * (n1 + n0):
-        out[3] = 0.0
+        out.label = 0.0
+    x = out.X
     for j in range(N_SPATIAL):
         n = sums.count[j]
         s = sums.sum[j]
-        out[_O_FEATURES + j] = state.ref[j] + s / n if n > 0.0 else np.nan
+        x[j] = state.ref[j] + s / n if n > 0.0 else np.nan
         if n > 1.0:
             var = (sums.squares[j] - s * s / n) / (n - 1.0)
-            out[_O_FEATURES + N_SPATIAL + N_TEMPORAL + j] = np.sqrt(max(var, 0.0))
+            x[N_SPATIAL + N_TEMPORAL + j] = np.sqrt(max(var, 0.0))
         else:
-            out[_O_FEATURES + N_SPATIAL + N_TEMPORAL + j] = np.nan
+            x[N_SPATIAL + N_TEMPORAL + j] = np.nan
     for m in range(N_TEMPORAL):
         n = sums.t_count[m]
-        out[_O_FEATURES + N_SPATIAL + m] = sums.t_sum[m] / n if n > 0.0 else np.nan
+        x[N_SPATIAL + m] = sums.t_sum[m] / n if n > 0.0 else np.nan
     _emit_glances(ring, end, n_hops, params, sums, out)
     _emit_fatigue(ring, end, n_hops, out)
     return True
@@ -420,10 +426,11 @@ def _add_hop(sums, hop):
 @njit(cache=True, inline="always")
 def _emit_glances(ring, end, n_hops, params, sums, out):
     """The glance features and the glance state at the end of the window ending at hop ``end``."""
+    x = out.X
     for f in range(N_GLANCE_FEATURES):
-        out[_O_GLANCE + f] = np.nan
-    out[_O_ON_ROAD] = out[_O_OFF_S] = out[_O_BUFFER] = np.nan
-    out[_O_READY] = 0.0
+        x[_GLANCE_X + f] = np.nan
+    out.on_road = out.off_road_s = out.buffer_s = np.nan
+    out.road_ready = 0.0
     n = sums.g_n
     if n > 0.0:
         longest = 0.0
@@ -432,35 +439,35 @@ def _emit_glances(ring, end, n_hops, params, sums, out):
             if row >= 0:
                 longest = max(longest, ring[row].g_longest)
         tracked = sums.g_tracked
-        out[_O_GLANCE] = sums.g_road / tracked if tracked > 0.0 else np.nan
+        x[_GLANCE_X] = sums.g_road / tracked if tracked > 0.0 else np.nan
         time_s = sums.g_time_s
-        out[_O_GLANCE + 1] = sums.g_away_s / time_s if time_s > 0.0 else np.nan
-        out[_O_GLANCE + 2] = longest
-        out[_O_GLANCE + 3] = sums.g_count / params.glance_window_min
-        out[_O_GLANCE + 4] = sums.g_lost / n
+        x[_GLANCE_X + 1] = sums.g_away_s / time_s if time_s > 0.0 else np.nan
+        x[_GLANCE_X + 2] = longest
+        x[_GLANCE_X + 3] = sums.g_count / params.glance_window_min
+        x[_GLANCE_X + 4] = sums.g_lost / n
     for i in range(n_hops):
         row = _slot(ring, end - 1 - i)
         if row >= 0 and ring[row].g_set == 1.0:
-            out[_O_ON_ROAD] = ring[row].g_on_road
-            out[_O_OFF_S] = ring[row].g_off_s
-            out[_O_BUFFER] = ring[row].g_buffer
-            out[_O_READY] = ring[row].g_ready
+            out.on_road = ring[row].g_on_road
+            out.off_road_s = ring[row].g_off_s
+            out.buffer_s = ring[row].g_buffer
+            out.road_ready = ring[row].g_ready
             break
 
 
 @njit(cache=True, inline="always")
 def _emit_fatigue(ring, end, n_hops, out):
     """The fatigue state after the last sample of the window ending at hop ``end``."""
-    out[_O_FATIGUE] = 0.0
-    out[_O_FATIGUE + 1] = out[_O_FATIGUE + 2] = out[_O_FATIGUE + 3] = np.nan
-    out[_O_FATIGUE + 4] = 0.0
+    out.fatigue_available = 0.0
+    out.eyes_closed_s = out.perclos = out.blink_duration_s = np.nan
+    out.drowsy = 0.0
     for i in range(n_hops):
         row = _slot(ring, end - 1 - i)
         if row >= 0 and ring[row].f_set == 1.0:
             hop = ring[row]
-            out[_O_FATIGUE] = hop.f_available
-            out[_O_FATIGUE + 1] = hop.f_closed_s
-            out[_O_FATIGUE + 2] = hop.f_perclos
-            out[_O_FATIGUE + 3] = hop.f_blink_s
-            out[_O_FATIGUE + 4] = hop.f_drowsy
+            out.fatigue_available = hop.f_available
+            out.eyes_closed_s = hop.f_closed_s
+            out.perclos = hop.f_perclos
+            out.blink_duration_s = hop.f_blink_s
+            out.drowsy = hop.f_drowsy
             break

@@ -16,8 +16,8 @@ from distractd.pipeline import (
     CHANNELS, FIELD_INDEX, Recording, StreamProcessor, Windows, detect_channel, empty_block,
 )
 from distractd.pipeline._config import _HEAD_PITCH, _record
-from distractd.pipeline.channels._alerts import write_alert
-from distractd.pipeline.channels._protocol import implement
+from distractd.pipeline.channels._alerts import ChannelAlert, write_alert
+from distractd.pipeline.channels._protocol import Channel, implement
 
 # ---- the toy channel: head pitched down for DOWN_S raises "head_down", once per episode ----
 
@@ -28,37 +28,23 @@ OUTPUT = _record("down_s")
 
 
 @dataclass(frozen=True)
-class HeadDownAlert:
-    kind: str
-    t: float
+class HeadDownAlert(ChannelAlert):
     episodes: tuple
 
 
-class HeadDownChannel:
-    NAME = "head_down"
-    OUTPUT = OUTPUT
-    ALERT = HeadDownAlert
-    MAX_ALERT_ROWS = 1
-
+class HeadDownChannel(Channel, name="head_down", output=OUTPUT, alert=HeadDownAlert,
+                      kinds=("head_down",), max_alert_rows=1):
     def __init__(self, config):
+        super().__init__(config)
         state = np.zeros(1, STATE)
         state["start"] = np.nan
         self.kernel = (state, np.zeros(1, OUTPUT))
-
-    @staticmethod
-    def alert(kind, t, episodes, amount, level):
-        return HeadDownAlert("head_down", t, episodes)
 
     @staticmethod
     def trace(t, rejected, outputs, alerts):
         down = outputs["down_s"].copy()
         down[rejected] = np.nan
         return t, down, alerts
-
-
-@njit(cache=True)
-def _enabled(kernel, params):
-    return True
 
 
 @njit(cache=True)
@@ -91,7 +77,7 @@ def _restart(kernel, face):
     state.restarts += 1.0
 
 
-implement(STATE, _enabled, _step, _to_hop, _restart)
+implement(STATE, None, _step, _to_hop, _restart)
 
 # ---- the contract ----
 

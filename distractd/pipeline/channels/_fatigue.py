@@ -40,9 +40,9 @@ import numpy as np
 from numba import njit
 
 from .._config import _CONFIDENCE, _record
-from ._alerts import write_alert
+from ._alerts import ChannelAlert, keep_episode, write_alert, write_episodes
 from ._face import aperture, facing_forward
-from ._protocol import implement
+from ._protocol import Channel, ChannelTrace, implement, one_record
 
 __all__ = ["FATIGUE_ALERT_KINDS", "FatigueAlert", "FatigueChannel", "FatigueTrace"]
 
@@ -96,20 +96,15 @@ OUTPUT = _record(
     "blink_s",      # mean blink duration over the span (NaN: none)
     "drowsy",
 )
-MAX_ALERT_ROWS = CLOSURES + 3
-"""Alert rows (:data:`~._alerts.ALERT_ROW`, one per closure) one sample can write at most."""
 
 
 @dataclass(frozen=True)
-class FatigueAlert:
-    """A fatigue alert (Euro NCAP driver state monitoring: non-transient states).
+class FatigueAlert(ChannelAlert):
+    """A fatigue alert (Euro NCAP driver state monitoring: non-transient states): ``kind`` one of
+    :data:`FATIGUE_ALERT_KINDS`, ``t`` the time it was raised, and
 
     Attributes
     ----------
-    kind : str
-        One of :data:`FATIGUE_ALERT_KINDS`.
-    t : float
-        Stream time the alert was raised, seconds.
     closures : tuple of (float, float)
         Start and end (so far), seconds, of the eye closures the alert is based on: the current
         closure (microsleep, sleep), or the closures of at least :data:`LONG_CLOSURE_S` within the
@@ -120,21 +115,18 @@ class FatigueAlert:
         PERCLOS at ``t`` (share of time, 0..1); NaN if not yet defined.
     """
 
-    kind: str
-    t: float
     closures: tuple
     closed_s: float
     perclos: float
 
 
 @dataclass
-class FatigueTrace:
-    """Per-sample fatigue channel of a recording (see :func:`~distractd.pipeline.detect_fatigue`).
+class FatigueTrace(ChannelTrace):
+    """Per-sample fatigue channel of a recording (see :func:`~distractd.pipeline.detect_fatigue`):
+    ``t``, and
 
     Attributes
     ----------
-    t : ndarray of shape (n_samples,)
-        Sample times, seconds.
     available : ndarray of shape (n_samples,), dtype bool
         The fatigue state is known at the sample (False for a rejected sample).
     eyes_closed_s : ndarray of shape (n_samples,)
@@ -147,7 +139,6 @@ class FatigueTrace:
     alerts : list of FatigueAlert
     """
 
-    t: np.ndarray
     available: np.ndarray
     eyes_closed_s: np.ndarray
     perclos: np.ndarray
@@ -156,7 +147,8 @@ class FatigueTrace:
     alerts: list
 
 
-class FatigueChannel:
+class FatigueChannel(Channel, name="fatigue", output=OUTPUT, alert=FatigueAlert,
+                     kinds=FATIGUE_ALERT_KINDS, max_alert_rows=CLOSURES + 3):   # a row per closure
     """State of one stream's fatigue channel; the processor feeds it (see the module docstring and
     :mod:`~distractd.pipeline.channels`).
 
@@ -178,25 +170,15 @@ class FatigueChannel:
         before any eyelid value).
     """
 
-    NAME = "fatigue"
-    OUTPUT = OUTPUT
-    ALERT = FatigueAlert
-    MAX_ALERT_ROWS = MAX_ALERT_ROWS
-
     def __init__(self, config):
-        self.config = config
-        self._state = _new_state()
+        super().__init__(config)
+        self._state = one_record(STATE, _reset)
         n_bins = math.ceil(config.fatigue_perclos_window_s / BIN_S) + 1 if config.fatigue else 2
         ring = np.empty(n_bins, BIN)
         _clear_ring(ring)
         self.kernel = (self._state, np.zeros(1, OUTPUT), ring, np.zeros((CLOSURES, 2)))
         """The compiled pass's arrays: the state, the latest sample's outputs, the PERCLOS bins
         and the recent long closures (start, end)."""
-
-    @staticmethod
-    def alert(kind, t, episodes, amount, level):
-        """The :class:`FatigueAlert` of an alert row's values."""
-        return FatigueAlert(FATIGUE_ALERT_KINDS[kind], t, episodes, amount, level)
 
     @staticmethod
     def trace(t, rejected, outputs, alerts):
@@ -220,12 +202,6 @@ class FatigueChannel:
         return float(self._state["level"][0])
 
 
-def _new_state():
-    states = np.empty(1, STATE)
-    _reset(states)
-    return states
-
-
 @njit(cache=True)
 def _reset(states):
     """The initial state in the one-record array ``states``: nothing seen."""
@@ -235,6 +211,16 @@ def _reset(states):
     state.hidden_t = np.nan
     state.bin = -np.inf
     state.perclos = state.blink_mean = np.nan
+
+
+@njit(cache=True)
+def _restart(kernel, face):
+    """A new clock: the fatigue channel starts afresh, open-eye level and drowsy latch included,
+    like the glance channel (a restarted tracker may have a new eyelid scale)."""
+    states, _, ring, _ = kernel
+    _reset(states)
+    _clear_ring(ring)
+    _publish(states[0], face)
 
 
 @njit(cache=True)
@@ -286,11 +272,7 @@ def _end_closure(state, closures):
     start = state.start
     end = state.last_closed
     if end - start >= LONG_CLOSURE_S:
-        head = int(state.c_head)
-        closures[head, 0] = start
-        closures[head, 1] = end
-        state.c_head = (head + 1) % closures.shape[0]
-        state.c_n = min(state.c_n + 1.0, closures.shape[0])
+        state.c_head, state.c_n = keep_episode(closures, state.c_head, state.c_n, start, end)
     state.closed = 0.0
 
 
@@ -406,18 +388,7 @@ def _drowsiness_rows(t, perclos, span, state, closures, alerts, n_a):
         used += 1
     if used == 0:
         return write_alert(alerts, n_a, DROWSINESS, t, np.nan, perclos, np.nan, np.nan, True)
-    first = True
-    for i in range(used - 1, -1, -1):
-        row = (head - 1 - i) % size
-        n_a = write_alert(alerts, n_a, DROWSINESS, t, np.nan, perclos, closures[row, 0],
-                         closures[row, 1], first)
-        first = False
-    return n_a
-
-
-@njit(cache=True, inline="always")
-def _enabled(kernel, params):
-    return params.fatigue == 1.0
+    return write_episodes(alerts, n_a, DROWSINESS, t, np.nan, perclos, closures, head, used)
 
 
 @njit(cache=True, inline="always")
@@ -452,14 +423,4 @@ def _to_hop(kernel, slot):
     slot.f_drowsy = f.drowsy
 
 
-@njit(cache=True)
-def _restart(kernel, face):
-    """A new clock: the fatigue channel starts afresh, open-eye level and drowsy latch included,
-    like the glance channel (a restarted tracker may have a new eyelid scale)."""
-    states, _, ring, _ = kernel
-    _reset(states)
-    _clear_ring(ring)
-    _publish(states[0], face)
-
-
-implement(STATE, _enabled, _step, _to_hop, _restart)
+implement(STATE, "fatigue", _step, _to_hop, _restart)

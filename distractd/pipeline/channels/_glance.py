@@ -70,9 +70,9 @@ import numpy as np
 from numba import njit
 
 from .._config import _HEAD_PITCH, _HEAD_YAW, _record
-from ._alerts import write_alert
+from ._alerts import ChannelAlert, keep_episode, write_alert, write_episodes
 from ._face import closed_forward, cyclopean
-from ._protocol import implement
+from ._protocol import Channel, ChannelTrace, implement, one_record
 
 __all__ = ["GLANCE_CLASSES", "ALERT_KINDS", "Alert", "GlanceChannel", "GlanceTrace"]
 
@@ -177,20 +177,15 @@ OUTPUT = _record(
     "road_yaw",   # road centre after the sample (NaN before any gaze), rad
     "road_pitch",
 )
-MAX_ALERT_ROWS = TS_GLANCES + 2
-"""Alert rows (:data:`~._alerts.ALERT_ROW`, one per glance) one sample can write at most."""
 
 
 @dataclass(frozen=True)
-class Alert:
-    """A glance alert (Euro NCAP 2023 driver state monitoring).
+class Alert(ChannelAlert):
+    """A glance alert (Euro NCAP 2023 driver state monitoring): ``kind`` one of
+    :data:`ALERT_KINDS`, ``t`` the time it was raised, and
 
     Attributes
     ----------
-    kind : str
-        One of :data:`ALERT_KINDS`.
-    t : float
-        Stream time the alert was raised, seconds.
     glances : tuple of (float, float)
         Start and end (so far), seconds, of the glances away the alert is based on.
     away_s : float
@@ -198,20 +193,17 @@ class Alert:
         time-sharing total within the rule's span).
     """
 
-    kind: str
-    t: float
     glances: tuple
     away_s: float
 
 
 @dataclass
-class GlanceTrace:
-    """Per-sample glance channel of a recording (see :func:`~distractd.pipeline.detect_glances`).
+class GlanceTrace(ChannelTrace):
+    """Per-sample glance channel of a recording (see :func:`~distractd.pipeline.detect_glances`):
+    ``t``, and
 
     Attributes
     ----------
-    t : ndarray of shape (n_samples,)
-        Sample times, seconds.
     glance : ndarray of shape (n_samples,), dtype int8
         Class code (index into :data:`GLANCE_CLASSES`); -1 for a rejected sample.
     off_road_s : ndarray of shape (n_samples,)
@@ -223,7 +215,6 @@ class GlanceTrace:
     alerts : list of Alert
     """
 
-    t: np.ndarray
     glance: np.ndarray
     off_road_s: np.ndarray
     buffer_s: np.ndarray
@@ -232,7 +223,8 @@ class GlanceTrace:
     alerts: list
 
 
-class GlanceChannel:
+class GlanceChannel(Channel, name="glances", output=OUTPUT, alert=Alert, kinds=ALERT_KINDS,
+                    max_alert_rows=TS_GLANCES + 2):   # a row per glance: the ring and the current
     """State of one stream's glance channel; the processor feeds it (see the module docstring and
     :mod:`~distractd.pipeline.channels`).
 
@@ -254,23 +246,13 @@ class GlanceChannel:
         Road-centre yaw and pitch in degrees (+ right, + up), NaN before any gaze.
     """
 
-    NAME = "glances"
-    OUTPUT = OUTPUT
-    ALERT = Alert
-    MAX_ALERT_ROWS = MAX_ALERT_ROWS
-
     def __init__(self, config):
-        self.config = config
-        self._state = _new_state()
+        super().__init__(config)
+        self._state = one_record(STATE, _reset)
         self.kernel = (self._state, np.zeros(1, OUTPUT), np.zeros(_N_PITCH * _N_YAW),
                        np.zeros((TS_GLANCES, 2)))
         """The compiled pass's arrays: the state, the latest sample's outputs, the road-centre
         histogram and the recent glances (start, end)."""
-
-    @staticmethod
-    def alert(kind, t, episodes, amount, level):
-        """The :class:`Alert` of an alert row's values."""
-        return Alert(ALERT_KINDS[kind], t, episodes, amount)
 
     @staticmethod
     def trace(t, rejected, outputs, alerts):
@@ -300,12 +282,6 @@ class GlanceChannel:
         return (math.degrees(state["yaw"]), math.degrees(state["pitch"]))
 
 
-def _new_state():
-    states = np.empty(1, STATE)
-    _reset(states)
-    return states
-
-
 @njit(cache=True)
 def _reset(states):
     """The initial state in the one-record array ``states``: no road centre, no glance."""
@@ -315,6 +291,17 @@ def _reset(states):
     state.yaw = state.pitch = np.nan
     state.w = 1.0
     _clear_machine(state)
+
+
+@njit(cache=True)
+def _restart(kernel, face):
+    """A new clock: the glance channel starts afresh, road-centre warm-up and on-road head pose
+    included, like the windows and derived measures (a restarted tracker may have a new frame)."""
+    states, _, hist, ring = kernel
+    _reset(states)
+    hist[:] = 0.0
+    ring[:, :] = 0.0
+    face.head_yaw = face.head_pitch = face.head_seen_s = 0.0
 
 
 @njit(cache=True)
@@ -478,11 +465,7 @@ def _close_glance(state, ring, min_dip):
     if state.lost_end > end:   # it ended out of the tracker's range: as far as the eyes were seen
         end = state.lost_end
     if end - start >= min_dip:
-        head = int(state.ts_head)
-        ring[head, 0] = start
-        ring[head, 1] = end
-        state.ts_head = (head + 1) % ring.shape[0]
-        state.ts_n = min(state.ts_n + 1.0, ring.shape[0])
+        state.ts_head, state.ts_n = keep_episode(ring, state.ts_head, state.ts_n, start, end)
     state.in_glance = 0.0
     state.dip_t = np.nan
 
@@ -716,18 +699,8 @@ def _time_sharing(t, end, params, state, ring, alerts, n_a):
     if total < params.glance_sharing_s:
         return n_a
     state.ts_done = 1.0
-    first = True
-    for i in range(used - 1, -1, -1):
-        row = (head - 1 - i) % size
-        n_a = write_alert(alerts, n_a, 1.0, t, total, np.nan, ring[row, 0], ring[row, 1],
-                          first)
-        first = False
-    return write_alert(alerts, n_a, 1.0, t, total, np.nan, state.start, end, first)
-
-
-@njit(cache=True, inline="always")
-def _enabled(kernel, params):
-    return params.glances == 1.0
+    n_a = write_episodes(alerts, n_a, 1.0, t, total, np.nan, ring, head, used)
+    return write_alert(alerts, n_a, 1.0, t, total, np.nan, state.start, end, used == 0)
 
 
 @njit(cache=True, inline="always")
@@ -765,15 +738,4 @@ def _to_hop(kernel, slot):
     slot.g_ready = g.ready
 
 
-@njit(cache=True)
-def _restart(kernel, face):
-    """A new clock: the glance channel starts afresh, road-centre warm-up and on-road head pose
-    included, like the windows and derived measures (a restarted tracker may have a new frame)."""
-    states, _, hist, ring = kernel
-    _reset(states)
-    hist[:] = 0.0
-    ring[:, :] = 0.0
-    face.head_yaw = face.head_pitch = face.head_seen_s = 0.0
-
-
-implement(STATE, _enabled, _step, _to_hop, _restart)
+implement(STATE, "glances", _step, _to_hop, _restart)

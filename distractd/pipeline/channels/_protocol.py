@@ -8,10 +8,57 @@ type of its state, so the processor never names a channel. A channel module regi
 implementations with :func:`implement` (docs/pipeline.md "Channels" lists what a channel provides).
 """
 
+from dataclasses import dataclass
+
+import numpy as np
 from numba import from_dtype, types
 from numba.extending import overload
 
-__all__ = ["implement", "enabled", "step", "to_hop", "restart"]
+__all__ = ["Channel", "ChannelTrace", "one_record", "implement", "enabled", "step", "to_hop",
+           "restart"]
+
+
+class Channel:
+    """The Python side of a channel, built per stream by the processor. A subclass is declared
+    with ``name`` (the processor's attribute, ``NAME``), ``output`` (the per-sample output record,
+    ``OUTPUT``), ``alert`` (its :class:`~._alerts.ChannelAlert` class, ``ALERT``), ``kinds`` (its
+    alert kinds, ``ALERT_KINDS``) and ``max_alert_rows`` (alert rows one sample can write at
+    most, ``MAX_ALERT_ROWS``); it sets ``kernel`` (its arrays, ``(state, out, ...)``) and provides
+    ``trace(t, rejected, outputs, alerts)`` (its batch twin)."""
+
+    def __init_subclass__(cls, *, name, output, alert, kinds, max_alert_rows, **kwargs):
+        super().__init_subclass__(**kwargs)
+        cls.NAME, cls.OUTPUT, cls.ALERT, cls.ALERT_KINDS = name, output, alert, kinds
+        cls.MAX_ALERT_ROWS = max_alert_rows
+
+    def __init__(self, config):
+        self.config = config
+
+    @classmethod
+    def alert(cls, kind, t, episodes, amount, level):
+        """The alert of an alert row's values (``kind`` an index into ``ALERT_KINDS``)."""
+        return cls.ALERT.of_row(cls.ALERT_KINDS[kind], t, episodes, amount, level)
+
+
+@dataclass
+class ChannelTrace:
+    """What every channel's per-sample trace of a recording holds first (its batch twin's result;
+    a channel's trace class adds its columns, then its ``alerts``).
+
+    Attributes
+    ----------
+    t : ndarray of shape (n_samples,)
+        Sample times, seconds.
+    """
+
+    t: np.ndarray
+
+
+def one_record(dtype, reset):
+    """A one-record array of ``dtype`` (a state record) set to its initial state by ``reset``."""
+    states = np.empty(1, dtype)
+    reset(states)
+    return states
 
 
 def enabled(kernel, params):
@@ -33,9 +80,11 @@ def restart(kernel, face):
     """A new clock: start afresh (what the channel publishes in ``face`` included)."""
 
 
-def implement(state, enabled_impl, step_impl, to_hop_impl, restart_impl):
+def implement(state, switch, step_impl, to_hop_impl, restart_impl):
     """Register a channel's compiled implementations of the protocol for kernels whose state is a
-    record array of dtype ``state`` (each implementation takes the generic function's arguments)."""
+    record array of dtype ``state``: ``switch`` names the parameter (a field of ``_config.PARAMS``)
+    that turns it on (1.0), None for always on; each implementation takes the generic function's
+    arguments."""
     record = from_dtype(state)
 
     def ours(kernel):
@@ -45,7 +94,9 @@ def implement(state, enabled_impl, step_impl, to_hop_impl, restart_impl):
     @overload(enabled)
     def _enabled(kernel, params):
         if ours(kernel):
-            return lambda kernel, params: enabled_impl(kernel, params)
+            if switch is None:
+                return lambda kernel, params: True
+            return lambda kernel, params: params[switch] == 1.0
 
     @overload(step)
     def _step(kernel, x, sample, params, face, alerts, n_a):
