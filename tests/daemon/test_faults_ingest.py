@@ -26,13 +26,13 @@ from distractd.simulators import simulate_drive
 GOOD_MAP = {"t": 1.0, "gaze_r_yaw": 0.01, "confidence": 1.0}
 
 
-def model_without_extras(path):
-    """The shipped model with its header's ``extras`` entry removed and a valid checksum (a file
-    whose checksum passes but whose header lacks a part)."""
+def forged_model(path, edit):
+    """The shipped model with ``edit(header)`` applied and a valid checksum (a file whose checksum
+    passes but whose header is hostile)."""
     with np.load(default_model_path(), allow_pickle=False) as archive:
         contents = {name: archive[name] for name in archive.files}
     header = json.loads(contents.pop("header").tobytes())
-    del header["extras"]
+    edit(header)
     _artifact._seal(header, contents)
     with open(path, "wb") as file:
         np.savez(file, header=np.frombuffer(json.dumps(header).encode(), np.uint8), **contents)
@@ -44,13 +44,20 @@ def killers(tmp_path):
     """Configuration file contents that used to end the daemon, by name."""
     fifo = tmp_path / "model.fifo"
     os.mkfifo(fifo)
-    no_extras = model_without_extras(tmp_path / "no_extras.npz")
+    no_extras = forged_model(tmp_path / "no_extras.npz", lambda header: header.pop("extras"))
+    long_segments = forged_model(   # issue 37, item 2: 12 GB and a stalled loop at a stream
+        tmp_path / "long_segments.npz",
+        lambda header: header["extras"]["segmenter"]["json"].update(max_length=10**7))
+    far_offset = forged_model(      # issue 37, item 2: every window attentive
+        tmp_path / "far_offset.npz", lambda header: header["summary"].update(score_offset=1.7e308))
     return {
         "non_utf8": b'[model]\npath = "caf\xe9.npz"\n',
         "deep_toml": b"x = " + b"[" * 10000 + b"]" * 10000 + b"\n",
         "missing_extras": f'[model]\npath = "{no_extras.name}"\n'.encode(),
         "dev_zero": b'[model]\npath = "/dev/zero"\n',
         "fifo": f'[model]\npath = "{fifo}"\n'.encode(),
+        "long_segments": f'[model]\npath = "{long_segments.name}"\n'.encode(),
+        "far_offset": f'[model]\npath = "{far_offset.name}"\n'.encode(),
         "off_above_on": b'[smoothing]\nmode = "hysteresis"\non = 0.2\noff = 0.6\n',
     }
 
@@ -61,6 +68,8 @@ MESSAGES = {
     "missing_extras": "extras are missing or malformed: KeyError: 'extras'",
     "dev_zero": "/dev/zero is a character device; it must be a regular file",
     "fifo": "is a FIFO; it must be a regular file",
+    "long_segments": "SegmentPrototypes.max_length must be an integer in [1, 256], got 10000000",
+    "far_offset": "summary.score_offset must be a number in [-1e+09, 1e+09], got 1.7e+308",
     "off_above_on": "smoothing.off must be <= smoothing.on (0.2) in hysteresis mode, got 0.6",
 }
 
