@@ -7,7 +7,8 @@ or ``DISTRACTD_LUND2013``), rate (30/60/120 Hz, tracker-like resampling, see
 :mod:`distractd.models.evaluation._coded_sets`) and event kind, the streaming detectors
 (:func:`distractd.pipeline.detect_events`, default :class:`PipelineConfig`), the plain I-VT
 (:func:`distractd.models.evaluation.naive_ivt`) and the Tobii I-VT filter with Olsen's (2012)
-defaults (:func:`distractd.models.evaluation.olsen_ivt`) are each scored against every coder:
+defaults (:func:`distractd.models.evaluation.olsen_ivt`) are each scored against every coder
+(smooth pursuit, coded in Lund2013, only for the detector, whose pursuit is its explicit other):
 event F1 with one-to-one matching by positive overlap, per-sample Cohen's kappa and RTO/RTD of
 matched onsets, pooled over the set's recordings, then averaged over coders. On multi-coder sets the
 coders' mean pairwise F1 (every unordered pair, pooled the same way) is the human ceiling.
@@ -28,7 +29,7 @@ import numpy as np
 
 from distractd.models.evaluation import (
     AgreementPool, flags_from_spans, hfc_names, irf_names, lund2013_names, naive_ivt, olsen_ivt,
-    read_hfc, read_irf, read_lund2013,
+    read_hfc, read_irf, read_lund2013, spans_from_flags,
 )
 from distractd.pipeline import EVENT_KINDS, PipelineConfig, detect_events
 
@@ -41,14 +42,20 @@ LUND2013_ENV = "DISTRACTD_LUND2013"
 
 
 def detected(recording, config=None):
-    """The streaming detectors' spans and per-sample flags per event kind."""
+    """The streaming detectors' spans and per-sample flags per event kind, and ``pursuit``: the
+    explicit other (tracked samples in no event) in runs of at least ``fixation_min_s``."""
+    config = config or PipelineConfig()
     events = detect_events(recording, config)
-    half = 0.5 / recording.meta["rate_hz"]
+    period = 1.0 / recording.meta["rate_hz"]
     spans, flags = {}, {}
     for index, kind in enumerate(EVENT_KINDS):
         rows = events.events[events.events[:, 0] == index]
-        spans[kind] = np.column_stack([rows[:, 1] - half, rows[:, 2] + half])
+        spans[kind] = np.column_stack([rows[:, 1] - 0.5 * period, rows[:, 2] + 0.5 * period])
         flags[kind] = np.nan_to_num(getattr(events, kind)) > 0.5
+    other = (events.track_loss == 0) & ~np.any([flags[kind] for kind in EVENT_KINDS], axis=0)
+    runs = spans_from_flags(events.t, other, period)
+    spans["pursuit"] = runs[runs[:, 1] - runs[:, 0] >= config.fixation_min_s - 1e-9]
+    flags["pursuit"] = flags_from_spans(spans["pursuit"], len(events.t), recording.meta["rate_hz"])
     return spans, flags
 
 
@@ -97,19 +104,18 @@ def score(recordings, config=None, who=("detector", "naive", "olsen", "coders"))
                 found[name] = spans, flags
         humans = human_flags(coded)
         for kind in coded.kinds:
-            if kind not in EVENT_KINDS:
-                continue
             for coder, by_kind in coded.coders.items():
                 reference = by_kind[kind], humans[coder][kind]
                 for name, (spans, flags) in found.items():
-                    pool(kind, name, coder).add(*reference, spans[kind], flags[kind])
+                    if kind in spans:   # the floors find no pursuit
+                        pool(kind, name, coder).add(*reference, spans[kind], flags[kind])
             if "coders" in who:
                 for a, b in itertools.combinations(sorted(coded.coders), 2):
                     pool(kind, "coders", a + "/" + b).add(
                         coded.coders[a][kind], humans[a][kind], coded.coders[b][kind],
                         humans[b][kind])
     results = {}
-    for kind in dict.fromkeys(k for coded in recordings for k in coded.kinds if k in EVENT_KINDS):
+    for kind in dict.fromkeys(k for coded in recordings for k in coded.kinds):
         entry = {}
         for name in who:
             scores = [p.result() for key, p in pools.items() if key[:2] == (kind, name)]

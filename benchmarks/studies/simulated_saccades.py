@@ -20,16 +20,14 @@ from distractd.pipeline import PipelineConfig, detect_events
 from distractd.simulators import simulate_drive_truth
 
 _FIXED = {"saccade_noise_factor": 0.0, "saccade_noise_amplitude_factor": 0.0,
-          "saccade_min_amplitude_deg": 0.2}
+          "saccade_min_amplitude_deg": 0.2, "pursuit_tau_s": 0.0}
 SETTINGS = (
     ("fixed 15 deg/s, 0.2 deg", {**_FIXED, "saccade_velocity_deg_s": 15.0}),
     ("fixed 30 deg/s, 0.2 deg", {**_FIXED, "saccade_velocity_deg_s": 30.0}),
     ("fixed 60 deg/s, 0.2 deg", {**_FIXED, "saccade_velocity_deg_s": 60.0}),
-    ("adaptive speed only (k = 3.5; 15 deg/s, 0.2 deg: the previous default)",
-     {"saccade_velocity_deg_s": 15.0, "saccade_min_amplitude_deg": 0.2,
-      "saccade_noise_amplitude_factor": 0.0}),
-    ("adaptive speed only (k = 3.5; 10 deg/s, 0.1 deg)", {"saccade_noise_amplitude_factor": 0.0}),
+    ("adaptive speed only (k = 4, 5 deg/s floor, 0.1 deg)", {"saccade_noise_amplitude_factor": 0.0}),
     ("adaptive speed and amplitude, a = 3", {"saccade_noise_amplitude_factor": 3.0}),
+    ("default without the smooth gaze velocity", {"pursuit_tau_s": 0.0}),
     ("default (adaptive speed and amplitude, a = 6)", {}),
 )
 

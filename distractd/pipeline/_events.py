@@ -10,8 +10,9 @@ Saccades: the velocity of each eye's gaze rotation between consecutive samples (
 angle, small-angle form), averaged over the eyes valid in both samples (binocular where possible),
 less the *smooth gaze velocity* (its exponential mean over the samples in no saccade candidate, time
 constant ``pursuit_tau_s``: zero on a still gaze, the pursuit's velocity during smooth pursuit), is
-compared with the adaptive threshold (``saccade_velocity_deg_s`` or, when higher, the noise's mean
-plus ``saccade_noise_factor`` standard deviations). A run of fast samples is a saccade when it lasts at least
+compared with the adaptive threshold (``saccade_velocity_deg_s`` or, when higher,
+``saccade_noise_factor`` times the stream's median-based noise scale, after Engbert & Kliegl 2003).
+A run of fast samples is a saccade when it lasts at least
 ``saccade_min_s`` (from the sample before the first fast one), at most ``saccade_max_s``, moves the
 cyclopean gaze by at least ``saccade_min_amplitude_deg`` (or, when larger,
 ``saccade_noise_amplitude_factor`` times the recent fixation samples' mean gaze step: the tracker's
@@ -81,9 +82,10 @@ STATE = _record(
     "b_state", "b_t_before", "b_t_first", "b_t_last", "b_hop0",
     "b_shut",         # 1 when the stream's first sample was closed (its rate still unknown)
     "noise_w",        # exponentially weighted sums of the fixation speeds: weight,
-    "noise_s1",       # speed (rad/s)
-    "noise_s2",       # and squared speed
+    "noise_s1",       # and speed (rad/s) of the samples under the threshold
     "threshold",      # current saccade speed threshold, rad/s
+    "median",         # running median of the relative gaze speed, rad/s
+    "n_median",       # speeds it has seen
     "s_break",        # 1 when a fast run was just accepted as a saccade or killed as too long
     "f_state",
     "f_t_first",
@@ -95,6 +97,7 @@ STATE = _record(
     "smooth_yaw",     # smooth gaze velocity, rad/s: exponential mean over samples in no candidate
     "smooth_pitch",
     "pursuit",        # 1 while the smooth velocity is a pursuit (this sample)
+    "p_run",          # how long the smooth velocity has passed the pursuit test, s
 )
 _ZEROS = np.zeros(1, STATE)   # copied to clear a state (a global array, so numba never frees it)
 
@@ -102,6 +105,8 @@ _CONTINUITY_PERIODS = 2.5   # velocity only between samples at most this many pe
 
 NOISE_TAU_S = 5.0
 """Memory of the saccade detector's noise estimate, seconds."""
+
+_MEDIAN_MIN = 1e-6   # rad/s: the running median's floor (a still, noiseless gaze)
 
 
 def _new_state():
@@ -274,7 +279,8 @@ def _smooth(v_yaw, v_pitch, dt, in_candidate, period, params, state):
     velocity forgets it), and decide whether the gaze is in smooth pursuit: the smooth velocity is
     faster than ``pursuit_velocity`` and than 3 times the mean the noise alone would give it (the
     exponential mean of white noise keeps ``sqrt(w / (2 - w))`` of its speed, w the weight of one
-    sample; 3 times a Rayleigh mean is exceeded with p < 0.001)."""
+    sample; 3 times a Rayleigh mean is exceeded with p < 0.001), and has been for a time constant
+    (the drift after a saccade passes sooner)."""
     tau = params.pursuit_tau_s
     state.pursuit = 0.0
     if tau <= 0.0:
@@ -282,6 +288,7 @@ def _smooth(v_yaw, v_pitch, dt, in_candidate, period, params, state):
     if np.isnan(v_yaw):
         state.smooth_w = 0.0
         state.smooth_yaw = state.smooth_pitch = 0.0
+        state.p_run = 0.0
         return
     if in_candidate:
         return
@@ -298,7 +305,11 @@ def _smooth(v_yaw, v_pitch, dt, in_candidate, period, params, state):
     w_period = 1.0 - np.exp(-period / tau)
     noise = state.noise_s1 / state.noise_w * np.sqrt(w_period / (2.0 - w_period))
     speed = np.sqrt(state.smooth_yaw * state.smooth_yaw + state.smooth_pitch * state.smooth_pitch)
-    if speed > max(params.pursuit_velocity, 3.0 * noise):
+    if speed <= max(params.pursuit_velocity, 3.0 * noise):
+        state.p_run = 0.0
+        return
+    state.p_run += dt
+    if state.p_run >= tau:   # sustained for a time constant: not a transient after a saccade
         state.pursuit = 1.0
 
 
@@ -315,26 +326,35 @@ def _min_amplitude(period, params, state):
 
 @njit(cache=True, inline="always")
 def _threshold(velocity, dt, params, state):
-    """The saccade speed threshold (rad/s) for this sample, and the noise estimate updated.
+    """The saccade speed threshold (rad/s) for this sample, and the noise estimates updated.
 
-    ``saccade_velocity_deg_s`` or, when higher, the mean plus ``saccade_noise_factor`` standard
-    deviations of the recent fixation speeds (those below the threshold in force; exponential
-    forgetting with time constant :data:`NOISE_TAU_S`), after Nystrom & Holmqvist (2010) made causal.
+    ``saccade_velocity_deg_s`` or, when higher, ``saccade_noise_factor`` times the stream's noise
+    scale: the running median of its (relative) speeds over all samples divided by 1.1774, the
+    median of the speed of unit two-dimensional Gaussian noise. This is Engbert & Kliegl's (2003)
+    median-based threshold made causal: the median is a stochastic-approximation estimate with
+    multiplicative steps (steps of ``1 / n`` at first, then ``2 dt /`` :data:`NOISE_TAU_S`), so it
+    follows the stream's noise and rate and ignores the few fast samples. The mean speed of the
+    samples below the threshold (exponential forgetting, time constant :data:`NOISE_TAU_S`; after
+    Nystrom & Holmqvist 2010) is kept for the smallest amplitude and the pursuit test.
     """
     floor = params.saccade_velocity
     factor = params.saccade_noise_factor
     threshold = floor
     weight = state.noise_w
-    if factor > 0.0 and weight > 0.0:
-        mean = state.noise_s1 / weight
-        sd = np.sqrt(max(state.noise_s2 / weight - mean * mean, 0.0))
-        threshold = max(floor, mean + factor * sd)
-    adaptive = factor > 0.0 or params.saccade_noise_amplitude > 0.0
-    if adaptive and velocity <= threshold:   # False for NaN
+    if factor > 0.0 and state.n_median > 0.0:
+        threshold = max(floor, factor * state.median / 1.1774)
+    if velocity >= 0.0:   # False for NaN
+        state.n_median += 1.0
+        if state.n_median == 1.0:
+            state.median = max(velocity, _MEDIAN_MIN)
+        else:
+            step = max(2.0 * dt / NOISE_TAU_S, 1.0 / state.n_median)
+            state.median *= (1.0 + step) if velocity > state.median else 1.0 / (1.0 + step)
+            state.median = max(state.median, _MEDIAN_MIN)
+    if velocity <= threshold:   # False for NaN
         keep = np.exp(-dt / NOISE_TAU_S)
         state.noise_w = keep * weight + 1.0
         state.noise_s1 = keep * state.noise_s1 + velocity
-        state.noise_s2 = keep * state.noise_s2 + velocity * velocity
     state.threshold = threshold
     return threshold
 

@@ -131,7 +131,8 @@ def _settled_saccades(block, config=None):
 ])
 def test_noisy_tracker_raises_the_adaptive_thresholds_not_the_saccade_count(adaptive, max_noise):
     block = _noisy_steps()
-    fixed = _settled_saccades(block, PipelineConfig(saccade_noise_factor=0.0,
+    fixed = _settled_saccades(block, PipelineConfig(saccade_velocity_deg_s=10.0,
+                                                    saccade_noise_factor=0.0,
                                                     saccade_noise_amplitude_factor=0.0))
     assert len(fixed) > 100                           # 10 deg/s, 0.1 deg: noise is "saccades"
     rows = _settled_saccades(block, PipelineConfig(**adaptive))
@@ -189,10 +190,10 @@ def test_short_still_runs_are_not_fixations():
 
 def _pursuit(rate_hz=60.0, noise_deg=0.05, seed=0):
     """Fixation 0-2 s, smooth pursuit at 10 deg/s 2-4 s with a 2 deg catch-up saccade at 3 s
-    (40 ms), fixation 4-6 s; white noise on the gaze."""
+    (25 ms, about the main sequence's), fixation 4-6 s; white noise on the gaze."""
     block = fixating(seconds=6.0, rate_hz=rate_hz)
     t = block[:, 0]
-    yaw = 10.0 * np.clip(t - 2.0, 0.0, 2.0) + 2.0 * np.clip((t - 3.0) / 0.04, 0.0, 1.0)
+    yaw = 10.0 * np.clip(t - 2.0, 0.0, 2.0) + 2.0 * np.clip((t - 3.0) / 0.025, 0.0, 1.0)
     noise = np.random.default_rng(seed).normal(0.0, noise_deg, (len(t), 2))
     for name in ("gaze_r_yaw", "gaze_l_yaw"):
         block[:, FIELD_INDEX[name]] = np.radians(yaw + noise[:, 0])
