@@ -533,3 +533,18 @@ def test_a_gaze_tracked_while_the_lids_reopen_is_the_gaze_s():
     (alert,) = result.alerts
     assert alert.kind == "long_distraction"
     assert alert.glances[0][0] == pytest.approx(starts[0] - 1 / 60)
+
+
+def test_a_second_region_of_the_road_scene_is_road_but_a_display_is_not():
+    # a driver whose gaze alternates between two regions at the road's level (two screens of a
+    # simulator: Taamneh et al.'s drives), the second 20 deg to the side a third of the time:
+    # its glances alert until the forgetting histogram holds enough of it (about 3 min here)
+    second = (20.0, 1.0)
+    block, starts = trace([(6.0, (0.0, 0.0)), (3.5, second)] * 30
+                          + [(3.5, DISPLAY), (6.0, (0.0, 0.0))])
+    result = detect_glances(Recording(block))
+    late = [a for a in result.alerts if a.t > starts[40]]
+    assert [a.kind for a in late] == ["long_distraction"]
+    assert late[0].glances[0][0] == pytest.approx(starts[-2], abs=0.05)   # the display
+    at_second = (result.t > starts[41] + 0.5) & (result.t < starts[41] + 3.0)
+    assert (result.glance[at_second] == CODE["on_road"]).all()

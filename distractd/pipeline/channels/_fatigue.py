@@ -50,6 +50,11 @@ FATIGUE_ALERT_KINDS = ("microsleep", "sleep", "drowsiness")
 """Fatigue alert kinds, indexed by the ``kind`` column of a fatigue alert row."""
 MICROSLEEP, SLEEP, DROWSINESS = range(3)
 
+MIN_OPEN_LEVEL = 0.6
+"""The smallest open-eye aperture on the schema's scale (1: the open baseline, a 10 mm eye):
+Euro NCAP's 6 mm (SIMULATOR_EVIDENCE §5c). Until a driver's own level is learned, closures are
+judged against it (a closure from the stream's first sample, or over a restart, is seen), and only
+apertures open for every driver teach the level."""
 CLOSURES = 32
 """Recent long closures kept per stream, for the drowsiness alert's record."""
 LONG_CLOSURE_S = 0.15
@@ -278,17 +283,23 @@ def _end_closure(state, closures):
 
 @njit(cache=True, inline="always")
 def _learn_level(aperture, step, open_at, params, state):
-    """Follow the open-eye level: the running mean of every visible aperture during the warm-up
-    (the first sample sets it), then an exponential mean of open eyes outside closures."""
-    seen = state.seen_s + step
+    """Follow the open-eye level: during the warm-up the running mean of the apertures open for
+    every driver (at least ``fatigue_open_fraction`` of :data:`MIN_OPEN_LEVEL`: eyes closed or
+    near shut from the start teach nothing; the first such sample sets it), then an exponential
+    mean of open eyes outside closures."""
     if state.seen_s < params.warmup_s:
+        if aperture < params.fatigue_open_fraction * MIN_OPEN_LEVEL:
+            return
+        seen = state.seen_s + step
         if seen > 0.0:
             state.level += step / seen * (aperture - state.level)
-        elif aperture > 0.0:
+        else:
             state.level = aperture
-    elif state.closed == 0.0 and aperture >= open_at:
+        state.seen_s = seen
+        return
+    if state.closed == 0.0 and aperture >= open_at:
         state.level += min(step / params.fatigue_open_memory_s, 1.0) * (aperture - state.level)
-    state.seen_s = seen
+    state.seen_s += step
 
 
 @njit(cache=True, inline="always")
@@ -310,8 +321,10 @@ def _fatigue_step(x, t, dt, gap, blink_s, params, face, state, ring, closures, o
     lids = aperture(x)
     if lids == lids:
         state.has_eyelid = 1.0
-    closed_at = params.fatigue_closed_fraction * state.level
-    open_at = params.fatigue_open_fraction * state.level
+    ready = state.seen_s >= params.warmup_s
+    level = state.level if ready else MIN_OPEN_LEVEL   # until learned, every driver's eye
+    closed_at = params.fatigue_closed_fraction * level
+    open_at = params.fatigue_open_fraction * level
     visible = lids == lids and not (x[_CONFIDENCE] < params.confidence_min and lids >= open_at)
     if gap and state.closed == 1.0 and dt > params.fatigue_hidden_s:   # its end is unknown
         state.closed = 0.0
@@ -331,13 +344,16 @@ def _fatigue_step(x, t, dt, gap, blink_s, params, face, state, ring, closures, o
         if state.closed == 1.0 and t - state.hidden_t > params.fatigue_hidden_s:
             state.closed = 0.0   # hidden too long: the closure's end is unknown
             state.dead = 1.0
-    ready = state.seen_s >= params.warmup_s
     if visible:
         if lids >= open_at:
             if state.closed == 1.0:
                 _end_closure(state, closures)
+                shut_s = state.last_closed - state.start
+                if params.blink_max_s < shut_s < params.fatigue_microsleep_s:
+                    slot.blinks += 1.0   # a slow closure, longer than any blink the detector
+                    slot.blink_s += shut_s   # accepts, shorter than a microsleep
             state.dead = 0.0
-        elif lids <= closed_at and state.closed == 0.0 and state.dead == 0.0 and ready:
+        elif lids <= closed_at and state.closed == 0.0 and state.dead == 0.0:
             if gap:
                 state.dead = 1.0   # closed since some time in the gap
             else:
@@ -349,7 +365,7 @@ def _fatigue_step(x, t, dt, gap, blink_s, params, face, state, ring, closures, o
             state.last_closed = t
             if facing_forward(x, params, face):
                 n_a = _closure_alerts(t, state.perclos, params, state, alerts, n_a)
-    available = visible and ready
+    available = visible and (state.seen_s >= params.warmup_s or state.closed == 1.0)
     out.available = 1.0 if available else 0.0
     if available:
         out.closed_s = t - state.start if state.closed == 1.0 \

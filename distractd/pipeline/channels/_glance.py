@@ -137,9 +137,23 @@ STATE = _record(
     "lost_end",     # last sample of the current glance lost out of the tracker's range (NaN: none)
     "closed_t",     # first sample of the current run of eyes closed facing forward (NaN: none)
     "exiting",      # 1 when the previous sample was lost out of the tracker's range in a glance
+    "road2",        # 1 when a second road region is in use (SECOND_ROAD_SHARE)
+    "yaw2",         # its centre, rad
+    "pitch2",
 )
 _ZEROS = np.zeros(1, STATE)   # copied to clear a state (a global array, so numba never frees it)
 
+SECOND_ROAD_SHARE = 0.2
+"""A second peak of the gaze histogram at the road's level holding at least this share of the
+mode's count is road too: drivers whose gaze alternates between two regions of the road scene
+(two screens of a simulator, a long bend), whose second region would otherwise be a glance away
+every time they look there (Taamneh et al.'s normal drives: development half)."""
+SECOND_ROAD_MASS = 0.35
+"""... and holding, in a road ellipse around it, at least this share of the gaze in the road
+ellipse around the centre (a mirror's tight fixations can make a high peak with little gaze)."""
+SECOND_ROAD_LEVEL = 1.5
+"""How far (in ``glance_road_pitch``) the second road region's pitch may lie from the centre's:
+the road scene's level, well above a lap or a centre stack (20-40 deg below)."""
 CENTRE_EVERY_S = 0.25
 """The centre is re-read from the histogram when its mode moves, and at least this often, s."""
 
@@ -337,7 +351,7 @@ def _clear_machine(state):
 
 
 @njit(cache=True, inline="always")
-def _learn(t, yaw, pitch, state, hist):
+def _learn(t, yaw, pitch, state, hist, params):
     """Add a tracked gaze sample (rad) to the forgetting histogram with the current weight;
     update mode and centre. False when the gaze lies outside the histogram."""
     w = state.w
@@ -371,7 +385,74 @@ def _learn(t, yaw, pitch, state, hist):
     state.yaw = sy / total
     state.pitch = sp / total
     state.cos = np.cos(state.pitch)
+    _second_road(state, hist, params)
     return True
+
+
+@njit(cache=True, inline="always")
+def _ellipse_mass(hist, yaw, pitch, cos_pitch, params):
+    """The histogram's count in the forward roadway ellipse's shape around (``yaw``, ``pitch``)."""
+    total = 0.0
+    for ii in range(_N_PITCH):
+        dp = (_PITCH0 + (ii + 0.5) * _BIN - pitch) / params.glance_road_pitch
+        if dp * dp > 1.0:
+            continue
+        for jj in range(_N_YAW):
+            dy = (_YAW0 + (jj + 0.5) * _BIN - yaw) * cos_pitch / params.glance_road_yaw
+            if dy * dy + dp * dp <= 1.0:
+                total += hist[ii * _N_YAW + jj]
+    return total
+
+
+@njit(cache=True, inline="always")
+def _second_road(state, hist, params):
+    """Look for a second road region: the histogram's largest local peak outside the forward
+    roadway ellipse around the centre, at the road's level (within ``glance_road_pitch`` of the
+    centre's pitch), holding at least :data:`SECOND_ROAD_SHARE` of the mode's count and
+    :data:`SECOND_ROAD_MASS` of the road's gaze; its centre is the centroid of its 3 x 3 bins."""
+    best = -1
+    best_h = SECOND_ROAD_SHARE * hist[int(state.mode)]
+    for ii in range(1, _N_PITCH - 1):
+        dp = (_PITCH0 + (ii + 0.5) * _BIN - state.pitch) / params.glance_road_pitch
+        if abs(dp) > SECOND_ROAD_LEVEL:
+            continue
+        for jj in range(1, _N_YAW - 1):
+            h = hist[ii * _N_YAW + jj]
+            if h <= best_h:
+                continue
+            dy = (_YAW0 + (jj + 0.5) * _BIN - state.yaw) * state.cos / params.glance_road_yaw
+            if dy * dy + dp * dp <= 1.0:
+                continue
+            peak = True
+            for di in range(-1, 2):
+                for dj in range(-1, 2):
+                    if hist[(ii + di) * _N_YAW + jj + dj] > h:
+                        peak = False
+            if peak:
+                best = ii * _N_YAW + jj
+                best_h = h
+    if best < 0:
+        state.road2 = 0.0
+        return
+    mi = best // _N_YAW
+    mj = best % _N_YAW
+    second = _ellipse_mass(hist, _YAW0 + (mj + 0.5) * _BIN, _PITCH0 + (mi + 0.5) * _BIN,
+                           state.cos, params)
+    if second < SECOND_ROAD_MASS * _ellipse_mass(hist, state.yaw, state.pitch, state.cos, params):
+        state.road2 = 0.0   # a peak, but little gaze around it (a mirror checked often)
+        return
+    total = 0.0
+    sy = 0.0
+    sp = 0.0
+    for ii in range(mi - 1, mi + 2):
+        for jj in range(mj - 1, mj + 2):
+            h = hist[ii * _N_YAW + jj]
+            total += h
+            sy += h * (_YAW0 + (jj + 0.5) * _BIN)
+            sp += h * (_PITCH0 + (ii + 0.5) * _BIN)
+    state.road2 = 1.0
+    state.yaw2 = sy / total
+    state.pitch2 = sp / total
 
 
 @njit(cache=True, inline="always")
@@ -450,6 +531,11 @@ def _classify(yaw, pitch, params, state):
     dpitch = (pitch - pc) / params.glance_road_pitch
     if dyaw * dyaw + dpitch * dpitch <= 1.0:
         return ON_ROAD
+    if state.road2 == 1.0:
+        dyaw = (yaw - state.yaw2) * cos_pitch / params.glance_road_yaw
+        dpitch = (pitch - state.pitch2) / params.glance_road_pitch
+        if dyaw * dyaw + dpitch * dpitch <= 1.0:
+            return ON_ROAD
     for r in range(4):
         region = params.glance_regions[r]
         if _inside(yaw, pitch, yc + region[0], pc + region[1], region[2], cos_pitch):
@@ -511,7 +597,7 @@ def _glance_step(x, has_gaze, t, dt, gap, lost, closed, params, state, face, his
     cls = LOST
     if not lost and not closed and yaw == yaw:
         cls = UNKNOWN
-        if _learn(t, yaw, pitch, state, hist):
+        if _learn(t, yaw, pitch, state, hist, params):
             state.seen_s += step
             if state.seen_s >= params.glance_warmup_s and state.ready == 0.0:
                 state.ready = 1.0
