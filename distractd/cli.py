@@ -888,11 +888,15 @@ def _train(args):
         summary = {"output": args.out, "model": model, "model_id": model_id, "cohort": True,
                    "drives": drives, "drivers": drivers,
                    "features": list(parts["feature_names"]), "label_files": relabelled}
+        point = parts["summary"].get("operating_point")
+        summary["operating_point"] = point
         _report(args, summary, f"{args.out}: cohort {model} model {model_id} from "
                                f"{drives} drives of {drivers} drivers, features "
                                f"{', '.join(parts['feature_names'])}"
                                + (f"; labels of {len(relabelled)} drives from --labels"
-                                  if args.labels else ""))
+                                  if args.labels else "")
+                               + ("" if point is None else "\n" + _operating_line(
+                                   point, load_model("default").summary.get("operating_point"))))
         return 0
     if args.jobs != 1 or args.scheduler or args.only or args.sparse_model \
             or args.operating_point is not None:
@@ -910,6 +914,26 @@ def _train(args):
     _report(args, {"output": args.out, "model": model, "model_id": model_id, "cohort": False},
             f"{args.out}: {model} model {model_id}")
     return 0
+
+
+def _operating_line(point, shipped):
+    """Where a cohort model's threshold sits and how its training drivers, scored out of fold,
+    compare with the shipped model's, chosen the same way on its own cohort."""
+    from .models.detectors import decision_options
+
+    on = decision_options()["on"]
+
+    def per_kind(figures):
+        return ", ".join(f"{kind} {g:.3f}" for kind, g in figures.items())
+
+    line = (f"operating point: score {point['score']:g} is where this model's training drivers, "
+            f"each scored by a model fitted without them, have the best G-mean "
+            f"({per_kind(point['g_mean'])}); the daemon's threshold (smoothing.on) is {on:g}")
+    if shipped is not None:
+        line += (f"; the shipped model, chosen the same way on its own drivers: "
+                 f"{per_kind(shipped['g_mean'])}. Compare the two on a driver neither saw: "
+                 f"distractd predict MODEL DRIVE and distractd predict default DRIVE")
+    return line
 
 
 def _operating_point(args):

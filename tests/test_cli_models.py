@@ -129,8 +129,18 @@ def test_cohort_train_adapt_predict_on_a_new_driver(tmp_path, capsys):
     model = tmp_path / "cohort.npz"
     assert main(["train", "--cohort", str(fleet), "--train", "400",  # sselm: the default
                  "--drive-side", "right", "--segment-windows", "0", "--out", str(model)]) == 0
-    assert "from 3 drives of 3 drivers" in capsys.readouterr().out
+    out = capsys.readouterr().out
+    assert "from 3 drives of 3 drivers" in out
     detector = load_model(model)
+    # where the threshold sits, beside the shipped model's figures chosen the same way
+    figures = ", ".join(f"{kind} {g:.3f}"
+                        for kind, g in detector.summary["operating_point"]["g_mean"].items())
+    shipped = ", ".join(f"{kind} {g:.3f}" for kind, g in
+                        load_model("default").summary["operating_point"]["g_mean"].items())
+    assert (f"operating point: score 1 is where this model's training drivers, each scored by a "
+            f"model fitted without them, have the best G-mean ({figures}); the daemon's "
+            f"threshold (smoothing.on) is 1; the shipped model, chosen the same way on its own "
+            f"drivers: {shipped}.") in out
     assert detector.summary["kind"] == "cohort" and len(detector.summary["drivers"]) == 3
     assert "anchors" in detector.extras and detector.score_scale > 0
     assert PipelineConfig.from_dict(detector.pipeline_config).baseline
