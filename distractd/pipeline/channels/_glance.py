@@ -371,8 +371,17 @@ def _learn(t, yaw, pitch, state, hist, params):
     if mode == old and 0.0 <= t - state.centre_t < CENTRE_EVERY_S:
         return True
     state.centre_t = t
-    mi = mode // _N_YAW
-    mj = mode % _N_YAW
+    state.yaw, state.pitch = _centroid(hist, mode)
+    state.cos = np.cos(state.pitch)
+    _second_road(state, hist, params)
+    return True
+
+
+@njit(cache=True, inline="always")
+def _centroid(hist, k):
+    """The centroid (yaw, pitch, rad) of the 3 x 3 bins around flat bin ``k``."""
+    mi = k // _N_YAW
+    mj = k % _N_YAW
     total = 0.0
     sy = 0.0
     sp = 0.0
@@ -382,11 +391,7 @@ def _learn(t, yaw, pitch, state, hist, params):
             total += h
             sy += h * (_YAW0 + (jj + 0.5) * _BIN)
             sp += h * (_PITCH0 + (ii + 0.5) * _BIN)
-    state.yaw = sy / total
-    state.pitch = sp / total
-    state.cos = np.cos(state.pitch)
-    _second_road(state, hist, params)
-    return True
+    return sy / total, sp / total
 
 
 @njit(cache=True, inline="always")
@@ -441,18 +446,8 @@ def _second_road(state, hist, params):
     if second < SECOND_ROAD_MASS * _ellipse_mass(hist, state.yaw, state.pitch, state.cos, params):
         state.road2 = 0.0   # a peak, but little gaze around it (a mirror checked often)
         return
-    total = 0.0
-    sy = 0.0
-    sp = 0.0
-    for ii in range(mi - 1, mi + 2):
-        for jj in range(mj - 1, mj + 2):
-            h = hist[ii * _N_YAW + jj]
-            total += h
-            sy += h * (_YAW0 + (jj + 0.5) * _BIN)
-            sp += h * (_PITCH0 + (ii + 0.5) * _BIN)
     state.road2 = 1.0
-    state.yaw2 = sy / total
-    state.pitch2 = sp / total
+    state.yaw2, state.pitch2 = _centroid(hist, best)
 
 
 @njit(cache=True, inline="always")
