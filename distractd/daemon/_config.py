@@ -45,6 +45,12 @@ DEFAULTS = {
         "rcvhwm": 100000,
         "max_connections": 4096,
     },
+    "vehicle": {
+        "topic": "vehicle.",
+        "max_age_s": 0.25,
+        "buffer_samples": 1024,
+        "alone_after_s": 2.0,
+    },
     "pupil": {
         "remote": "",
         "stream": "pupil",
@@ -114,6 +120,9 @@ _CONSTRAINTS = {
               "max_message_bytes": Interval(64, 1 << 30, integer=True),
               "max_block_samples": Interval(1, 1_000_000, integer=True), "rcvhwm": _QUEUE,
               "max_connections": Interval(1, 1_000_000, integer=True)},
+    "vehicle": {"topic": str, "max_age_s": _POSITIVE,
+                "buffer_samples": Interval(1, 1_000_000, integer=True),
+                "alone_after_s": _POSITIVE},
     "pupil": {"remote": str, "stream": str, "timeout_s": _POSITIVE, "silence_s": _POSITIVE,
               "reorder_s": Interval(0, 10)},
     "lsl": {"inlets": list, "outlets": bool, "timeout_s": _POSITIVE,
@@ -211,9 +220,10 @@ def _check_rules(config):
     if "://" not in config["output"]["bind"]:
         raise ConfigError(f"output.bind must be a ZeroMQ endpoint like 'tcp://127.0.0.1:5556', "
                           f"got {config['output']['bind']!r}")
-    if not config["input"]["topic"].isascii():
-        raise ConfigError(f"input.topic must be ASCII (topics are bytes on the wire), got "
-                          f"{config['input']['topic']!r}")
+    for section in ("input", "vehicle"):
+        if not config[section]["topic"].isascii():
+            raise ConfigError(f"{section}.topic must be ASCII (topics are bytes on the wire), "
+                              f"got {config[section]['topic']!r}")
     if not valid_stream_id(config["pupil"]["stream"]):
         raise ConfigError(f"pupil.stream must be a stream id of 1-128 [A-Za-z0-9_.:-], got "
                           f"{config['pupil']['stream']!r}")

@@ -4,19 +4,22 @@ Per wake-up, :meth:`Inputs.read` waits on the input sockets (at most ``service.p
 reads up to ``service.max_batch_messages`` messages from each that has some, decodes each
 (:mod:`distractd.pipeline.formats`) and adds its samples to its stream's inbox, opening the
 stream's session on its first message. A message that fails decoding is refused, counted by reason
-and explained in one rate-limited log line; nothing else is lost. The Pupil source is followed
-across Pupil Capture restarts (:class:`PupilLink`).
+and explained in one rate-limited log line; nothing else is lost. Vehicle messages (topic
+``vehicle.topic`` + stream id, on the same sockets) go to their stream's :class:`VehicleJoin`.
+The Pupil source is followed across Pupil Capture restarts (:class:`PupilLink`).
 """
 
 import logging
 import time
 
+import numpy as np
 import zmq
 
 from ..pipeline.formats import (
     Limits, PupilAdapter, Rejected, UnsupportedGaze, decode_message,
 )
 from ._ratelog import RateLimitedLog
+from ._vehicle import VehicleJoin, VehicleSamples
 
 __all__ = ["Inputs"]
 
@@ -54,6 +57,9 @@ class Inputs:
         self.budget = config["service"]["max_batch_messages"]
         self.limits = Limits(config["input"]["topic"], config["input"]["max_message_bytes"],
                              config["input"]["max_block_samples"])
+        self.vehicle_limits = Limits(config["vehicle"]["topic"],
+                                     config["input"]["max_message_bytes"],
+                                     config["input"]["max_block_samples"])
         self.lsl_limits = Limits("samples.", config["input"]["max_message_bytes"],
                                  config["input"]["max_block_samples"])
         self.rejection_log = RateLimitedLog(config["service"]["rejection_log_interval_s"])
@@ -139,6 +145,13 @@ class Inputs:
                 inbox = inboxes.get(stream) or self._open(stream, now)
                 if inbox is None:
                     continue
+                if type(block) is VehicleSamples:
+                    n_samples += self._add_vehicle(inbox, block.block, now, touched)
+                    continue
+                if inbox.vehicle is not None and inbox.vehicle.alone:
+                    inbox.vehicle.alone = False
+                    log.info("stream %s: eye samples arrived: vehicle samples are joined to "
+                             "them", stream)
                 lost = inbox.session.accept(seq, now)
                 if lost is None:
                     self.metrics.seq_resets.inc()
@@ -161,7 +174,42 @@ class Inputs:
             return None
 
     def _decode_native(self, frames):
+        topic = frames[0] if frames else None
+        if type(topic) is bytes and topic.startswith(self.vehicle_limits.topic):
+            stream, samples, seq = decode_message(frames, self.vehicle_limits)
+            if type(samples) is not np.ndarray:
+                samples = np.array(samples, dtype=np.float64)
+            return stream, VehicleSamples(samples), seq
         return decode_message(frames, self.limits)
+
+    def _add_vehicle(self, inbox, block, now, touched):
+        """Give a vehicle message's samples to its stream's :class:`VehicleJoin` (counting and
+        explaining those it drops), or to the inbox for a stream of vehicle samples alone; return
+        the samples received. Vehicle messages' ``seq`` is not followed (their loss is not
+        counted)."""
+        session = inbox.session
+        session.last_seen_s = now
+        n_received = len(block)
+        self.metrics.vehicle_samples.inc(n_received)
+        join = inbox.vehicle
+        if join is None:
+            join = inbox.vehicle = VehicleJoin(self.config["vehicle"], now)
+        if not join.alone:
+            n_late, n_overflow = join.add(block)
+            for reason, n in (("vehicle_late", n_late), ("vehicle_overflow", n_overflow)):
+                if n:
+                    self.metrics.samples_rejected[reason].inc(n)
+                    self.rejection_log.warning(reason, _VEHICLE_DROPPED[reason].format(
+                        stream=session.stream, n=n, **self.config["vehicle"]), now)
+            if not join.due_alone(now):
+                return n_received
+            join.alone = True
+            log.info("stream %s: no eye sample in vehicle.alone_after_s=%g s: processed as "
+                     "vehicle samples alone", session.stream, join.alone_after_s)
+            block = join.take()
+        if len(block) and inbox.add(block, now):
+            touched.append(inbox)
+        return n_received
 
     def _decode_lsl(self, frames):
         return decode_message(frames, self.lsl_limits)
@@ -216,3 +264,12 @@ class Inputs:
     def _reject(self, exc, now):
         self.metrics.messages_rejected[exc.reason].inc()
         self.rejection_log.warning(exc.reason, str(exc), now)
+
+
+_VEHICLE_DROPPED = {
+    "vehicle_late": "stream {stream}: {n} vehicle sample(s) dropped: t not after the stream's "
+                    "newest vehicle sample, or over vehicle.max_age_s={max_age_s:g} s before its "
+                    "newest eye sample",
+    "vehicle_overflow": "stream {stream}: {n} oldest vehicle sample(s) dropped: "
+                        "vehicle.buffer_samples={buffer_samples} full",
+}

@@ -41,6 +41,7 @@ from ..pipeline.formats import MESSAGE_REJECT_REASONS, REFUSED_MAPPINGS, STATE_N
 from ._gate import REFUSAL_REASONS
 from ._lsl import LSL_OUTCOMES
 from ._session import STREAM_STAGES
+from ._vehicle import VEHICLE_REJECT_REASONS
 
 __all__ = ["Metrics", "MetricsServer", "LATENCY_BUCKETS_S", "FIT_BUCKETS_S", "SKIP_REASONS"]
 
@@ -115,10 +116,13 @@ class Metrics:
         self.samples_received = Counter("distractd_samples_received_total",
                                         "Samples in accepted messages.", registry=registry)
         samples_rejected = Counter("distractd_samples_rejected_total",
-                                   "Samples dropped or flagged by the pipeline's validation, by "
-                                   "reason.", ["reason"], registry=registry)
+                                   "Samples dropped or flagged by the pipeline's validation, or "
+                                   "vehicle samples dropped by the join, by reason.", ["reason"],
+                                   registry=registry)
         self.samples_rejected = {r: samples_rejected.labels(reason=r)
-                                 for r in SAMPLE_REJECT_REASONS}
+                                 for r in SAMPLE_REJECT_REASONS + VEHICLE_REJECT_REASONS}
+        self.vehicle_samples = Counter("distractd_vehicle_samples_total",
+                                       "Samples in accepted vehicle messages.", registry=registry)
         windows = Counter("distractd_windows_classified_total",
                           "Windows classified, by published state.", ["state"], registry=registry)
         self.windows = {s: windows.labels(state=s) for s in STATE_NAMES.values()}

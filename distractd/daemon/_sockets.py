@@ -172,6 +172,7 @@ class Sockets:
             self._secure(sub)
             self.gatekeeper.watch(sub, "input")
             sub.subscribe(config["input"]["topic"])
+            sub.subscribe(config["vehicle"]["topic"])
             for endpoint in config["input"]["bind"]:
                 _bind(sub, endpoint, "input.bind")
             for endpoint in config["input"]["connect"]:

@@ -218,6 +218,9 @@ class _Inbox:
     held as rows, made into one array when a block arrives after them or at :meth:`take`: one
     array per hop rather than one per message.
 
+    A stream that receives vehicle samples has a :class:`~distractd.daemon._vehicle.VehicleJoin`
+    (``vehicle``): :meth:`take` joins their values to the held eye samples.
+
     Parameters
     ----------
     session : Session
@@ -226,7 +229,7 @@ class _Inbox:
     """
 
     __slots__ = ("session", "hop_s", "lag_s", "max_jump_s", "blocks", "rows", "n_held",
-                 "held_since_s", "arrival_s", "t_last", "t_fed", "due_t", "ready")
+                 "held_since_s", "arrival_s", "t_last", "t_fed", "due_t", "ready", "vehicle")
 
     def __init__(self, session, pipeline_config):
         self.session = session
@@ -242,6 +245,7 @@ class _Inbox:
         self.t_fed = math.nan   # ... and of the newest fed to the pipeline
         self.due_t = -math.inf  # the earliest sample time that can complete a window
         self.ready = False
+        self.vehicle = None     # the stream's VehicleJoin, from its first vehicle message
 
     def add(self, samples, now_s):
         """Hold a message's samples (a block, or rows in canonical field order); return True for
@@ -278,6 +282,8 @@ class _Inbox:
         if self.rows:
             self._join_rows()
         block = self.blocks[0] if len(self.blocks) == 1 else np.concatenate(self.blocks)
+        if self.vehicle is not None and not self.vehicle.alone:
+            block = self.vehicle.fill(block)
         self.blocks = []
         self.n_held = 0
         self.ready = False

@@ -82,6 +82,7 @@ def test_model_info_holds_only_the_current_model():
 
 
 def test_every_sample_rejection_reason_is_pre_bound():
+    from distractd.daemon._vehicle import VEHICLE_REJECT_REASONS
     from distractd.pipeline import SAMPLE_REJECT_REASONS
 
     metrics = Metrics(CollectorRegistry())
@@ -89,7 +90,7 @@ def test_every_sample_rejection_reason_is_pre_bound():
     samples = _families(metrics.registry)["distractd_samples_rejected"].samples
     totals = {s.labels["reason"]: s.value for s in samples if s.name.endswith("_total")}
     assert totals == {reason: 3.0 if reason == "duplicate_t" else 0.0
-                      for reason in SAMPLE_REJECT_REASONS}
+                      for reason in SAMPLE_REJECT_REASONS + VEHICLE_REJECT_REASONS}
 
 
 def test_promtool_accepts_the_scrape(promtool):
