@@ -69,7 +69,7 @@ class VehicleJoin:
         """Buffer a vehicle message's samples; return ``(n_late, n_overflow)`` dropped."""
         t = block[:, 0]
         newest = self.t[self.n - 1] if self.n else -np.inf
-        before = np.maximum.accumulate(np.concatenate(([newest], t[:-1])))
+        before = np.fmax.accumulate(np.concatenate(([newest], t[:-1])))  # NaN t skipped
         keep = (t > before) & np.isfinite(t) & (t >= self.t_eye - self.max_age_s)
         n_late = len(t) - int(np.count_nonzero(keep))
         t, values = t[keep], block[keep][:, _COLUMNS]

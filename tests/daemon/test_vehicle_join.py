@@ -81,6 +81,11 @@ def test_late_and_overflowing_vehicle_samples_are_counted():
     stale[:, 0] += np.arange(10) * 1e-4
     assert join.add(stale) == (10, 0)
     assert join.add(np.array([[np.nan] * car.shape[1]])) == (1, 0)
+    assert join.add(car[:0]) == (0, 0)
+    later = car[70:80].copy()
+    later[4, 0] = np.nan  # one sample without a time: only it is dropped
+    assert join.add(later) == (1, 0)
+    assert join.t[:join.n].tolist() == car[[58, 59, 70, 71, 72, 73, 75, 76, 77, 78, 79], 0].tolist()
 
 
 def vehicle_frames(stream, block, seq):
@@ -120,6 +125,8 @@ def test_the_daemon_joins_counts_and_processes_a_car_alone(start_daemon):
             pub.send_multipart(vehicle_frames("joined", due, seq))
             n_car += len(due)
             n_late += len(due)
+        if seq == 7:  # an empty block: nothing to join, nothing dropped
+            pub.send_multipart(vehicle_frames("joined", due[:0], seq))
         for stream in ("joined", "eyes"):
             pub.send_multipart(encode_block(stream, chunk, seq))
         time.sleep(0.02)
