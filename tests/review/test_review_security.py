@@ -252,14 +252,14 @@ def test_too_many_connections_close_the_longest_waiting_or_are_answered_busy(ser
     save = (f"POST /api/labels HTTP/1.1\r\nHost: 127.0.0.1:{server.server_address[1]}\r\n"
             f"{TOKEN_HEADER}: {server.token}\r\nContent-Type: application/json\r\n"
             f"Content-Length: {len(body)}\r\n\r\n").encode() + body
-    busy = [socket.create_connection(server.server_address, timeout=_PATIENCE_S)
-            for _ in range(MAX_CONNECTIONS)]
+    _wait_until(lambda: server.n_connections == 0)   # the held connections are gone
     server.save_lock.acquire()
     try:
-        for connection in busy:
-            connection.sendall(save)
-        while server.n_connections < MAX_CONNECTIONS or server.n_waiting:
-            time.sleep(0.01)                           # until every request has been read
+        busy = []
+        for _ in range(MAX_CONNECTIONS):
+            busy.append(socket.create_connection(server.server_address, timeout=_PATIENCE_S))
+            busy[-1].sendall(save)
+        _wait_until(lambda: server.n_connections == MAX_CONNECTIONS and not server.n_waiting)
         answer = _raw(server, b"GET /api/feature?name=x HTTP/1.1\r\n" + host + b"\r\n")
     finally:
         server.save_lock.release()
@@ -269,6 +269,15 @@ def test_too_many_connections_close_the_longest_waiting_or_are_answered_busy(ser
     status, error = _status_and_error(answer)
     assert status == 503 and error.startswith(f"busy: {MAX_CONNECTIONS} connections")
     assert statuses == [409] * MAX_CONNECTIONS        # the held saves, answered (a stale digest)
+
+
+def _wait_until(condition):
+    """Poll ``condition`` until it holds (a hang guard of :data:`_PATIENCE_S`, not a measured
+    time)."""
+    deadline = time.monotonic() + _PATIENCE_S
+    while not condition():
+        assert time.monotonic() < deadline, "the server did not get there"
+        time.sleep(0.01)
 
 
 def test_a_deeply_nested_body_is_a_bad_request(serve):
