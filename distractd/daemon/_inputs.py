@@ -10,6 +10,7 @@ The Pupil source is followed across Pupil Capture restarts (:class:`PupilLink`).
 """
 
 import logging
+import math
 import time
 
 import numpy as np
@@ -148,10 +149,13 @@ class Inputs:
                 if type(block) is VehicleSamples:
                     n_samples += self._add_vehicle(inbox, block.block, now, touched)
                     continue
-                if inbox.vehicle is not None and inbox.vehicle.alone:
-                    inbox.vehicle.alone = False
-                    log.info("stream %s: eye samples arrived: vehicle samples are joined to "
-                             "them", stream)
+                vehicle = inbox.vehicle
+                if vehicle is not None and not vehicle.eyes:
+                    vehicle.eyes = True
+                    if vehicle.alone:
+                        vehicle.alone = False
+                        log.info("stream %s: eye samples arrived: vehicle samples are joined "
+                                 "to them", stream)
                 lost = inbox.session.accept(seq, now)
                 if lost is None:
                     self.metrics.seq_resets.inc()
@@ -193,7 +197,8 @@ class Inputs:
         self.metrics.vehicle_samples.inc(n_received)
         join = inbox.vehicle
         if join is None:
-            join = inbox.vehicle = VehicleJoin(self.config["vehicle"], now)
+            join = inbox.vehicle = VehicleJoin(self.config["vehicle"], now,
+                                               eyes=not math.isnan(inbox.t_last))
         if not join.alone:
             n_late, n_overflow = join.add(block)
             for reason, n in (("vehicle_late", n_late), ("vehicle_overflow", n_overflow)):

@@ -42,6 +42,8 @@ class VehicleJoin:
         ``[vehicle]``: ``max_age_s``, ``buffer_samples``, ``alone_after_s``.
     now_s : float
         Monotonic time (s) of the stream's first vehicle message.
+    eyes : bool
+        The stream has received eye samples before.
 
     Attributes
     ----------
@@ -54,7 +56,7 @@ class VehicleJoin:
     __slots__ = ("max_age_s", "t", "values", "n", "first_s", "alone_after_s", "alone", "eyes",
                  "t_eye")
 
-    def __init__(self, options, now_s):
+    def __init__(self, options, now_s, eyes=False):
         capacity = options["buffer_samples"]
         self.max_age_s = options["max_age_s"]
         self.alone_after_s = options["alone_after_s"]
@@ -62,7 +64,8 @@ class VehicleJoin:
         self.values = np.empty((capacity, len(VEHICLE_FIELDS)))
         self.n = 0
         self.first_s = now_s
-        self.alone = self.eyes = False
+        self.alone = False
+        self.eyes = eyes
         self.t_eye = -np.inf  # t of the newest eye sample joined
 
     def add(self, block):
@@ -94,7 +97,6 @@ class VehicleJoin:
     def fill(self, block):
         """Return the eye samples ``block`` with their missing vehicle fields joined in; keep
         only the vehicle samples later ones can still use."""
-        self.eyes = True
         if not self.n or not len(block):
             return block
         t = block[:, 0]

@@ -8,6 +8,7 @@ import zmq
 
 from distractd.daemon import DEFAULTS
 from distractd.daemon._vehicle import VehicleJoin
+from distractd.pipeline import PipelineConfig, StreamProcessor
 from distractd.pipeline.formats import FIELD_INDEX, VEHICLE_FIELDS, encode_block
 from distractd.simulators import simulate_drive
 
@@ -105,8 +106,8 @@ def last_t(messages, stream):
 def test_the_daemon_joins_counts_and_processes_a_car_alone(start_daemon):
     """One stream of eye samples with its car on the vehicle topic, the same eye samples without
     a car, and a car alone: the joined stream publishes the eye stream's states, the car alone
-    is processed as a stream (its windows published), every vehicle sample is counted and the
-    re-sent (late) ones are dropped by reason."""
+    is processed as a stream (its windows published), the joined values reach the pipeline,
+    every vehicle sample is counted and the re-sent (late) ones are dropped by reason."""
     daemon = start_daemon(["vehicle.alone_after_s=0.3"])
     eyes, car = split(DRIVE.samples)
     context = zmq.Context()
@@ -114,12 +115,18 @@ def test_the_daemon_joins_counts_and_processes_a_car_alone(start_daemon):
     pub.linger = 5000
     pub.connect(daemon.input)
     time.sleep(0.5)  # slow joiner
-    n_car = n_late = 0
+    # The joined stream's car reads an impossible speed for 0.5 s: the pipeline's validation
+    # must blank it in exactly the eye samples that took it.
+    speeding = car.copy()
+    speeding[100:110, FIELD_INDEX["speed"]] = 500.0
+    n_car = n_late = sent = 0
     for seq, start in enumerate(range(0, len(eyes), 30)):
         chunk = eyes[start:start + 30]
-        due = car[(car[:, 0] > chunk[0, 0] - 0.05) & (car[:, 0] <= chunk[-1, 0] - 0.05)]
-        for stream in ("joined", "alone"):
-            pub.send_multipart(vehicle_frames(stream, due, seq))
+        until = int(np.searchsorted(car[:, 0], chunk[-1, 0], side="right"))
+        due = car[sent:until]
+        pub.send_multipart(vehicle_frames("joined", speeding[sent:until], seq))
+        pub.send_multipart(vehicle_frames("alone", due, seq))
+        sent = until
         n_car += 2 * len(due)
         if seq == 5:  # the car re-sends its previous message: late
             pub.send_multipart(vehicle_frames("joined", due, seq))
@@ -142,6 +149,21 @@ def test_the_daemon_joins_counts_and_processes_a_car_alone(start_daemon):
     assert daemon.metric("distractd_vehicle_samples_total") == n_car
     assert daemon.metric("distractd_samples_rejected_total", reason="vehicle_late") == n_late > 0
     assert daemon.metric("distractd_samples_rejected_total", reason="vehicle_overflow") == 0
+    # Joined values reach the pipeline: its out_of_range count is the eye streams' and the car's
+    # own (in process, the same pipeline) plus one per eye sample that took the 500 m/s.
+    took = held(eyes, speeding, DEFAULTS["vehicle"]["max_age_s"])[:, VEHICLE_FIELDS.index("speed")]
+    n_took = int(np.count_nonzero(took == 500.0))
+    own = {name: StreamProcessor(PipelineConfig()) for name in ("eyes", "car")}
+    own["eyes"].update(eyes)
+    own["car"].update(car)
+    expected = n_took + 2 * own["eyes"].rejected["out_of_range"] \
+        + own["car"].rejected["out_of_range"]
+    deadline = time.monotonic() + 10
+    while daemon.metric("distractd_samples_rejected_total", reason="out_of_range") != expected \
+            and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert n_took > 20
+    assert daemon.metric("distractd_samples_rejected_total", reason="out_of_range") == expected
     joined, eye_only = states_of(messages, "joined"), states_of(messages, "eyes")
     assert [(m["t"], m["state"], m["quality"]) for m in joined] \
         == [(m["t"], m["state"], m["quality"]) for m in eye_only]
