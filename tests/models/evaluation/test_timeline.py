@@ -121,7 +121,8 @@ def test_predict_plot_draws_the_threshold_of_its_options(scored, tmp_path):
                  "--quiet"]) == 0
     svg = figure.read_text()
     assert ">on 0.25<" in svg and ">off -0.5<" in svg and ">track lost<" in svg
-    assert ">drive.npz: model ELMClassifier " in svg
+    # titled with the drive (its recording id, which names its protocol) and the model's kind
+    assert f">{read_recording(drive).meta['recording_id']}: ELMClassifier model<" in svg
 
 
 def test_without_matplotlib_plotting_is_one_line_naming_the_extra(scored, tmp_path):
