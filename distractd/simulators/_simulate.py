@@ -188,7 +188,7 @@ default="cognitive"
     --------
     >>> recording = simulate_drive(7, duration_s=60.0, rate_hz=30.0, drive=2)
     >>> recording.meta["recording_id"], recording.samples.shape[1]
-    ('sim-7-d2-cognitive', 18)
+    ('sim-7-d2-cognitive', 27)
     """
     return simulate_drive_truth(
         seed, duration_s, rate_hz, drive=drive, protocol=protocol, tracker=tracker, noise=noise,
