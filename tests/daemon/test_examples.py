@@ -48,8 +48,11 @@ def drive_csv(tmp_path_factory):
 
 
 def _start(name, *args):
+    """An example script as a child that Ctrl-C (SIGINT) stops, even when this test process was
+    started in the background by a shell, which makes it and its children ignore SIGINT."""
     return subprocess.Popen([sys.executable, str(EXAMPLES / name), *args],
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
 
 
 def _subscriber(daemon, stream):
