@@ -2,11 +2,12 @@
 
 :class:`StreamAdaptation` keeps one stream's window rows — the model's features, raw, as float32,
 one window per ``stride_s`` of driving, the newest ``max_windows`` — and says when a fit is due
-(``after_s`` of driving with every model feature, then every ``every_s``). :class:`Adapter` runs
-the fits one at a time in one background thread, from a queue of at most ``queue_size`` fits,
-with :func:`~distractd.models.detectors.adapt_rows` — the implementation of the offline
-``distractd adapt`` — and hands the finished ones back to the loop, which swaps the stream's
-scorer between two iterations. The loop never waits for a fit: a full queue refuses the stream,
+(``after_s`` of driving with every model feature and at least ``min_windows`` kept, then every
+``every_s``). :class:`Adapter` runs the fits one at a time in one background thread, from a queue
+of at most ``queue_size`` fits, with :func:`~distractd.models.detectors.adapt_checked` — the
+implementation of the offline ``distractd adapt``, its held-back check included — and hands the
+finished ones back to the loop, which swaps the stream's scorer between two iterations, unless
+the check found the refit worse (refused: the stream keeps its scorer). The loop never waits for a fit: a full queue refuses the stream,
 which tries again at its next kept window; one fit at a time with one BLAS thread bounds the CPU
 to one core (the thread asks the OS for a lower priority, nice 10, where allowed).
 """
@@ -21,7 +22,7 @@ import time
 
 import numpy as np
 
-# adapt_rows is read from the (lazy) wing at the first fit: it loads scikit-learn and scipy,
+# adapt_checked is read from the (lazy) wing at the first fit: it loads scikit-learn and scipy,
 # which a daemon without [adaptation] never needs (DESIGN §1)
 from ..models import detectors
 
@@ -59,12 +60,13 @@ class StreamAdaptation:
         Seconds of stream time covered by windows with every model feature so far.
     """
 
-    __slots__ = ("stride_s", "every_s", "rows", "n_rows", "t_last", "t_newest", "driving_s",
-                 "slot", "due_s", "collect", "detector", "adapted", "pending")
+    __slots__ = ("stride_s", "every_s", "min_windows", "rows", "n_rows", "t_last", "t_newest",
+                 "driving_s", "slot", "due_s", "collect", "detector", "adapted", "pending")
 
     def __init__(self, n_features, options, collect):
         self.stride_s = options["stride_s"]
         self.every_s = options["every_s"]
+        self.min_windows = options["min_windows"]
         self.collect = collect
         self.rows = np.empty((options["max_windows"] if collect else 0, n_features), np.float32)
         self.n_rows = 0            # rows kept so far; the ring's next slot is n_rows % capacity
@@ -84,7 +86,8 @@ class StreamAdaptation:
         Driving time grows by the forward steps between windows with every feature (a tracker
         clock reset adds nothing). One window per ``stride_s`` of driving is kept, as
         :func:`~distractd.models.detectors.thin_windows` thins a drive. A fit is due at a kept
-        window once the driving reaches the due time and no fit of the stream is pending.
+        window once the driving reaches the due time, ``min_windows`` rows are kept and no fit of
+        the stream is pending.
         """
         finite = np.isfinite(X).all(axis=1)
         if not finite.any():
@@ -107,14 +110,17 @@ class StreamAdaptation:
         self.rows[(self.n_rows + np.arange(len(kept))) % len(self.rows)] = kept
         self.n_rows += len(kept)
         self.t_newest = float(t[keep][-1])
-        return not self.pending and self.driving_s >= self.due_s
+        return not self.pending and self.driving_s >= self.due_s \
+            and min(self.n_rows, len(self.rows)) >= self.min_windows
 
     def fit(self, stream, detector):
-        """A fit of the kept rows (oldest first, as float64) adapting ``detector``."""
+        """A fit of the kept rows (oldest first, as float64) adapting ``detector``, judged against
+        the stream's scorer now (its adapted model, else ``detector``)."""
         capacity = len(self.rows)
         n = min(self.n_rows, capacity)
         order = (self.n_rows - n + np.arange(n)) % capacity
-        return Fit(stream, self, detector, self.rows[order].astype(np.float64), self.t_newest)
+        return Fit(stream, self, detector, self.detector or detector,
+                   self.rows[order].astype(np.float64), self.t_newest)
 
     def submitted(self):
         """The stream's fit is queued: none other until it is back; the next is due ``every_s``
@@ -137,6 +143,8 @@ class Fit:
         The stream's adaptation when the fit was submitted (a result for another one is stale).
     base : Detector
         The loaded model it adapts.
+    current : Detector
+        The stream's scorer when the fit was submitted (the score spread's "before").
     rows : ndarray of shape (n_windows, n_features)
         The stream's kept windows (dropped once the fit has run).
     n_windows : int
@@ -144,31 +152,42 @@ class Fit:
         End (s) of the newest window in ``rows``.
     result : Detector or None
         The adapted model.
+    check : dict or None
+        The held-back check (:func:`~distractd.models.detectors.adapt_checked`): ``worse`` means
+        the result must not be swapped in.
+    spread : tuple of float or None
+        Standard deviation of the published scores of ``rows`` under ``current`` and under
+        ``result``.
     error : str or None
         Why the fit failed (one line).
     wall_s, cpu_s : float
         Wall and thread CPU time of the fit, in seconds.
     """
 
-    __slots__ = ("stream", "owner", "base", "rows", "n_windows", "t", "result", "error",
-                 "wall_s", "cpu_s")
+    __slots__ = ("stream", "owner", "base", "current", "rows", "n_windows", "t", "result", "check",
+                 "spread", "error", "wall_s", "cpu_s")
 
-    def __init__(self, stream, owner, base, rows, t):
+    def __init__(self, stream, owner, base, current, rows, t):
         self.stream = stream
         self.owner = owner
         self.base = base
+        self.current = current
         self.rows = rows
         self.n_windows = len(rows)
         self.t = t
-        self.result = None
+        self.result = self.check = self.spread = None
         self.error = None
         self.wall_s = self.cpu_s = 0.0
 
     def run(self):
-        """Fit (:func:`~distractd.models.detectors.adapt_rows` on every row); never raises."""
+        """Fit (:func:`~distractd.models.detectors.adapt_checked` on every row, seed 0), with its
+        held-back check and the score spread before and after; never raises."""
         wall, cpu = time.perf_counter(), time.thread_time()
         try:
-            self.result = detectors.adapt_rows(self.base, self.rows, n_unlabelled=len(self.rows), seed=0)
+            self.result, self.check = detectors.adapt_checked(
+                self.base, self.rows, n_unlabelled=len(self.rows), seed=0)
+            self.spread = tuple(float(np.std(d.decision_function(self.rows)) / d.score_scale)
+                                for d in (self.current, self.result))
         except Exception as exc:  # a fit that fails must never end the daemon: counted, logged
             self.error = f"{type(exc).__name__}: {exc}"
         self.wall_s = time.perf_counter() - wall
@@ -318,15 +337,28 @@ class Adaptation:
             if inbox is None or inbox.session.adaptation is not fit.owner:
                 metrics.fits_skipped["stale"].inc()
             elif fit.error is not None:
-                metrics.fits_failed.inc()
+                metrics.fits["failed"].inc()
                 log.warning("adaptation: stream %s: the fit on %d windows failed, the stream keeps "
                             "its scorer: %s", fit.stream, fit.n_windows, fit.error)
             else:
+                before, after = fit.spread
+                if before > 0:
+                    metrics.fit_spread.observe(after / before)
+                check = fit.check
+                if check["worse"]:
+                    metrics.fits["refused"].inc()
+                    log.info("adaptation: stream %s: the fit on %d windows refused, the stream "
+                             "keeps its scorer: held-back G-mean %.3f -> %.3f on %d %s windows",
+                             fit.stream, fit.n_windows, check["before"], check["after"],
+                             check["windows"], check["on"])
+                    continue
                 fit.owner.detector = fit.result
                 fit.owner.adapted = {"t": fit.t, "windows": fit.n_windows}
-                metrics.fits_done.inc()
-                log.info("adaptation: stream %s: adapted on %d windows up to t=%.1f s (fit %.2f s)",
-                         fit.stream, fit.n_windows, fit.t, fit.wall_s)
+                metrics.fits["done"].inc()
+                log.info("adaptation: stream %s: adapted on %d windows up to t=%.1f s (fit %.2f s, "
+                         "held-back G-mean %.3f -> %.3f, score spread %.3f -> %.3f)", fit.stream,
+                         fit.n_windows, fit.t, fit.wall_s, check["before"], check["after"],
+                         before, after)
 
     def scorer(self, session):
         """The detector that scores a session: the model adapted to its stream when there is one

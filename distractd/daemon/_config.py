@@ -83,8 +83,9 @@ DEFAULTS = {
     "adaptation": {
         "enabled": False,
         "after_s": 300.0,
-        "every_s": 0.0,
+        "every_s": 300.0,
         "stride_s": 2.0,
+        "min_windows": 60,
         "max_windows": 600,
         "queue_size": 32,
     },
@@ -135,6 +136,7 @@ _CONSTRAINTS = {
                   "off": Interval(None, None), "min_dwell_s": Interval(0, None)},
     "adaptation": {"enabled": bool, "after_s": _POSITIVE, "every_s": Interval(0, None),
                    "stride_s": Interval(0, 3600),
+                   "min_windows": Interval(10, 100_000, integer=True),
                    "max_windows": Interval(10, 100_000, integer=True),
                    "queue_size": Interval(1, 100_000, integer=True)},
     "metrics": {"enabled": bool, "address": str, "port": Interval(0, 65535, integer=True),
@@ -227,6 +229,10 @@ def _check_rules(config):
     if not valid_stream_id(config["pupil"]["stream"]):
         raise ConfigError(f"pupil.stream must be a stream id of 1-128 [A-Za-z0-9_.:-], got "
                           f"{config['pupil']['stream']!r}")
+    adaptation = config["adaptation"]
+    if adaptation["min_windows"] > adaptation["max_windows"]:
+        raise ConfigError(f"adaptation.min_windows must be <= adaptation.max_windows "
+                          f"({adaptation['max_windows']}), got {adaptation['min_windows']}")
     smoothing = config["smoothing"]
     if smoothing["mode"] == "hysteresis" and smoothing["off"] > smoothing["on"]:
         raise ConfigError(f"smoothing.off must be <= smoothing.on ({smoothing['on']}) in "

@@ -43,7 +43,8 @@ from ._lsl import LSL_OUTCOMES
 from ._session import STREAM_STAGES
 from ._vehicle import VEHICLE_REJECT_REASONS
 
-__all__ = ["Metrics", "MetricsServer", "LATENCY_BUCKETS_S", "FIT_BUCKETS_S", "SKIP_REASONS"]
+__all__ = ["Metrics", "MetricsServer", "LATENCY_BUCKETS_S", "FIT_BUCKETS_S", "SPREAD_BUCKETS",
+           "FIT_RESULTS", "SKIP_REASONS"]
 
 log = logging.getLogger("distractd.daemon")
 
@@ -53,6 +54,12 @@ LATENCY_BUCKETS_S = (50e-6, 100e-6, 250e-6, 500e-6, 1e-3, 2.5e-3, 5e-3, 10e-3, 2
 
 FIT_BUCKETS_S = (0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0, 60.0)
 """Adaptation-fit histogram buckets in seconds."""
+
+SPREAD_BUCKETS = (0.5, 0.67, 0.8, 0.9, 0.95, 1.0, 1.05, 1.1, 1.25, 1.5, 2.0)
+"""Buckets of a refit's score spread ratio (after over before, on the stream's kept windows)."""
+
+FIT_RESULTS = ("done", "refused", "failed")
+"""How an adaptation fit ends (``distractd_adaptation_fits_total{result}``)."""
 
 SKIP_REASONS = ("unsupported_model", "queue_full", "stale")
 """Why an adaptation fit is not run or not used (``distractd_adaptation_skipped_total``)."""
@@ -207,10 +214,16 @@ class Metrics:
                                       "Output messages that some subscriber did not get because "
                                       "its queue held output.sndhwm messages.", registry=registry)
         fits = Counter("distractd_adaptation_fits_total",
-                       "Per-stream adaptation fits ([adaptation]) by result: done (swapped in) or "
-                       "failed (the stream keeps its scorer).", ["result"], registry=registry)
-        self.fits_done = fits.labels(result="done")
-        self.fits_failed = fits.labels(result="failed")
+                       "Per-stream adaptation fits ([adaptation]) by result: done (swapped in), "
+                       "refused (its held-back check fell by more than adapt's tolerance: the "
+                       "stream keeps its scorer) or failed (the stream keeps its scorer).",
+                       ["result"], registry=registry)
+        self.fits = {r: fits.labels(result=r) for r in FIT_RESULTS}
+        self.fit_spread = Histogram("distractd_adaptation_score_spread_ratio",
+                                    "Standard deviation of the published scores of a stream's kept "
+                                    "windows under a finished fit over that under the stream's "
+                                    "scorer before it (done and refused fits).",
+                                    buckets=SPREAD_BUCKETS, registry=registry)
         skipped = Counter("distractd_adaptation_skipped_total",
                           "Adaptation fits not run or not used, by reason: unsupported_model (the "
                           "loaded model cannot adapt; once per stream), queue_full (a due stream "

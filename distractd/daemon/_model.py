@@ -146,8 +146,8 @@ class Model:
             if segmenter is not None:
                 segmenter.update(X, t_end)
             if adapt:
-                detectors.adapt_rows(self.detector, np.zeros((10, len(self.columns))),
-                                     n_unlabelled=10)
+                detectors.adapt_checked(self.detector, np.zeros((10, len(self.columns))),
+                                        n_unlabelled=10)
         except (ValueError, TypeError, IndexError, DistractdError) as exc:
             raise ModelError(f"model file {self.path} fails on synthetic windows: "
                              f"{type(exc).__name__}: {exc}") from None

@@ -13,7 +13,7 @@ import pytest
 from distractd import ConfigError
 from distractd.daemon import DEFAULTS, StreamAdaptation, load_config
 from distractd.models import load_model, save_model
-from distractd.models.detectors import adapt_rows, thin_windows, train_cohort
+from distractd.models.detectors import adapt_checked, thin_windows, train_cohort
 from distractd.pipeline import FEATURE_NAMES, PipelineConfig, extract_features
 from distractd.simulators import replay, simulate_cohort, simulate_drive
 
@@ -47,6 +47,7 @@ def new_driver():
 def _options(model_path, *more):
     return ["adaptation.enabled=true", f"adaptation.after_s={AFTER_S}",
             f"adaptation.stride_s={STRIDE_S}", f"adaptation.max_windows={MAX_WINDOWS}",
+            "adaptation.every_s=0",
             f"model.path={model_path}", "sessions.segmentation=false",
             "sessions.idle_timeout_s=3", *more]
 
@@ -74,7 +75,8 @@ def test_stream_adaptation_keeps_the_rows_thin_windows_keeps():
     X = rng.normal(size=(400, 4))
     X[:30, 1] = np.nan        # a baseline warming up
     X[200:205, 2] = np.nan    # a gap in one feature
-    options = {**DEFAULTS["adaptation"], "after_s": 60.0, "stride_s": 2.0, "max_windows": 50}
+    options = {**DEFAULTS["adaptation"], "after_s": 60.0, "every_s": 0.0, "stride_s": 2.0,
+               "min_windows": 10, "max_windows": 50}
     finite = np.isfinite(X).all(axis=1)
     t = t_end[finite]
     kept = thin_windows(t, 2.0)
@@ -124,7 +126,9 @@ def test_a_stream_is_adapted_and_scored_as_the_offline_adaptation(start_daemon, 
     kept = thin_windows(t, STRIDE_S)
     rows = X[finite][kept][t[kept] <= fit["t"]][-MAX_WINDOWS:]
     assert fit["windows"] == len(rows) and fit["t"] - t[0] >= AFTER_S
-    reference = adapt_rows(detector, rows.astype(np.float32), n_unlabelled=len(rows), seed=0)
+    reference, check = adapt_checked(detector, rows.astype(np.float32), n_unlabelled=len(rows),
+                                     seed=0)
+    assert check["on"] == "cohort" and not check["worse"]
     # an adapted SS-ELM holds only its output weights: the hidden layer is the loaded model's
     assert reference.estimator.hidden_weights_ is detector.estimator.hidden_weights_
     scores = np.array([m["score"] for m in published])
@@ -138,7 +142,13 @@ def test_a_stream_is_adapted_and_scored_as_the_offline_adaptation(start_daemon, 
 
     assert daemon.metric("distractd_adaptation_fits_total", result="done") == 1
     assert daemon.metric("distractd_adaptation_fits_total", result="failed") == 0
+    assert daemon.metric("distractd_adaptation_fits_total", result="refused") == 0
     assert daemon.metric("distractd_adaptation_fit_seconds_count") == 1
+    # the score spread of the stream's windows, before (the loaded model) and after the fit
+    spread = np.std(reference.decision_function(rows)) / reference.score_scale \
+        / (np.std(detector.decision_function(rows)) / detector.score_scale)
+    assert daemon.metric("distractd_adaptation_score_spread_ratio_count") == 1
+    assert daemon.metric("distractd_adaptation_score_spread_ratio_sum") == pytest.approx(spread)
     assert daemon.metric("distractd_adaptation_cpu_seconds_total") > 0
     for reason in ("unsupported_model", "queue_full", "stale"):
         assert daemon.metric("distractd_adaptation_skipped_total", reason=reason) == 0
@@ -153,6 +163,7 @@ def test_a_reload_drops_adapted_models_and_a_model_that_cannot_adapt_counts_why(
     config = tmp_path / "distractd.toml"
     config.write_text(f'[model]\npath = "{models["sselm"]}"\n')
     daemon = start_daemon(["adaptation.enabled=true", "adaptation.after_s=30",
+                           "adaptation.min_windows=10",
                            "sessions.segmentation=false", "sessions.idle_timeout_s=3"],
                           config_path=config)
     sender = _replay_in_background(new_driver, daemon, "car", speed=25)

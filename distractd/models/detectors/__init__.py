@@ -13,8 +13,8 @@ __getattr__, __dir__, __all__ = lazy_exports(__name__, {
         "save_model",
     ),
     "._cohort": (
-        "CohortFit", "adapt_detector", "adapt_rows", "fit_cohort", "stratified_subset",
-        "thin_windows", "train_cohort",
+        "CohortFit", "adapt_checked", "adapt_detector", "adapt_rows", "fit_cohort",
+        "stratified_subset", "thin_windows", "train_cohort",
     ),
     "._decision": (
         "LOSS_FEATURE", "UNDECIDED_REASONS", "UNKNOWN", "DecisionRule", "decide", "loss_evidence",
