@@ -326,6 +326,9 @@ def _declare_replay(parser):
                              "recording's driver id)")
     parser.add_argument("--wait", type=_NON_NEGATIVE, default=5.0, metavar="SECONDS",
                         help="how long to wait for the daemon (default: %(default)s)")
+    parser.add_argument("--driver", type=_stream_id,
+                        help="name the streams' driver in every message (the daemon's driver "
+                             "profiles, [profiles])")
     _add_output_options(parser)
 
 
@@ -342,11 +345,52 @@ def _replay(args):
               disable=True if args.quiet else None) as bar:
         summary = replay(recordings, args.endpoint, speed=args.speed, copies=args.streams,
                          form=args.form, block_samples=args.block_samples, wait_s=args.wait,
-                         prefix=args.stream_id, on_send=lambda *_: bar.update())
+                         prefix=args.stream_id, on_send=lambda *_: bar.update(),
+                         driver=args.driver)
     _report(args, summary, f"replayed {summary['samples']} samples in {summary['messages']} "
                            f"messages on {summary['streams']} streams in "
                            f"{summary['elapsed_s']:.1f} s ({summary['behind_s']:.3f} s behind)")
     return 0
+
+
+def _declare_profiles(parser):
+    parser.add_argument("action", choices=("list", "erase"),
+                        help="list the stored driver profiles, or erase some")
+    parser.add_argument("drivers", nargs="*", type=_stream_id, metavar="DRIVER",
+                        help="the drivers whose profiles erase deletes")
+    parser.add_argument("--all", action="store_true", help="erase every profile")
+    parser.add_argument("--config", metavar="PATH",
+                        help="the daemon's TOML configuration, for profiles.dir")
+    parser.add_argument("--set", dest="overrides", action="append", default=[],
+                        metavar="SECTION.KEY=VALUE", help="override one option (repeatable)")
+    _add_output_options(parser)
+
+
+def _profiles(args):
+    from .daemon import ProfileStore, load_config, profile_dir
+
+    config = load_config(args.config, args.overrides)
+    options = config["profiles"]
+    store = ProfileStore(profile_dir(config), options["max_bytes"], options["max_age_days"])
+    if args.action == "list":
+        found = store.drivers()
+        summary = {"dir": str(store.directory),
+                   "profiles": [{"driver": driver, "path": str(path), "age_days":
+                                 round(age_s / 86400, 3), "bytes": size}
+                                for driver, path, age_s, size in found]}
+        _report(args, summary, "\n".join([f"{store.directory}: {len(found)} profile(s)"] + [
+            f"{driver}\t{age_s / 86400:.1f} days unused\t{size} bytes"
+            for driver, _, age_s, size in found]))
+        return 0
+    if args.all == bool(args.drivers):
+        raise ConfigError("profiles erase: name the drivers, or --all")
+    drivers = [driver for driver, *_ in store.drivers()] if args.all else args.drivers
+    erased = [driver for driver in drivers if store.erase(driver)]
+    missing = sorted(set(drivers) - set(erased))
+    _report(args, {"dir": str(store.directory), "erased": erased, "missing": missing},
+            f"{store.directory}: erased {len(erased)} profile(s)"
+            + (f"; none for {', '.join(missing)}" if missing else ""))
+    return 1 if missing else 0
 
 
 def _declare_pupil_emulator(parser):
@@ -1301,6 +1345,8 @@ _COMMANDS = {
             _declare_run, _run),
     "replay": ("Publish recordings to a daemon at real time or N times faster.",
                _declare_replay, _replay),
+    "profiles": ("List or erase the daemon's driver profiles (what it keeps of each named "
+                 "driver across drives, [profiles]).", _declare_profiles, _profiles),
     "pupil-emulator": ("Impersonate Pupil Capture (Pupil Remote + backbone) serving a recording.",
                        _declare_pupil_emulator, _pupil_emulator),
     "demo": ("Start the daemon on the shipped model, replay a simulated driver it never saw, "

@@ -94,7 +94,7 @@ def test_every_command_names_a_bad_recording_in_one_line(files, bad, tmp_path, c
     _, paths, _, _ = files
     commands = _commands_reading(default_model_path(), paths[bad], tmp_path)
     # every command reading a recording is here; review shows bad input on its page (its tests)
-    assert set(_COMMANDS) - set(commands) == {"run", "demo", "simulate", "review"}
+    assert set(_COMMANDS) - set(commands) == {"run", "demo", "simulate", "review", "profiles"}
     for command, argv in commands.items():
         assert main(argv) == 1, command
         _one_line_error(capsys, command, paths[bad])

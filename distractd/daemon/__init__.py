@@ -8,6 +8,7 @@ from ._inputs import Inputs
 from ._metrics import LATENCY_BUCKETS_S, Metrics
 from ._model import Model, default_model_path
 from ._output import Output
+from ._profiles import ProfileStore, Profiles, profile_dir
 from ._reload import Reloader
 from ._service import Service, run
 from ._session import Session, StreamSegmenter
@@ -21,4 +22,5 @@ __all__ = [
     "pupil_sub_endpoint", "PupilLink", "Service", "Model", "Session", "StreamSegmenter", "run",
     "default_model_path", "Notifier", "StreamAdaptation", "Adapter", "Fit", "Adaptation",
     "StreamTable", "Inputs", "Classifier", "Output", "Reloader", "Rates", "Status",
+    "ProfileStore", "Profiles", "profile_dir",
 ]

@@ -27,7 +27,7 @@ MAX_CONFIG_BYTES = 1 << 20
 """Largest configuration file read, in bytes."""
 
 PATH_OPTIONS = (("model", "path"), ("security", "secret_key_file"),
-                ("security", "authorized_keys_dir"))
+                ("security", "authorized_keys_dir"), ("profiles", "dir"))
 """Options naming files: a relative path in the configuration file is taken relative to the
 file's directory (a unit's working directory is ``/``); one given with ``--set`` is relative to
 the working directory, as any command-line path."""
@@ -89,6 +89,12 @@ DEFAULTS = {
         "max_windows": 600,
         "queue_size": 32,
     },
+    "profiles": {
+        "enabled": False,
+        "dir": "",
+        "max_age_days": 90.0,
+        "max_bytes": 4194304,
+    },
     "metrics": {
         "enabled": True,
         "address": "127.0.0.1",
@@ -139,6 +145,8 @@ _CONSTRAINTS = {
                    "min_windows": Interval(10, 100_000, integer=True),
                    "max_windows": Interval(10, 100_000, integer=True),
                    "queue_size": Interval(1, 100_000, integer=True)},
+    "profiles": {"enabled": bool, "dir": str, "max_age_days": _POSITIVE,
+                 "max_bytes": Interval(1024, 1 << 30, integer=True)},
     "metrics": {"enabled": bool, "address": str, "port": Interval(0, 65535, integer=True),
                 "per_stream": bool, "cache_s": Interval(0, 60)},
     "security": {"curve": bool, "secret_key_file": str, "authorized_keys_dir": str},

@@ -79,8 +79,9 @@ class Inputs:
 
     def add(self, sock, decode):
         """Read ``sock`` too, each message through ``decode(frames)``, which returns ``(stream,
-        block, seq)`` (``seq`` None when the source numbers no messages), or None for a message
-        without samples, and raises :class:`Rejected` for a bad one."""
+        block, seq, driver)`` (``seq`` None when the source numbers no messages, ``driver`` when
+        the message names none), or None for a message without samples, and raises
+        :class:`Rejected` for a bad one."""
         self.sources.append((sock, decode))
         self.poller.register(sock, zmq.POLLIN)
 
@@ -116,7 +117,8 @@ class Inputs:
         """Read up to ``service.max_batch_messages`` messages into their streams' inboxes; return
         the number read.
 
-        ``decode(frames)`` gives ``(stream, block, seq)``, or None for a message without samples,
+        ``decode(frames)`` gives ``(stream, block, seq, driver)``, or None for a message without
+        samples,
         and raises :class:`Rejected`. Inboxes receiving their first message of this batch are
         appended to ``touched``.
         """
@@ -141,11 +143,13 @@ class Inputs:
                 continue
             if decoded is None:
                 continue
-            stream, block, seq = decoded
+            stream, block, seq, driver = decoded
             try:
                 inbox = inboxes.get(stream) or self._open(stream, now)
                 if inbox is None:
                     continue
+                if driver is not None and inbox.session.driver is None:
+                    self.streams.name_driver(inbox.session, driver)
                 if type(block) is VehicleSamples:
                     n_samples += self._add_vehicle(inbox, block.block, now, touched)
                     continue
@@ -180,10 +184,10 @@ class Inputs:
     def _decode_native(self, frames):
         topic = frames[0] if frames else None
         if type(topic) is bytes and topic.startswith(self.vehicle_limits.topic):
-            stream, samples, seq = decode_message(frames, self.vehicle_limits)
+            stream, samples, seq, driver = decode_message(frames, self.vehicle_limits)
             if type(samples) is not np.ndarray:
                 samples = np.array(samples, dtype=np.float64)
-            return stream, VehicleSamples(samples), seq
+            return stream, VehicleSamples(samples), seq, driver
         return decode_message(frames, self.limits)
 
     def _add_vehicle(self, inbox, block, now, touched):
@@ -227,7 +231,7 @@ class Inputs:
             if exc.first:
                 log.warning("%s (counted in distractd_pupil_refused_total)", exc)
             return None
-        return (self.config["pupil"]["stream"], block, None) if len(block) else None
+        return (self.config["pupil"]["stream"], block, None, None) if len(block) else None
 
     def _follow_pupil(self, ready, stopping, touched):
         """Drain the Pupil backbone; after ``pupil.silence_s`` of silence (or when the daemon

@@ -40,6 +40,7 @@ from ..pipeline import ALERT_KINDS, FATIGUE_ALERT_KINDS, SAMPLE_REJECT_REASONS
 from ..pipeline.formats import MESSAGE_REJECT_REASONS, REFUSED_MAPPINGS, STATE_NAMES
 from ._gate import REFUSAL_REASONS
 from ._lsl import LSL_OUTCOMES
+from ._profiles import PROFILE_OUTCOMES, PROFILE_REJECT_REASONS
 from ._session import STREAM_STAGES
 from ._vehicle import VEHICLE_REJECT_REASONS
 
@@ -219,6 +220,20 @@ class Metrics:
                        "stream keeps its scorer) or failed (the stream keeps its scorer).",
                        ["result"], registry=registry)
         self.fits = {r: fits.labels(result=r) for r in FIT_RESULTS}
+        profiles = Counter("distractd_profiles_total",
+                           "Driver profiles ([profiles]) by outcome: loaded (a named stream "
+                           "started from its driver's profile), new (no profile yet), saved (a "
+                           "named stream's profile written at its end), unwritable (the write "
+                           "failed), expired (deleted after profiles.max_age_days unused).",
+                           ["outcome"], registry=registry)
+        self.profiles = {o: profiles.labels(outcome=o) for o in PROFILE_OUTCOMES}
+        rejected_profiles = Counter("distractd_profiles_rejected_total",
+                                    "Profile files not used, by reason: unreadable, bad_header, "
+                                    "bad_field, other_pipeline (the stream starts cold), "
+                                    "other_model (only its adapted model is dropped).",
+                                    ["reason"], registry=registry)
+        self.profiles_rejected = {r: rejected_profiles.labels(reason=r)
+                                  for r in PROFILE_REJECT_REASONS}
         self.fit_spread = Histogram("distractd_adaptation_score_spread_ratio",
                                     "Standard deviation of the published scores of a stream's kept "
                                     "windows under a finished fit over that under the stream's "

@@ -38,6 +38,7 @@ from ._lsl import LslBridge, LslStates
 from ._metrics import Metrics, MetricsServer
 from ._model import Model
 from ._output import Output
+from ._profiles import Profiles
 from ._reload import Reloader
 from ._sockets import Sockets
 from ._status import Rates, Status
@@ -77,6 +78,8 @@ class Service:
         The output socket and LSL outlets.
     adaptation : Adaptation
         Each stream's adaptation and the fit thread.
+    profiles : Profiles
+        The driver profiles: loaded when a stream names its driver, written when it ends.
     reloader : Reloader
         The reload of configuration and model.
     parts : tuple
@@ -96,12 +99,13 @@ class Service:
         self.output = Output(metrics)
         self.streams.dropped.append(self.output.drop)
         self.adaptation = Adaptation(config, model, self.streams, metrics)
+        self.profiles = Profiles(config, model, self.streams, metrics)
         self.classifier = Classifier(model, self.streams, self.output, self.adaptation, metrics,
                                      self.rates)
         self.inputs = Inputs(config, self.streams, metrics, self.rates)
         self.reloader = Reloader(config_path, overrides, self.notifier, metrics)
         self.status = Status(self.streams, metrics, self.notifier, self.rates)
-        self.parts = (self.adaptation, self.classifier, self.inputs)
+        self.parts = (self.adaptation, self.profiles, self.classifier, self.inputs)
         _set_log_level(config)
         self._stop = False
         self.http_server = None
@@ -150,6 +154,7 @@ class Service:
                     if bridge is not None:
                         bridge.stop()
         finally:
+            self.profiles.close()
             self.adaptation.close()
             blas.restore_original_limits()
             context.term()

@@ -105,6 +105,7 @@ class Session:
         self.next_seq = None
         self.gaze_frame = None  # "head": eye-in-head gaze without head pose (set by the service)
         self.adaptation = None  # StreamAdaptation with [adaptation] on (set by the service)
+        self.driver = None  # the driver the stream named (StreamTable.name_driver)
         self.state = "unknown"
         self.latest = None
         self.latest_s = None  # monotonic time (s) ``latest`` was published (set by the service)

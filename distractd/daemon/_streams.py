@@ -5,8 +5,9 @@ A stream's first accepted message opens its session (:meth:`StreamTable.open`, r
 they can complete a window (:meth:`StreamTable.ingest` feeds the due ones to their sessions). The
 table expires the streams idle for ``sessions.idle_timeout_s`` and drops the session of a stream
 whose processing failed (:meth:`StreamTable.fault`). Other parts follow the table through its
-listeners: ``opened`` are called with each new session, ``dropped`` with the id of each stream
-that left it (failed or expired), after its last windows were published.
+listeners: ``opened`` are called with each new session, ``named`` with a session whose stream
+named its driver, ``dropped`` with the id of each stream that left it (failed or expired), after
+its last windows were published.
 """
 
 import logging
@@ -45,6 +46,8 @@ class StreamTable:
         ``"head"`` for the stream ids of eye-in-head sources (Pupil, LSL), set by their inputs.
     opened : list of callable
         Called with each new :class:`Session` before its first samples.
+    named : list of callable
+        Called with a :class:`Session` whose stream named its driver (:meth:`name_driver`).
     dropped : list of callable
         Called with the id of each stream that left the table.
     """
@@ -54,6 +57,7 @@ class StreamTable:
         self.inboxes = {}
         self.gaze_frames = {}
         self.opened = []
+        self.named = []
         self.dropped = []
         self._ended_since_trim = 0  # sessions expired since the heap was last trimmed
         self.config = self.model = None
@@ -108,6 +112,14 @@ class StreamTable:
                         "features were learned on car-frame gaze (docs/inputs.md)", stream)
         return inbox
 
+    def name_driver(self, session, driver):
+        """A message of the stream named its driver: the first name holds for the session (a
+        new driver is a new stream); the ``named`` listeners are called with it."""
+        if session.driver is None:
+            session.driver = driver
+            for listener in self.named:
+                listener(session)
+
     def fault(self, stream, stage, exc, now, session=None):
         """An unexpected exception of one stream at ``stage`` (a
         :data:`~distractd.daemon._session.STREAM_STAGES`; a :class:`StreamFault` names its own):
@@ -122,6 +134,7 @@ class StreamTable:
         if dropped:
             del self.inboxes[stream]
             session = inbox.session
+            session.failed = True   # before the listeners: nothing of it is kept
             self.metrics.active_streams.set(len(self.inboxes))
             for listener in self.dropped:
                 listener(stream)

@@ -50,7 +50,7 @@ def stream_ids(recordings, copies=1, prefix=None):
 
 def replay(recordings, endpoint, speed=1.0, copies=1, form="block", block_samples=6,
            stagger_s=0.5, wait_s=5.0, bind=False, curve=None, prefix=None, context=None,
-           on_send=None):
+           on_send=None, driver=None):
     """Publish recordings and return a summary.
 
     Parameters
@@ -82,6 +82,8 @@ def replay(recordings, endpoint, speed=1.0, copies=1, form="block", block_sample
     context : zmq.Context, optional
     on_send : callable, optional
         Called as ``on_send(stream_id, t_last_sample, monotonic_send_s)`` after each message.
+    driver : str, optional
+        The driver every message names (the ``driver`` key: the daemon's driver profiles).
 
     Returns
     -------
@@ -135,11 +137,11 @@ def replay(recordings, endpoint, speed=1.0, copies=1, form="block", block_sample
                 block = block.copy()
                 block[:, 0] += offset_s
             if form == "map":
-                sock.send_multipart(encode_map(name, _present(block[0])))
+                sock.send_multipart(encode_map(name, _present(block[0]), driver=driver))
             else:
                 seq = seqs.get(name, 0)
                 seqs[name] = seq + 1
-                sock.send_multipart(encode_block(name, block, seq))
+                sock.send_multipart(encode_block(name, block, seq, driver=driver))
             messages += 1
             samples += hi - lo
             if on_send is not None:

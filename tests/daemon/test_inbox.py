@@ -54,7 +54,7 @@ def _fed(messages, decode):
     inbox = _Inbox(session, MODEL.pipeline_config)
     fed, windows = [], []
     for frames in messages:
-        _, samples, seq = decode(frames, limits)
+        _, samples, seq = decode(frames, limits)[:3]
         session.accept(seq, 0.0)
         inbox.add(samples, 0.0)
         inbox.arrival_s = None

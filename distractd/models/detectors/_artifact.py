@@ -37,6 +37,7 @@ settings a valid :class:`~distractd.pipeline.PipelineConfig`; the same for each 
 loaded with ``allow_pickle=False``; nothing is ever unpickled.
 """
 
+import copy
 import hashlib
 import io
 import json
@@ -276,6 +277,51 @@ class Detector:
                 scores[todo] = ((detector.decision_function(Z[todo]) - detector.score_offset)
                                 / detector.score_scale)
         return scores
+
+    def arrays_beside(self, base):
+        """This model's estimator as ``(params, arrays)``, leaving out the arrays equal to
+        ``base``'s saved ones: what an adaptation of ``base`` changed (an adapted SS-ELM: its
+        output weights), as a driver profile keeps it."""
+        params, arrays = self._estimator._to_arrays() if self._estimator is not None \
+            else self._saved
+        theirs = base._saved[1]
+        return params, {name: np.asarray(value) for name, value in arrays.items()
+                        if name not in theirs or not np.array_equal(value, theirs[name])}
+
+    def with_arrays(self, params, arrays, score_scale, score_offset):
+        """A copy of this model scoring with other estimator ``arrays`` (this model's where left
+        out) and operating point: :meth:`arrays_beside` read back, with numpy only.
+
+        Raises
+        ------
+        ValueError
+            When ``params`` name other hyper-parameters, or an array is not one of the kind's,
+            has another shape than this model's layout allows, or holds a non-finite value.
+        """
+        own_params, own_arrays = self._saved
+        if not isinstance(params, dict) or set(params) != set(own_params):
+            raise ValueError(f"params must name {sorted(own_params)}")
+        layout = SCORERS[self.kind].ARRAY_SHAPES
+        merged = {**own_arrays, **arrays}
+        sizes = {}
+        for name, value in merged.items():
+            if name not in layout:
+                raise ValueError(f"{name} is not an array of a {self.kind}")
+            value = merged[name] = np.asarray(value)
+            dims = layout[name]
+            if value.ndim != len(dims) or not np.isfinite(value).all():
+                raise ValueError(f"{name} must be {len(dims)}-D and finite")
+            for got, dim, mine in zip(value.shape, dims, own_arrays[name].shape):
+                free = dim == "n_points"   # a kernel expansion's points are the fit's own
+                if (not free and got != mine) or sizes.setdefault(dim, got) != got:
+                    raise ValueError(f"{name} must have shape {own_arrays[name].shape} "
+                                     f"({', '.join(map(str, dims))}), got {value.shape}")
+        other = copy.copy(self)
+        other._saved = (params, merged)
+        other._estimator = None
+        other.scorer = scorer(self.kind, params, merged)
+        other.score_scale, other.score_offset = float(score_scale), float(score_offset)
+        return other
 
 
 def _estimator_class(kind):

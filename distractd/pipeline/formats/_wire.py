@@ -110,7 +110,7 @@ def decode_samples(frames, limits):
     ------
     Rejected
     """
-    stream, samples, seq = decode_message(frames, limits)
+    stream, samples, seq, _ = decode_message(frames, limits)
     if type(samples) is not np.ndarray:
         samples = np.array(samples, dtype=np.float64)
     return stream, samples, seq
@@ -129,11 +129,15 @@ def decode_message(frames, limits):
         A block-form message's canonical block; a map-form message's sample as ``[row]``, the row
         a list of its values in :data:`FIELDS` order (numbers, ``None`` or NaN where missing).
     seq : int or None
+    driver : str or None
+        The message's optional ``driver`` key: the driver the stream names (a driver id of 1-128
+        characters of ``[A-Za-z0-9_.:-]``, as a stream id; refused as ``wrong_type`` otherwise).
 
     Raises
     ------
     Rejected
-        With the same reason and message as :func:`decode_samples`.
+        With the same reason and message as :func:`decode_samples`, or ``wrong_type`` for a
+        ``driver`` that is not a driver id.
     """
     if len(frames) < 2:
         raise Rejected("bad_topic", f"expected [topic, payload], got {len(frames)} frame(s)")
@@ -153,12 +157,16 @@ def decode_message(frames, limits):
     if seq is not None and (type(seq) is not int or not 0 <= seq <= MAX_SEQ):
         raise Rejected("wrong_type", f"stream {stream}: seq must be an integer in "
                                      f"[0, {MAX_SEQ}], got {_shown(seq)}")
+    driver = message.get("driver")
+    if driver is not None and (type(driver) is not str or not valid_stream_id(driver)):
+        raise Rejected("wrong_type", f"stream {stream}: driver must be a driver id of 1-128 "
+                                     f"characters of [A-Za-z0-9_.:-], got {_shown(driver)}")
     if "data" in message:
-        return stream, _decode_block(stream, message, limits), seq
+        return stream, _decode_block(stream, message, limits), seq, driver
     if message.get("t") is None:
         raise Rejected("missing_t", f"stream {stream}: a sample map must have t")
     try:
-        return stream, [row_from_map(message)], seq
+        return stream, [row_from_map(message)], seq, driver
     except SchemaError as exc:
         raise Rejected("wrong_type", f"stream {stream}: {_clipped(exc)}") from None
 
@@ -259,21 +267,27 @@ def _decode_block(stream, message, limits):
         raise Rejected("bad_block", f"stream {stream}: {_clipped(exc)}") from None
 
 
-def encode_map(stream, sample, seq=None):
-    """Frames of a map-form sample message; ``sample`` maps canonical names to numbers."""
+def encode_map(stream, sample, seq=None, driver=None):
+    """Frames of a map-form sample message; ``sample`` maps canonical names to numbers;
+    ``driver`` names the stream's driver."""
     message = {"v": VERSION, **sample}
     if seq is not None:
         message["seq"] = seq
+    if driver is not None:
+        message["driver"] = driver
     return [b"samples." + stream.encode("ascii"), msgpack.packb(message)]
 
 
-def encode_block(stream, block, seq, fields=FIELDS):
-    """Frames of a block-form message of the canonical ``block`` (or its ``fields`` columns)."""
+def encode_block(stream, block, seq, fields=FIELDS, driver=None):
+    """Frames of a block-form message of the canonical ``block`` (or its ``fields`` columns);
+    ``driver`` names the stream's driver."""
     block = np.asarray(block, dtype="<f8")
     if block.ndim != 2 or block.shape[1] != len(fields):
         raise SchemaError(f"block must have shape (n_samples, {len(fields)}), got {block.shape}")
     message = {"v": VERSION, "seq": seq, "fields": list(fields), "dtype": "<f8",
                "data": np.ascontiguousarray(block).tobytes()}
+    if driver is not None:
+        message["driver"] = driver
     return [b"samples." + stream.encode("ascii"), msgpack.packb(message)]
 
 
