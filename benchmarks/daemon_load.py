@@ -426,6 +426,7 @@ def load(recording, tmp, n_streams, form, segmentation, duration_s, window_s, bl
                                                   "distractd_processing_latency_seconds")
             fits = {name: _scrape(metrics_port, metric) for name, metric in (
                 ("done", 'distractd_adaptation_fits_total{result="done"}'),
+                ("refused", 'distractd_adaptation_fits_total{result="refused"}'),
                 ("queue_full", 'distractd_adaptation_skipped_total{reason="queue_full"}'),
                 ("cpu_s", "distractd_adaptation_cpu_seconds_total"))}
             sub.close()
@@ -469,7 +470,7 @@ def load(recording, tmp, n_streams, form, segmentation, duration_s, window_s, bl
             "streams": n_streams, "segmentation": segmentation,
             "scrape_storm": scrape_storm, "adaptation_after_s": adaptation_after_s,
             "overrides": list(overrides),
-            "adaptation_fits": fits if adaptation_after_s is not None else None,
+            "adaptation_fits": fits,
             "duration_s": round(duration_s, 1),
             "spread_s": round(float(due[shifts[-1]]), 1),
             "window_s": [round(w0 - start, 1), round(w1 - start, 1)],
