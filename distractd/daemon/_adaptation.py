@@ -3,36 +3,33 @@
 :class:`StreamAdaptation` keeps one stream's window rows — the model's features, raw, as float32,
 one window per ``stride_s`` of driving, the newest ``max_windows`` — and says when a fit is due
 (``after_s`` of driving with every model feature and at least ``min_windows`` kept, then every
-``every_s``). :class:`Adapter` runs the fits one at a time in one background thread, from a queue
-of at most ``queue_size`` fits, with :func:`~distractd.models.detectors.adapt_checked` — the
-implementation of the offline ``distractd adapt``, its held-back check included — and hands the
-finished ones back to the loop, which swaps the stream's scorer between two iterations, unless
-the check found the refit worse (refused: the stream keeps its scorer). The loop never waits for a fit: a full queue refuses the stream,
-which tries again at its next kept window; one fit at a time with one BLAS thread bounds the CPU
-to one core (the thread asks the OS for a lower priority, nice 10, where allowed).
+``every_s``). :class:`Adapter` runs the fits one at a time, from a queue of at most
+``queue_size`` fits, in the fit worker process (:mod:`~distractd.daemon._fitworker`: a fit in a
+thread held the interpreter's lock long enough to double the loop's lag p99) with
+:func:`~distractd.models.detectors.adapt_checked` — the implementation of the offline
+``distractd adapt``, its held-back check included — and hands the finished ones back to the
+loop, which swaps the stream's scorer between two iterations, unless the check found the refit
+worse (refused: the stream keeps its scorer). The loop never waits for a fit: a full queue
+refuses the stream, which tries again at its next kept window; one fit at a time with one BLAS
+thread bounds the CPU to one core (the worker asks the OS for a lower priority, nice 10, where
+allowed). The daemon's side of a fit is numpy only: rows out, the refit's arrays back.
 """
 
 import collections
 import logging
 import math
-import os
 import queue
 import threading
 import time
 
 import numpy as np
 
-# adapt_checked is read from the (lazy) wing at the first fit: it loads scikit-learn and scipy,
-# which a daemon without [adaptation] never needs (DESIGN §1)
 from ..models import detectors
+from ._fitworker import Worker, pack, refit, unpack
 
 __all__ = ["StreamAdaptation", "Adapter", "Fit", "Adaptation"]
 
 log = logging.getLogger("distractd.daemon")
-
-_NICE = 10
-"""Niceness the fit thread asks for, so that the loop thread wins the CPU."""
-
 
 class StreamAdaptation:
     """One stream's windows for adaptation, and its adapted scorer.
@@ -113,14 +110,14 @@ class StreamAdaptation:
         return not self.pending and self.driving_s >= self.due_s \
             and min(self.n_rows, len(self.rows)) >= self.min_windows
 
-    def fit(self, stream, detector):
-        """A fit of the kept rows (oldest first, as float64) adapting ``detector``, judged against
-        the stream's scorer now (its adapted model, else ``detector``)."""
+    def fit(self, stream, detector, model_path=None):
+        """A fit of the kept rows (oldest first, as float64) adapting ``detector`` (loaded from
+        ``model_path``)."""
         capacity = len(self.rows)
         n = min(self.n_rows, capacity)
         order = (self.n_rows - n + np.arange(n)) % capacity
-        return Fit(stream, self, detector, self.detector or detector,
-                   self.rows[order].astype(np.float64), self.t_newest)
+        return Fit(stream, self, detector, self.rows[order].astype(np.float64), self.t_newest,
+                   model_path)
 
     def submitted(self):
         """The stream's fit is queued: none other until it is back; the next is due ``every_s``
@@ -143,8 +140,9 @@ class Fit:
         The stream's adaptation when the fit was submitted (a result for another one is stale).
     base : Detector
         The loaded model it adapts.
-    current : Detector
-        The stream's scorer when the fit was submitted (the score spread's "before").
+    model_path : str or None
+        The file ``base`` was loaded from (the fit worker loads it; None: ``base`` is the
+        shipped model's).
     rows : ndarray of shape (n_windows, n_features)
         The stream's kept windows (dropped once the fit has run).
     n_windows : int
@@ -156,22 +154,22 @@ class Fit:
         The held-back check (:func:`~distractd.models.detectors.adapt_checked`): ``worse`` means
         the result must not be swapped in.
     spread : tuple of float or None
-        Standard deviation of the published scores of ``rows`` under ``current`` and under
+        Standard deviation of the published scores of ``rows`` under ``base`` and under
         ``result``.
     error : str or None
         Why the fit failed (one line).
     wall_s, cpu_s : float
-        Wall and thread CPU time of the fit, in seconds.
+        Wall and CPU time of the fit, in seconds.
     """
 
-    __slots__ = ("stream", "owner", "base", "current", "rows", "n_windows", "t", "result", "check",
-                 "spread", "error", "wall_s", "cpu_s")
+    __slots__ = ("stream", "owner", "base", "model_path", "rows", "n_windows", "t", "result",
+                 "check", "spread", "error", "wall_s", "cpu_s")
 
-    def __init__(self, stream, owner, base, current, rows, t):
+    def __init__(self, stream, owner, base, rows, t, model_path=None):
         self.stream = stream
         self.owner = owner
         self.base = base
-        self.current = current
+        self.model_path = model_path
         self.rows = rows
         self.n_windows = len(rows)
         self.t = t
@@ -180,23 +178,42 @@ class Fit:
         self.wall_s = self.cpu_s = 0.0
 
     def run(self):
-        """Fit (:func:`~distractd.models.detectors.adapt_checked` on every row, seed 0), with its
-        held-back check and the score spread before and after; never raises."""
+        """Fit in this process (:func:`~distractd.daemon._fitworker.refit`, seed 0), as the
+        worker process does; never raises."""
         wall, cpu = time.perf_counter(), time.thread_time()
         try:
-            self.result, self.check = detectors.adapt_checked(
-                self.base, self.rows, n_unlabelled=len(self.rows), seed=0)
-            self.spread = tuple(float(np.std(d.decision_function(self.rows)) / d.score_scale)
-                                for d in (self.current, self.result))
+            self.result, self.check, self.spread = refit(self.base, self.rows)
         except Exception as exc:  # a fit that fails must never end the daemon: counted, logged
             self.error = f"{type(exc).__name__}: {exc}"
         self.wall_s = time.perf_counter() - wall
         self.cpu_s = time.thread_time() - cpu
         self.rows = None
 
+    def run_in(self, worker):
+        """Fit in the worker process (:class:`~distractd.daemon._fitworker.Worker`): the rows
+        sent, the refit's arrays and operating point read back into a model built with numpy
+        only; never raises."""
+        wall = time.perf_counter()
+        try:
+            header = {"model": str(self.model_path or detectors.DEFAULT_MODEL_PATH),
+                      "model_id": self.base.model_id, "seed": 0}
+            reply, arrays = unpack(worker.call(pack(header, {"rows": self.rows})))
+            self.cpu_s = float(reply["cpu_s"])
+            self.error = reply["error"]
+            if self.error is None:
+                self.check, self.spread = reply["check"], tuple(reply["spread"])
+                own = {name[len("adapted/"):]: value for name, value in arrays.items()}
+                self.result = self.base.with_arrays(reply["params"], own, reply["score_scale"],
+                                                    reply["score_offset"])
+        except Exception as exc:  # the worker ended, or said something unreadable: counted
+            self.error = f"{type(exc).__name__}: {exc}"
+        self.wall_s = time.perf_counter() - wall
+        self.rows = None
+
 
 class Adapter:
-    """One background thread running :class:`Fit` s one at a time from a bounded queue.
+    """Fits run one at a time in the fit worker process, from a bounded queue, by one thread of
+    the daemon that only waits on the worker (sending rows, reading the result back).
 
     Parameters
     ----------
@@ -208,6 +225,7 @@ class Adapter:
         self._queue = queue.Queue(queue_size)
         self._done = collections.deque()
         self._thread = None
+        self.worker = Worker()
 
     def submit(self, fit):
         """Queue a fit without waiting; False when the queue is full."""
@@ -240,23 +258,20 @@ class Adapter:
                 dropped.append(fit)
 
     def close(self, timeout_s=1.0):
-        """Drop the waiting fits and stop the thread (waiting at most ``timeout_s`` for a running
-        fit; the thread is a daemon thread and does not hold the process)."""
+        """Drop the waiting fits, end the worker process and stop the thread (waiting at most
+        ``timeout_s`` for each; the thread is a daemon thread and does not hold the process)."""
         self.cancel()
+        self.worker.close(timeout_s)
         if self._thread is not None:
             self._queue.put(None)
             self._thread.join(timeout_s)
 
     def _work(self):
-        try:
-            os.setpriority(os.PRIO_PROCESS, threading.get_native_id(), _NICE)
-        except OSError as exc:  # e.g. a system-call filter without @resources
-            log.debug("adaptation: the fit thread keeps its priority (%s)", exc)
         while True:
             fit = self._queue.get()
             if fit is None:
                 return
-            fit.run()
+            fit.run_in(self.worker)
             self._done.append(fit)
 
 
@@ -302,6 +317,8 @@ class Adaptation:
             self.metrics.fits_skipped["stale"].inc(len(self.adapter.cancel()))
         if self.options["enabled"] and model.obstacle is not None:
             log.warning("adaptation.enabled, but %s: streams run unadapted", model.obstacle)
+        elif self.options["enabled"]:   # its imports and warm-up done before the first fit
+            self.adapter.worker.start(model.path)
 
     def attach(self, session):
         """Give a session its :class:`StreamAdaptation` (None with ``[adaptation]`` off)."""
@@ -318,7 +335,8 @@ class Adaptation:
         if self.model.obstacle is not None:
             adaptation.stop()
             self.metrics.fits_skipped["unsupported_model"].inc()
-        elif self.adapter.submit(adaptation.fit(session.stream, self.model.detector)):
+        elif self.adapter.submit(adaptation.fit(session.stream, self.model.detector,
+                                                self.model.path)):
             adaptation.submitted()
         else:
             self.metrics.fits_skipped["queue_full"].inc()

@@ -236,8 +236,8 @@ class Metrics:
                                   for r in PROFILE_REJECT_REASONS}
         self.fit_spread = Histogram("distractd_adaptation_score_spread_ratio",
                                     "Standard deviation of the published scores of a stream's kept "
-                                    "windows under a finished fit over that under the stream's "
-                                    "scorer before it (done and refused fits).",
+                                    "windows under a finished fit over that under the loaded "
+                                    "model (done and refused fits).",
                                     buckets=SPREAD_BUCKETS, registry=registry)
         skipped = Counter("distractd_adaptation_skipped_total",
                           "Adaptation fits not run or not used, by reason: unsupported_model (the "
@@ -247,10 +247,10 @@ class Metrics:
                           "swapped in).", ["reason"], registry=registry)
         self.fits_skipped = {r: skipped.labels(reason=r) for r in SKIP_REASONS}
         self.fit_seconds = Histogram("distractd_adaptation_fit_seconds",
-                                     "Wall time of one adaptation fit in the background thread.",
+                                     "Wall time of one adaptation fit (sent to the fit worker process, run, read back).",
                                      buckets=FIT_BUCKETS_S, registry=registry)
         self.fit_cpu = Counter("distractd_adaptation_cpu_seconds",
-                               "CPU time of the adaptation thread's fits.", registry=registry)
+                               "CPU time of the adaptation fits in the fit worker process.", registry=registry)
         self.adapted_streams = Gauge("distractd_adapted_streams",
                                      "Streams scored by a model adapted to them (refreshed every "
                                      "service.status_interval_s).", registry=registry)

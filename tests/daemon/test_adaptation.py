@@ -100,7 +100,7 @@ def test_a_stream_is_adapted_and_scored_as_the_offline_adaptation(start_daemon, 
                                                                   new_driver):
     detector = load_model(models["sselm"])
     daemon = start_daemon(_options(models["sselm"]))
-    sender = _replay_in_background(new_driver, daemon, "car", speed=40)
+    sender = _replay_in_background(new_driver, daemon, "car", speed=20)
     windows = extract_features(new_driver, PipelineConfig.from_dict(detector.pipeline_config))
     messages = daemon.collect(lambda m: any(message.get("adapted") for kind, _, message in m
                                             if kind == "state"))

@@ -198,7 +198,7 @@ def test_adaptation_attaches_restarts_on_new_options_and_finds_fits_stale():
                                                     "adaptation.after_s=60"]), MODEL)
         assert session.adaptation is not first and session.adaptation.due_s == 60.0
         # a fit of the replaced adaptation comes back stale
-        assert adaptation.adapter.submit(Fit("car", first, MODEL.detector, MODEL.detector,
+        assert adaptation.adapter.submit(Fit("car", first, MODEL.detector,
                                              np.zeros((20, len(MODEL.columns))), 10.0))
         deadline = time.monotonic() + 60
         while not sample(metrics, "distractd_adaptation_skipped_total", reason="stale") \
