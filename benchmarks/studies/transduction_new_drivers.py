@@ -35,7 +35,7 @@ from pathlib import Path
 import numpy as np
 
 from distractd.daemon import StreamAdaptation, load_config
-from distractd.models.detectors import adapt_rows, decide, decision_options, g_mean, load_model
+from distractd.models.detectors import decide, decision_options, g_mean, load_model
 from distractd.pipeline import FEATURE_NAMES, PipelineConfig
 from distractd.simulators import simulate_cohort, simulate_drive
 
@@ -43,11 +43,9 @@ sys.path.insert(0, str(Path(__file__).parent))
 from shipped_simulated import _windows, naive_floor  # noqa: E402  (a sibling study script)
 
 
-def streamed(detector, columns, windows, options, chunk, carried=None, all_anchors=False):
+def streamed(detector, columns, windows, options, chunk, carried=None):
     """Scores of a drive's windows as the daemon's adapted stream publishes them; the stream's
-    adaptation afterwards (to carry to the next drive) and its fits' outcomes. ``all_anchors``:
-    a fit the check passed is served refitted on every anchor (``adapt_rows``), not the checked
-    refit without the held-back quarter (a variant, not the daemon's)."""
+    adaptation afterwards (to carry to the next drive) and its fits' outcomes."""
     adaptation = StreamAdaptation(len(columns), options, collect=True)
     if carried is not None:   # a profile: the previous drive's rows and adapted model
         capacity = len(adaptation.rows)
@@ -65,7 +63,6 @@ def streamed(detector, columns, windows, options, chunk, carried=None, all_ancho
         if adaptation.add(windows.X[part][:, columns], windows.t_end[part]):
             fit = adaptation.fit("driver", detector)
             adaptation.submitted()
-            rows = fit.rows
             fit.run()
             adaptation.pending = False
             if fit.error is not None:
@@ -74,8 +71,7 @@ def streamed(detector, columns, windows, options, chunk, carried=None, all_ancho
                 outcomes.append("refused")
             else:
                 outcomes.append("done")
-                adaptation.detector = fit.result if not all_anchors else \
-                    adapt_rows(detector, rows, n_unlabelled=len(rows), seed=0)
+                adaptation.detector = fit.result
     return scores, adaptation, outcomes
 
 
@@ -94,8 +90,6 @@ def main():
     parser.add_argument("--protocols", nargs="+", default=["cognitive", "visual-manual"])
     parser.add_argument("--chunk", type=int, default=2, help="windows per hop batch")
     parser.add_argument("--set", nargs="*", default=[], help="adaptation.KEY=VALUE overrides")
-    parser.add_argument("--all-anchors", action="store_true",
-                        help="serve a passed fit refitted on every anchor (a variant)")
     parser.add_argument("--train-seed", type=int, default=2026)
     parser.add_argument("--train-drivers", type=int, default=8)
     parser.add_argument("--out", default="transduction.jsonl")
@@ -121,7 +115,7 @@ def main():
                 windows = _windows(simulate_drive(seed, drive=drive, protocol=protocol), config)
                 plain = detector.window_scores(windows.X, FEATURE_NAMES)
                 online, adaptation, outcomes = streamed(detector, columns, windows, options,
-                                                        args.chunk, all_anchors=args.all_anchors)
+                                                        args.chunk)
                 X = representation.impute(windows.X[:, floor_columns])
                 floor_scores = np.full(len(windows), np.nan)
                 ok = np.isfinite(X).all(axis=1)
@@ -135,8 +129,7 @@ def main():
                            else None}
                 if previous is not None:
                     carried, _, carried_outcomes = streamed(detector, columns, windows, options,
-                                                            args.chunk, carried=previous,
-                                                            all_anchors=args.all_anchors)
+                                                            args.chunk, carried=previous)
                     figures["carried"] = drive_g_mean(windows, carried, rule)
                     figures["carried_fits"] = carried_outcomes
                 line[f"drive{drive}"] = figures
@@ -148,7 +141,7 @@ def main():
                 out.write(json.dumps(line) + "\n")
         summary = {"protocol": protocol, "model": detector.model_id, "seeds": args.seeds,
                    "scheme": "new driver, streamed as deployed; refits on its unlabelled windows",
-                   "options": options, "all_anchors": args.all_anchors}
+                   "options": options}
         for variant, drives in (("plain", (0, 1)), ("online", (0, 1)), ("carried", (1,)),
                                 ("naive_floor", (0, 1))):
             pairs = [(r[f"drive{d}"]["plain"], r[f"drive{d}"][variant]) for r in rows

@@ -519,6 +519,10 @@ def adapt_checked(detector, X, *, X_held=None, y_held=None, n_unlabelled=1000, s
     Returns
     -------
     adapted : Detector
+        When the check passed, the refit on every anchor (what is served: the checked refit,
+        a quarter of the anchors short, lowered the shipped model's G-mean on new simulated
+        drivers by 0.02 on cognitive drives, while the refit on every anchor left it within
+        0.001); when it failed, the checked refit.
     check : dict
         ``on`` (``"driver"`` or ``"cohort"``), ``windows``, ``before`` and ``after`` (G-means),
         ``worse`` (after more than :data:`ADAPT_TOLERANCE` below before).
@@ -543,8 +547,11 @@ def adapt_checked(detector, X, *, X_held=None, y_held=None, n_unlabelled=1000, s
                           np.flatnonzero(~anchor_back))
     before, after = (g_mean(y, (published_scores(d, Z) > OPERATING_SCORE).astype(np.int8))
                      for d in (plain, adapted))
+    worse = bool(after < before - ADAPT_TOLERANCE)
+    if not worse:   # judged, it is served refitted on every anchor
+        adapted = adapt_rows(detector, X, n_unlabelled=n_unlabelled, seed=seed)
     return adapted, {"on": on, "windows": int(len(y)), "before": before, "after": after,
-                     "worse": bool(after < before - ADAPT_TOLERANCE)}
+                     "worse": worse}
 
 
 def published_scores(detector, Z):
