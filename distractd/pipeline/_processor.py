@@ -9,7 +9,7 @@ import math
 from collections import namedtuple
 
 import numpy as np
-from numba import literal_unroll, njit
+from numba import njit
 
 from .._errors import SchemaError
 from . import _events, _measures, _validate, _windows
@@ -41,6 +41,10 @@ _HELD = -1.0     # status of a sample still held back (none is after the end of 
 _CHUNK = 4096    # rows per output buffer at most
 _ALERT_SPARE = 64   # alert rows beyond what one sample can write (every channel's MAX_ALERT_ROWS)
 _FLUSH_PERIODS = 1.5   # the last hop is complete when the next sample is due within this
+CHANNEL_SLOTS = 4
+"""Channels one processor runs at most. The compiled pass has this many channel slots, each a
+channel's kernel or None (numba compiles an empty slot away), unpacked once per call: a loop over
+a tuple of kernels inside the per-sample loop made every sample about twice as slow."""
 
 _UNLABELLED = np.empty(0, dtype=np.int8)
 _EMPTY_BLOCK = np.empty((0, N_FIELDS))
@@ -129,6 +133,9 @@ class StreamProcessor:
         params = _params(config)
         self._margin = int(params["ring_hops"][0])
         self._channels = tuple(channel(config) for channel in channels)
+        if len(self._channels) > CHANNEL_SLOTS:
+            raise ValueError(f"channels: at most {CHANNEL_SLOTS} channels, got "
+                             f"{len(self._channels)}")
         for channel in self._channels:
             setattr(self, channel.NAME, channel)
         self._max_alert_rows = sum(channel.MAX_ALERT_ROWS for channel in self._channels)
@@ -146,9 +153,11 @@ class StreamProcessor:
                          else None)
 
     def _with_traces(self, n):
-        """Each channel's kernel with a buffer of ``n`` per-sample outputs (NaN until written)."""
-        return tuple((channel.kernel, np.full(n, np.nan, channel.OUTPUT))
-                     for channel in self._channels)
+        """The channel slots: each channel's kernel, and its buffer of ``n`` per-sample outputs
+        (NaN until written), None in the empty slots."""
+        empty = (None,) * (CHANNEL_SLOTS - len(self._channels))
+        return (tuple(channel.kernel for channel in self._channels) + empty,
+                tuple(np.full(n, np.nan, channel.OUTPUT) for channel in self._channels) + empty)
 
     @property
     def rejected(self):
@@ -250,7 +259,7 @@ class StreamProcessor:
             if self.baseline is not None:
                 windows.X = self.baseline.update(windows.t_end, windows.X)
         events = np.concatenate(found_e) if found_e else np.empty((0, _events._EV_SIZE))
-        return windows, events, rows, [trace for _, trace in lanes], alerts
+        return windows, events, rows, list(lanes[1][:len(self._channels)]), alerts
 
 
 def _as_block(block):
@@ -280,8 +289,8 @@ def _run(block, labels, start, base, final, state, lanes, out, out_f):
     an output buffer is nearly full; at the end, with ``final``, flush the stream.
 
     ``base`` is the stream index of the block's first row; ``state`` is the stream's
-    :data:`_StreamState` as a plain tuple; ``lanes`` holds each channel's kernel and its buffer of
-    per-sample outputs; ``out`` the output buffers ``(out_w, out_e, out_a, rows)``. Per-sample
+    :data:`_StreamState` as a plain tuple; ``lanes`` the channel slots' kernels and their buffers of
+    per-sample outputs (:data:`CHANNEL_SLOTS` each); ``out`` the output buffers ``(out_w, out_e, out_a, rows)``. Per-sample
     outputs and events are written only when ``rows`` is not empty (an empty ``out_e`` then drops
     events). Fixations go to ``out_f`` (``out_e`` itself) or, with ``out_f=None``, are not looked
     for: numba then compiles a separate feature-path kernel without the fixation step, whose mere
@@ -299,6 +308,11 @@ def _run(block, labels, start, base, final, state, lanes, out, out_f):
     mstate = m_array[0]
     face = face_array[0]
     sample = sample_array[0]
+    kernels, traces = lanes
+    k0, k1, k2, k3 = kernels
+    t0, t1, t2, t3 = traces
+    on0, on1, on2, on3 = (_protocol.enabled(k0, params), _protocol.enabled(k1, params),
+                          _protocol.enabled(k2, params), _protocol.enabled(k3, params))
     margin = ring.shape[0]
     n_rows = block.shape[0]
     x = np.empty(N_FIELDS)
@@ -328,7 +342,7 @@ def _run(block, labels, start, base, final, state, lanes, out, out_f):
                 n_e, n_w = _end_clock(params, vstate, estate, wstate, ring, hop_sums, out_e, n_e,
                                       out_w, n_w)
                 _restart(vstate, e_array, w_array, ring, mstate, mring)
-                _restart_channels(lanes, face)
+                _restart_channels(kernels, face)
             if order != ORDER_ACCEPT:
                 continue
         else:
@@ -366,8 +380,15 @@ def _run(block, labels, start, base, final, state, lanes, out, out_f):
         _add_sample(ring, wstate, hop, x, not lost, measures, label)
         _describe(sample, t, dt, gap, lost, has_gaze, b_duration)
         first_alert = n_a
-        n_a = _step_channels(lanes, x, sample, params, face, slot, out_a, n_a,
-                             k if keep_row else -1)
+        row = k if keep_row else -1
+        if on0:
+            n_a = _protocol.step(k0, t0, 0.0, x, sample, params, face, slot, out_a, n_a, row)
+        if on1:
+            n_a = _protocol.step(k1, t1, 1.0, x, sample, params, face, slot, out_a, n_a, row)
+        if on2:
+            n_a = _protocol.step(k2, t2, 2.0, x, sample, params, face, slot, out_a, n_a, row)
+        if on3:
+            n_a = _protocol.step(k3, t3, 3.0, x, sample, params, face, slot, out_a, n_a, row)
         for a in range(first_alert, n_a):
             out_a[a].window = n_w
         if keep_row:
@@ -445,31 +466,13 @@ def _describe(sample, t, dt, gap, lost, has_gaze, blink_s):
 
 
 @njit(cache=True)
-def _step_channels(lanes, x, sample, params, face, slot, alerts, n_a, k):
-    """Step every channel that is on by one accepted sample, in order: its alert rows from row
-    ``n_a`` (stamped with the channel's index), its outputs into the hop ``slot`` and, when
-    ``k >= 0``, into row ``k`` of its per-sample buffer. Returns the new alert row count. (One
-    unrolled loop per function: numba mis-compiles two in one.)"""
-    channel = 0.0
-    for lane in literal_unroll(lanes):
-        kernel, trace = lane
-        if _protocol.enabled(kernel, params):
-            first = n_a
-            n_a = _protocol.step(kernel, x, sample, params, face, alerts, n_a)
-            for a in range(first, n_a):
-                alerts[a].channel = channel
-            _protocol.to_hop(kernel, slot)
-            if k >= 0:
-                trace[k] = kernel[1][0]
-        channel += 1.0
-    return n_a
-
-
-@njit(cache=True)
-def _restart_channels(lanes, face):
+def _restart_channels(kernels, face):
     """A new clock: every channel starts afresh."""
-    for lane in literal_unroll(lanes):
-        _protocol.restart(lane[0], face)
+    k0, k1, k2, k3 = kernels
+    _protocol.restart(k0, face)
+    _protocol.restart(k1, face)
+    _protocol.restart(k2, face)
+    _protocol.restart(k3, face)
 
 
 @njit(cache=True, inline="always")

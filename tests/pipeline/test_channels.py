@@ -10,12 +10,14 @@ reset, and leaves every other output as it was.
 from dataclasses import dataclass
 
 import numpy as np
+import pytest
 from numba import njit
 
 from distractd.pipeline import (
     CHANNELS, FIELD_INDEX, Recording, StreamProcessor, Windows, detect_channel, empty_block,
 )
 from distractd.pipeline._config import _HEAD_PITCH, _record
+from distractd.pipeline._processor import CHANNEL_SLOTS
 from distractd.pipeline.channels._alerts import ChannelAlert, write_alert
 from distractd.pipeline.channels._protocol import Channel, implement
 
@@ -130,3 +132,11 @@ def test_a_clock_reset_restarts_the_toy_channel():
     processor.update(samples)
     assert processor.rejected["clock_reset"] == 1
     assert processor.head_down.kernel[0]["restarts"][0] == 1.0
+
+
+def test_a_processor_takes_as_many_channels_as_it_has_slots():
+    fourth = StreamProcessor(channels=(HeadDownChannel,) * CHANNEL_SLOTS)   # every slot taken
+    fourth.update(drive(seconds=5.0).samples)
+    with pytest.raises(ValueError, match=f"at most {CHANNEL_SLOTS} channels, got "
+                                         f"{CHANNEL_SLOTS + 1}"):
+        StreamProcessor(channels=(HeadDownChannel,) * (CHANNEL_SLOTS + 1))

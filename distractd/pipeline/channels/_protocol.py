@@ -2,10 +2,13 @@
 
 A channel's kernel is a plain tuple of arrays whose first two are its one-record state and output
 arrays (``(state, out, ...)``; the rest are its own). The processor holds one kernel per channel
-(:data:`~distractd.pipeline.channels.CHANNELS` order) and calls, per accepted sample and in that
-order, the four generic functions below; numba picks each channel's implementation by the record
-type of its state, so the processor never names a channel. A channel module registers its
-implementations with :func:`implement` (docs/pipeline.md "Channels" lists what a channel provides).
+(:data:`~distractd.pipeline.channels.CHANNELS` order) in its channel slots, unpacks them once per
+block and calls, per accepted sample and in that order, :func:`step` on each channel that is
+:func:`enabled` (:func:`restart` on a clock reset); numba picks each channel's implementation by the
+record type of its state, so the processor never names a channel, and an empty slot (None) does
+nothing. A channel module registers its implementations with :func:`implement` (docs/pipeline.md
+"Channels" lists what a channel provides). The functions are compiled apart and called, not
+inlined: numba's inlining of overloads mis-compiled the pass (the events' state came out changed).
 """
 
 from dataclasses import dataclass
@@ -14,8 +17,7 @@ import numpy as np
 from numba import from_dtype, types
 from numba.extending import overload
 
-__all__ = ["Channel", "ChannelTrace", "one_record", "implement", "enabled", "step", "to_hop",
-           "restart"]
+__all__ = ["Channel", "ChannelTrace", "one_record", "implement", "enabled", "step", "restart"]
 
 
 class Channel:
@@ -65,15 +67,13 @@ def enabled(kernel, params):
     """Whether the channel runs for these parameters (its ``PipelineConfig`` switch)."""
 
 
-def step(kernel, x, sample, params, face, alerts, n_a):
+def step(kernel, trace, channel, x, sample, params, face, slot, alerts, n_a, k):
     """Advance the channel by one accepted sample ``x`` (``sample``: its ``_face.SAMPLE`` record;
-    ``face``: the shared ``_face.FACE`` record); write its outputs to ``kernel[1][0]`` and any alert
-    rows (``_alerts.ALERT_ROW``) to ``alerts`` from row ``n_a``; return the new alert row count."""
-
-
-def to_hop(kernel, slot):
-    """Add the latest outputs to ``slot``, the sample's hop of the window ring (a no-op for a
-    channel that adds nothing to windows)."""
+    ``face``: the shared ``_face.FACE`` record): write its outputs to ``kernel[1][0]``, add them to
+    ``slot`` (the sample's hop of the window ring) and, when ``k >= 0``, to row ``k`` of
+    ``trace``; write any alert rows (``_alerts.ALERT_ROW``, stamped with ``channel``, its index in
+    the processor) to ``alerts`` from row ``n_a``; return the new alert row count. One compiled
+    call per channel and sample: the processor calls nothing else per sample."""
 
 
 def restart(kernel, face):
@@ -83,8 +83,9 @@ def restart(kernel, face):
 def implement(state, switch, step_impl, to_hop_impl, restart_impl):
     """Register a channel's compiled implementations of the protocol for kernels whose state is a
     record array of dtype ``state``: ``switch`` names the parameter (a field of ``_config.PARAMS``)
-    that turns it on (1.0), None for always on; each implementation takes the generic function's
-    arguments."""
+    that turns it on (1.0), None for always on; ``step_impl(kernel, x, sample, params, face,
+    alerts, n_a)`` advances the channel and returns the alert row count, ``to_hop_impl(kernel,
+    slot)`` adds its outputs to the hop record, ``restart_impl(kernel, face)`` starts afresh."""
     record = from_dtype(state)
 
     def ours(kernel):
@@ -99,17 +100,39 @@ def implement(state, switch, step_impl, to_hop_impl, restart_impl):
             return lambda kernel, params: params[switch] == 1.0
 
     @overload(step)
-    def _step(kernel, x, sample, params, face, alerts, n_a):
+    def _step(kernel, trace, channel, x, sample, params, face, slot, alerts, n_a, k):
         if ours(kernel):
-            return lambda kernel, x, sample, params, face, alerts, n_a: step_impl(
-                kernel, x, sample, params, face, alerts, n_a)
-
-    @overload(to_hop)
-    def _to_hop(kernel, slot):
-        if ours(kernel):
-            return lambda kernel, slot: to_hop_impl(kernel, slot)
+            def step_and_add(kernel, trace, channel, x, sample, params, face, slot, alerts, n_a,
+                             k):
+                first = n_a
+                n_a = step_impl(kernel, x, sample, params, face, alerts, n_a)
+                for a in range(first, n_a):
+                    alerts[a].channel = channel
+                to_hop_impl(kernel, slot)
+                if k >= 0:
+                    trace[k] = kernel[1][0]
+                return n_a
+            return step_and_add
 
     @overload(restart)
     def _restart(kernel, face):
         if ours(kernel):
             return lambda kernel, face: restart_impl(kernel, face)
+
+
+@overload(enabled)
+def _empty_enabled(kernel, params):
+    if kernel is types.none:   # an empty channel slot of the processor: never on
+        return lambda kernel, params: False
+
+
+@overload(step)
+def _empty_step(kernel, trace, channel, x, sample, params, face, slot, alerts, n_a, k):
+    if kernel is types.none:
+        return lambda kernel, trace, channel, x, sample, params, face, slot, alerts, n_a, k: n_a
+
+
+@overload(restart)
+def _empty_restart(kernel, face):
+    if kernel is types.none:
+        return lambda kernel, face: None
