@@ -7,8 +7,12 @@ block and calls, per accepted sample and in that order, :func:`step` on each cha
 :func:`enabled` (:func:`restart` on a clock reset); numba picks each channel's implementation by the
 record type of its state, so the processor never names a channel, and an empty slot (None) does
 nothing. A channel module registers its implementations with :func:`implement` (docs/pipeline.md
-"Channels" lists what a channel provides). The functions are compiled apart and called, not
-inlined: numba's inlining of overloads mis-compiled the pass (the events' state came out changed).
+"Channels" lists what a channel provides). :func:`step` is compiled apart and called, not inlined
+(numba's inlining of overloads mis-compiled the pass: the events' state came out changed), and
+compiled without numba's reference counting (``_nrt=False``): the arrays it is passed live in the
+processor for the whole call, and counting each of them in and out of every call made every
+sample about half again as slow. So a channel's step allocates no array (numba refuses to
+compile one that does).
 """
 
 from dataclasses import dataclass
@@ -99,7 +103,7 @@ def implement(state, switch, step_impl, to_hop_impl, restart_impl):
                 return lambda kernel, params: True
             return lambda kernel, params: params[switch] == 1.0
 
-    @overload(step)
+    @overload(step, jit_options={"_nrt": False})
     def _step(kernel, trace, channel, x, sample, params, face, slot, alerts, n_a, k):
         if ours(kernel):
             def step_and_add(kernel, trace, channel, x, sample, params, face, slot, alerts, n_a,
