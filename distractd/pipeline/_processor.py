@@ -228,8 +228,8 @@ class StreamProcessor:
             start, n_w, n_e, n_a, done = _run(block, labels, start, self.n_samples, final,
                                               self._kernel_state, lanes, out,
                                               out_e if with_events else None)
-            if n_w:
-                found_w.append(out_w[:n_w].copy())
+            if n_w:   # the last fill of a buffer made for this call is not copied
+                found_w.append(out_w[:n_w] if done else out_w[:n_w].copy())
             if n_e:
                 found_e.append(out_e[:n_e].copy())
             if n_a:
