@@ -288,11 +288,10 @@ def _run(block, labels, start, base, final, state, lanes, out, out_f):
     """Process the queued held samples and the block's rows from ``start`` until all are done or
     an output buffer is nearly full; at the end, with ``final``, flush the stream.
 
-    ``base`` is the stream index of the block's first row; ``state`` is the stream's
-    :data:`_StreamState` as a plain tuple; ``lanes`` the channel slots' kernels and their buffers of
-    per-sample outputs (:data:`CHANNEL_SLOTS` each); ``out`` the output buffers ``(out_w, out_e, out_a, rows)``. Per-sample
-    outputs and events are written only when ``rows`` is not empty (an empty ``out_e`` then drops
-    events). Fixations go to ``out_f`` (``out_e`` itself) or, with ``out_f=None``, are not looked
+    ``base`` is the stream index of the block's first row; ``state`` the stream's
+    :data:`_StreamState` as a plain tuple; ``lanes`` the channel slots' kernels and per-sample
+    output buffers; ``out`` the output buffers ``(out_w, out_e, out_a, rows)``. Per-sample outputs
+    and events are written only when ``rows`` is not empty (an empty ``out_e`` drops events). Fixations go to ``out_f`` (``out_e`` itself) or, with ``out_f=None``, are not looked
     for: numba then compiles a separate feature-path kernel without the fixation step, whose mere
     presence in the loop made every sample about 50 % slower even where it never ran. Alert rows
     go to ``out_a`` with their channel and the count of windows written before them. Returns
@@ -308,20 +307,15 @@ def _run(block, labels, start, base, final, state, lanes, out, out_f):
     mstate = m_array[0]
     face = face_array[0]
     sample = sample_array[0]
-    kernels, traces = lanes
-    k0, k1, k2, k3 = kernels
-    t0, t1, t2, t3 = traces
+    (k0, k1, k2, k3), (t0, t1, t2, t3) = lanes
     on0, on1, on2, on3 = (_protocol.enabled(k0, params), _protocol.enabled(k1, params),
                           _protocol.enabled(k2, params), _protocol.enabled(k3, params))
     margin = ring.shape[0]
-    n_rows = block.shape[0]
     x = np.empty(N_FIELDS)
     measures = np.full(N_TEMPORAL, np.nan)
     has_labels = labels.shape[0] > 0
     record = rows.shape[0] > 0   # per-row outputs and events are wanted
-    n_w = 0
-    n_e = 0
-    n_a = 0
+    n_w = n_e = n_a = 0
     i = start
     while True:
         if (n_w + margin > out_w.shape[0] or record and n_e + 4 > out_e.shape[0]
@@ -329,7 +323,7 @@ def _run(block, labels, start, base, final, state, lanes, out, out_f):
             return i, n_w, n_e, n_a, False
         if vstate.q_n > 0.0:   # held samples released for processing come first
             label, k = _take_held(vstate, held, base, x)
-        elif i < n_rows:
+        elif i < block.shape[0]:
             for j in range(N_FIELDS):
                 x[j] = block[i, j]
             label = int(labels[i]) if has_labels else -1
@@ -342,7 +336,7 @@ def _run(block, labels, start, base, final, state, lanes, out, out_f):
                 n_e, n_w = _end_clock(params, vstate, estate, wstate, ring, hop_sums, out_e, n_e,
                                       out_w, n_w)
                 _restart(vstate, e_array, w_array, ring, mstate, mring)
-                _restart_channels(kernels, face)
+                _restart_channels(lanes[0], face)
             if order != ORDER_ACCEPT:
                 continue
         else:

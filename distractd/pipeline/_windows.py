@@ -150,7 +150,7 @@ WINDOW = _record(
 _GLANCE_X = N_FEATURES - N_GLANCE_FEATURES   # the glance features' first column in X
 _FLAGS = ("road_ready", "fatigue_available", "drowsy")   # 1.0 / 0.0 in a row, bool in Windows
 _COLUMN = {name: WINDOW.fields[name][1] // 8 for name in WINDOW.names}   # first float of each
-_X_COLUMN = _COLUMN["X"]
+_FEATURES_FIRST = _COLUMN["X"]
 _LABEL_COLUMN = _COLUMN["label"]
 _FLAG_COLUMNS = tuple((name, _COLUMN[name]) for name in _FLAGS)
 _PLAIN_COLUMNS = tuple((name, first) for name, first in _COLUMN.items()
@@ -251,7 +251,7 @@ class Windows:
         named = {name: columns[first] for name, first in _PLAIN_COLUMNS}
         named.update({name: columns[first] == 1.0 for name, first in _FLAG_COLUMNS})
         return cls(**named, label=columns[_LABEL_COLUMN].astype(np.int8),
-                   X=columns[_X_COLUMN:_X_COLUMN + N_FEATURES].T.copy(), alerts=alerts)
+                   X=columns[_FEATURES_FIRST:_FEATURES_FIRST + N_FEATURES].T.copy(), alerts=alerts)
 
     def __getitem__(self, rows):
         """The windows selected by ``rows`` (a slice, index array or boolean mask)."""
