@@ -4,8 +4,8 @@
 one window per ``stride_s`` of driving, the newest ``max_windows`` — and says when a fit is due
 (``after_s`` of driving with every model feature and at least ``min_windows`` kept, then every
 ``every_s``). :class:`Adapter` runs the fits one at a time, from a queue of at most
-``queue_size`` fits, in the fit worker process (:mod:`~distractd.daemon._fitworker`: a fit in a
-thread held the interpreter's lock long enough to double the loop's lag p99) with
+``queue_size`` fits, in the fit worker process (:mod:`~distractd.daemon._fitworker`: no fit
+holds the daemon's interpreter lock or loads scikit-learn into it) with
 :func:`~distractd.models.detectors.adapt_checked` — the implementation of the offline
 ``distractd adapt``, its held-back check included — and hands the finished ones back to the
 loop, which swaps the stream's scorer between two iterations, unless the check found the refit
@@ -239,6 +239,10 @@ class Adapter:
             self._thread.start()
         return True
 
+    def full(self):
+        """Whether a fit submitted now would be refused (no copy of rows made for nothing)."""
+        return self._queue.full()
+
     def finished(self):
         """The fits finished since the previous call, in order."""
         done = []
@@ -335,8 +339,8 @@ class Adaptation:
         if self.model.obstacle is not None:
             adaptation.stop()
             self.metrics.fits_skipped["unsupported_model"].inc()
-        elif self.adapter.submit(adaptation.fit(session.stream, self.model.detector,
-                                                self.model.path)):
+        elif not self.adapter.full() and self.adapter.submit(
+                adaptation.fit(session.stream, self.model.detector, self.model.path)):
             adaptation.submitted()
         else:
             self.metrics.fits_skipped["queue_full"].inc()

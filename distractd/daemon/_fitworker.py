@@ -1,11 +1,11 @@
 """The adaptation's fit worker: a separate process that refits streams' models for the daemon.
 
 A fit holds the interpreter's lock in the Python parts of scikit-learn and numpy for stretches of
-milliseconds; in a thread of the daemon that made the loop wait for the lock (with fits running
-beside 100 streams the loop's lag p99 doubled, docs/results/transduction.md). In its own process
-a fit shares only the CPU. The daemon starts the worker at its first fit
-(``python -m distractd.daemon._fitworker``) and talks to it over its standard input and output:
-each message is an 8-byte little-endian length and an npz archive — a JSON ``header`` (as bytes)
+milliseconds, which in a thread of the daemon the loop would wait for. In its own process a
+fit shares only the CPU (the loop's lag still rose under a stress of fits:
+docs/results/transduction.md), and the daemon's side of a fit is numpy only. The daemon starts
+the worker (``python -m distractd.daemon._fitworker``) with ``[adaptation]`` on and talks to it
+over its standard input and output: each message is an 8-byte little-endian length and an npz archive — a JSON ``header`` (as bytes)
 and plain arrays, read with ``allow_pickle=False``: nothing is pickled either way.
 
 Request: header ``{"model": path, "model_id": ..., "seed": ...}``, array ``rows`` (the stream's
@@ -38,7 +38,7 @@ MAX_MESSAGE_BYTES = 1 << 28
 """Largest message either side reads (a LapSVM refit's expansion is a few MB)."""
 
 _NICE = 10
-"""Niceness the worker asks for, so that the daemon's loop wins the CPU."""
+"""Niceness the worker asks for where it cannot have the idle scheduling class."""
 
 
 def refit(base, rows, seed=0):
@@ -89,10 +89,13 @@ def main(argv=()):
     """Serve fits on standard input and output until the input ends; with a model path in
     ``argv``, load it and run one fit on synthetic rows first (its kernels compiled, its imports
     done before the first stream's fit)."""
-    try:
-        os.setpriority(os.PRIO_PROCESS, 0, _NICE)
-    except OSError:   # a system-call filter without @resources: the worker keeps its priority
-        pass
+    try:   # runs only when nothing else wants the CPU: the daemon's loop never waits for it
+        os.sched_setscheduler(0, os.SCHED_IDLE, os.sched_param(0))
+    except (OSError, AttributeError):
+        try:
+            os.setpriority(os.PRIO_PROCESS, 0, _NICE)
+        except OSError:   # a system-call filter without @resources: it keeps its priority
+            pass
     threadpool_limits(limits=1)
     source, sink = sys.stdin.buffer, sys.stdout.buffer
     sys.stdout = sys.stderr   # nothing else may write to the message stream

@@ -320,6 +320,9 @@ class Detector:
         other._saved = (params, merged)
         other._estimator = None
         other.scorer = scorer(self.kind, params, merged)
+        if hasattr(self.scorer, "negated_layer") and not {"hidden_weights", "hidden_bias"} & \
+                set(arrays):   # one hidden layer in memory (and cache) for all the adapted ones
+            other.scorer.negated_layer = self.scorer.negated_layer
         other.score_scale, other.score_offset = float(score_scale), float(score_offset)
         return other
 
