@@ -3,7 +3,7 @@
 Three parts, each printing JSON lines, with their baselines measured in the same run:
 
 1. ``fit``: one adaptation fit of the shipped model (its cohort anchors plus n windows of a new
-   driver, :class:`distractd.daemon.Fit` as the daemon's thread runs it, one BLAS thread) for
+   driver, ``distractd.daemon.Fit.run``, the refit the daemon's fit worker runs, one BLAS thread) for
    several n: wall and CPU seconds (median of ``--repeats``) and the peak of memory it allocates
    (``tracemalloc``, which sees numpy's buffers). Baseline: the CPU of the stream's own per-stream
    work (pipeline, scoring, decision rule) per hour of driving, in-process on the same drive.

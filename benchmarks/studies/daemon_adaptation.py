@@ -8,7 +8,7 @@ small grid; ``--recipe mixed``, the shipped model's, on every protocol at once, 
 ``per-protocol``, one model per tested protocol on its drives and the no-task ones); then each of
 the held-out task drives is streamed window by window through the daemon's per-stream adaptation
 (:class:`distractd.daemon.StreamAdaptation` with the daemon's ``[adaptation]`` defaults except
-``after_s``, the fit run as the daemon's thread runs it, :class:`distractd.daemon.Fit`), and the
+``after_s``, ``distractd.daemon.Fit.run``, the refit the daemon's fit worker runs), and the
 windows after the swap are scored by the adapted model and by the plain cohort model. The daemon
 swaps a few windows after the fit's newest one (when its thread finishes); here the swap is at the
 next window, a negligible difference over the 15-20 minutes scored.

@@ -6,7 +6,7 @@ For each new driver (``--seeds``, simulated here; report seeds 201-206, never th
 seeds 101-106) and protocol, drive 0 then drive 1 are streamed window by window (``--chunk``
 windows at a time, as the daemon's hops deliver them) through the daemon's own per-stream
 adaptation (:class:`distractd.daemon.StreamAdaptation` with the ``[adaptation]`` defaults, or
-``--set key=value``; the fit run as the daemon's thread runs it, :class:`distractd.daemon.Fit`,
+``--set key=value``; ``distractd.daemon.Fit.run``, the refit the daemon's fit worker runs,
 with its held-back check: a refused fit is not swapped in). Each window is scored by the stream's
 scorer at that moment and published through the daemon's decision rule; per drive:
 
