@@ -43,8 +43,8 @@ from distractd.models.evaluation import (
     featured_drives, half_figures, normalise_drives, versus_floor,
 )
 from distractd.pipeline import (
-    FIELD_INDEX, NAIVE_VEHICLE_FEATURES, VEHICLE_FEATURES, PipelineConfig, RunningBaseline,
-    read_taamneh, vehicle_features_of,
+    FEATURE_NAMES, FIELD_INDEX, NAIVE_VEHICLE_FEATURES, VEHICLE_FEATURES, PipelineConfig,
+    read_taamneh,
 )
 from distractd.simulators import simulate_texting_study
 from sim_to_real import SEED as SIM_SEED
@@ -188,14 +188,11 @@ def signal_sets(recordings, config, eye_names=None, floor_eye_names=None, contro
     eyes = {"running": drives_of(running, eye_names),
             "driver": normalise_drives(drives_of(offline, eye_names), "driver"),
             "floor": normalise_drives(drives_of(offline, floor_eye_names), "driver")}
-    raw, standardised, quality = [], [], []
-    for recording, item in zip(recordings, running):
-        windows = item.windows
-        X = vehicle_features_of(recording, windows.t_start, windows.t_end)
-        raw.append(X)
-        standardised.append(RunningBaseline.from_config(config, VEHICLE_FEATURES)
-                            .update(windows.t_end, X))
-        quality.append(_vehicle_quality(recording, windows, config.window_s))
+    columns = [FEATURE_NAMES.index(name) for name in VEHICLE_FEATURES]   # the vehicle channel's
+    raw = [item.windows.X[:, columns] for item in offline]
+    standardised = [item.windows.X[:, columns] for item in running]   # the running baseline's
+    quality = [_vehicle_quality(recording, item.windows, config.window_s)
+               for recording, item in zip(recordings, running)]
     labels = CONTROLS[control](recordings, running)
     floor_columns = [VEHICLE_FEATURES.index(name) for name in NAIVE_VEHICLE_FEATURES]
     base = eyes["running"]

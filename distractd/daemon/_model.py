@@ -129,6 +129,8 @@ class Model:
                       "head_y", "head_z", "head_yaw", "head_pitch", "head_roll"):
             block[:, FIELD_INDEX[field]] = 0.01 * np.sin(np.arange(n) / 7.0)
         block[:, FIELD_INDEX["confidence"]] = 1.0
+        for field in ("speed", "steering", "lane_offset", "accelerator", "brake"):   # the car's
+            block[:, FIELD_INDEX[field]] = 0.1 + 0.01 * np.sin(np.arange(n) / 7.0)  # channel too
         processor = StreamProcessor(self.pipeline_config)
         wire = block[: n // 2]
         wire.setflags(write=False)

@@ -11,10 +11,13 @@ __getattr__, __dir__, __all__ = lazy_exports(__name__, {
     "._baseline": ("RunningBaseline",),
     "._config": ("PipelineConfig",),
     "._events": ("EVENT_KINDS",),
-    "._feature_names": ("FEATURE_NAMES", "GLANCE_FEATURES", "MEASURES"),
+    "._feature_names": (
+        "FEATURE_NAMES", "GLANCE_FEATURES", "MEASURES", "NAIVE_VEHICLE_FEATURES", "VEHICLE_FEATURES",
+    ),
     ".channels": (
         "ALERT_KINDS", "CHANNELS", "FATIGUE_ALERT_KINDS", "GLANCE_CLASSES", "Alert", "FatigueAlert",
-        "FatigueChannel", "FatigueTrace", "GlanceChannel", "GlanceTrace",
+        "FatigueChannel", "FatigueTrace", "GlanceChannel", "GlanceTrace", "VehicleChannel",
+        "VehicleTrace",
     ),
     "._processor": ("StreamProcessor",),
     "._batch": (
@@ -23,10 +26,7 @@ __getattr__, __dir__, __all__ = lazy_exports(__name__, {
     ),
     "._require": ("require_windows",),
     "._validate": ("SAMPLE_REJECT_REASONS", "T_MAX_S"),
-    "._vehicle_measures": (
-        "NAIVE_VEHICLE_FEATURES", "VEHICLE_FEATURES", "VehicleSettings", "new_vehicle_state",
-        "vehicle_features_of", "vehicle_samples", "vehicle_window_features",
-    ),
+    "._vehicle_measures": ("VehicleSettings",),
     "._windows": (
         "Windows", "feature_fields", "feature_min_rate_hz", "gaze_only_features",
     ),

@@ -148,7 +148,7 @@ def detect_channel(channel, recording, config=None):
     _, _, rows, traces, alerts = processor._feed(recording.samples, recording.labels,
                                                  with_events=True, final=True)
     outputs = traces[channels.index(channel)]
-    ours = [alert for alert in alerts if isinstance(alert, channel.ALERT)]
+    ours = [alert for alert in alerts if channel.ALERT and isinstance(alert, channel.ALERT)]
     return channel.trace(np.asarray(recording.t, dtype=float).copy(), rows["status"] >= REJECTED,
                          outputs, ours)
 

@@ -275,6 +275,11 @@ class PipelineConfig:
         Half-axes, degrees, of the head-pose ellipse around the driver's recent on-road head pose
         (the glance channel's) within which the head faces forward, as microsleep and sleep ask:
         openpilot's distracted-pose thresholds (0.402 and 0.313 rad).
+    vehicle : bool, default=True
+        Run the vehicle channel (docs/pipeline.md "Vehicle signals"): lane keeping, steering,
+        speed and pedal measures from the car's signals, the window's ``VEHICLE_FEATURES`` (NaN
+        when off, and in windows without vehicle samples). A stream without vehicle fields costs
+        it a few NaN checks per sample.
     """
 
     window_s: float = 10.0
@@ -354,6 +359,7 @@ class PipelineConfig:
     fatigue_blink_drowsy_s: float = 0.25
     fatigue_head_yaw_deg: float = 23.0
     fatigue_head_pitch_deg: float = 18.0
+    vehicle: bool = True
 
     _constraints = {
         "window_s": Interval(0, 600, closed="right"), "hop_s": Interval(1e-3, 600),
@@ -400,6 +406,7 @@ class PipelineConfig:
         "fatigue_blink_drowsy_s": _SPAN_OR_ZERO,
         "fatigue_head_yaw_deg": Interval(0, 90, closed="right"),
         "fatigue_head_pitch_deg": Interval(0, 90, closed="right"),
+        "vehicle": bool,
     }
 
     def __post_init__(self):
@@ -485,6 +492,7 @@ PARAMS = _record(
     "fatigue_microsleep_s", "fatigue_sleep_s", "fatigue_hidden_s",
     "fatigue_perclos_drowsy", "fatigue_perclos_recovered", "fatigue_blink_drowsy_s",
     "fatigue_head_yaw", "fatigue_head_pitch",   # half-axes of the facing-forward ellipse
+    "vehicle",                    # vehicle channel on (1) or off (0)
     ("low", (len(FIELDS),)),      # range bounds of each field
     ("high", (len(FIELDS),)),
 )
@@ -563,6 +571,7 @@ def _params(config):
         p[name] = getattr(config, name)
     p["fatigue_head_yaw"] = math.radians(config.fatigue_head_yaw_deg)
     p["fatigue_head_pitch"] = math.radians(config.fatigue_head_pitch_deg)
+    p["vehicle"] = float(config.vehicle)
     p["low"] = [RANGES[name][0] for name in FIELDS]
     p["high"] = [RANGES[name][1] for name in FIELDS]
     return params

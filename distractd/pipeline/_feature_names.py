@@ -6,7 +6,7 @@ or counts the features imports this module, not :mod:`distractd.pipeline._window
 
 from .formats import SPATIAL_FIELDS
 
-__all__ = ["FEATURE_NAMES", "GLANCE_FEATURES", "MEASURES"]
+__all__ = ["FEATURE_NAMES", "GLANCE_FEATURES", "MEASURES", "VEHICLE_FEATURES", "NAIVE_VEHICLE_FEATURES"]
 
 MEASURES = SPATIAL_FIELDS + (
     "saccade", "blink", "blink_frequency_hz", "blink_duration_s", "perclos",
@@ -33,8 +33,41 @@ GLANCE_FEATURES = (
 All are NaN for a window with no sample after the stream's first gaze value (a tracker with no
 gaze field at all); they need no head pose and no eyelid signal."""
 
+VEHICLE_FEATURES = (
+    "mean_lane_offset", "sd_lane_offset", "lane_offset_speed_m_s", "lane_tlc_min_s",
+    "mean_steering", "sd_steering", "steering_speed_rad_s", "steering_reversals_small_per_min",
+    "steering_reversals_large_per_min", "steering_entropy", "steering_hf_ratio",
+    "mean_speed", "sd_speed", "speed_change_m_s2",
+    "pedal_change_per_s", "mean_accelerator", "sd_accelerator", "mean_brake", "sd_brake",
+)
+"""The window's vehicle features (units in the names where not the field's own):
+
+- ``mean_lane_offset`` (m) and ``sd_lane_offset`` (SDLP, m, ddof=1);
+- ``lane_offset_speed_m_s``: mean absolute lateral speed in the lane, m/s;
+- ``lane_tlc_min_s``: shortest time to line crossing in the window, s, capped at
+  ``tlc_cap_s`` (the cap when the car never heads for an edge);
+- ``mean_steering``, ``sd_steering`` (rad), ``steering_speed_rad_s`` (mean absolute steering speed, rad/s);
+- ``steering_reversals_small_per_min``, ``steering_reversals_large_per_min``: reversals of the
+  filtered steering angle by at least the small and the large gap, per minute of steering data;
+- ``steering_entropy``: Nakayama et al.'s entropy (0-1, base 9) of the window's prediction errors;
+- ``steering_hf_ratio``: ``mean((Δθ)²) / (2 var θ)``;
+- ``mean_speed``, ``sd_speed`` (m/s), ``speed_change_m_s2`` (mean absolute speed change per s);
+- ``pedal_change_per_s``: mean absolute change of accelerator plus brake per second;
+- ``mean_accelerator``, ``sd_accelerator``, ``mean_brake``, ``sd_brake`` (0-1).
+
+NaN where the window has no data for the measure (no lane offset, no steering, ...) or with the
+vehicle channel off (docs/pipeline.md "Vehicle signals"; the measures and their sources:
+:mod:`distractd.pipeline._vehicle_measures`)."""
+
+NAIVE_VEHICLE_FEATURES = tuple(f"{stat}_{field}" for field in (
+    "lane_offset", "steering", "speed", "accelerator", "brake") for stat in ("mean", "sd"))
+"""The naive floor's vehicle features: its own recipe (the mean and SD of each field) applied to
+the vehicle's signals, so that the floor rises with the signals a stream has."""
+
 FEATURE_NAMES = (tuple(f"mean_{m}" for m in MEASURES) + tuple(f"sd_{m}" for m in SPATIAL_FIELDS)
-                 + GLANCE_FEATURES)
-"""The 30 window features: the 25 of S0 §5.3.5 (the mean of the 15 measures, then the standard
-deviation, ddof=1, of the 10 spatial ones), then the 5 glance features of
-:data:`GLANCE_FEATURES` (DESIGN §4.5)."""
+                 + GLANCE_FEATURES + VEHICLE_FEATURES)
+"""The 49 window features: the 25 of S0 §5.3.5 (the mean of the 15 measures, then the standard
+deviation, ddof=1, of the 10 spatial ones), the 5 glance features of :data:`GLANCE_FEATURES`
+(DESIGN §4.5), then the 19 vehicle features of :data:`VEHICLE_FEATURES` (issue 33). A model
+reads its own features by name (``Detector.feature_columns``), so a model trained on the first 30
+reads the same columns."""

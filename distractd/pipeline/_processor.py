@@ -74,8 +74,9 @@ class StreamProcessor:
     accepted sample (inside a long gap) are skipped. A clock jump or reset is handled as
     :mod:`~distractd.pipeline._validate` describes: a lone future sample is dropped (``t_jump``);
     after a clock reset the windows and derived measures start afresh on the new clock (the old
-    clock's windows are flushed first). Per-stream memory is about 64 KB: 34 KB for validation,
-    events, measures and windows, the rest the channels' (24 KB glance, 6 KB the eyelid's).
+    clock's windows are flushed first). Per-stream memory is about 75 KB: 48 KB for validation,
+    events, measures and windows (8 KB of it the car's hop sums), the rest the channels' (21 KB
+    glance, 6 KB the eyelid's, 0.5 KB the car's).
 
     The channels (:data:`~distractd.pipeline.channels.CHANNELS`, each on its ``config`` switch)
     run per sample, in order: each window carries their features and state at its end, and the
@@ -118,7 +119,7 @@ class StreamProcessor:
     >>> len(windows), float(windows.t_end[0]), round(processor.rate_hz, 6)
     (23, 10.0, 60.0)
     >>> windows.X.shape, float(windows.X[0, FEATURE_NAMES.index("glance_prc")])
-    ((23, 30), 1.0)
+    ((23, 49), 1.0)
     >>> [float(t) for t in processor.flush().t_end]
     [21.5]
     """

@@ -29,70 +29,43 @@ What the field measures when the eyes leave the road or the mind leaves the driv
 - **pedals**: the mean absolute change of the accelerator and brake positions per second, and
   their mean positions.
 
-Two functions, one implementation: :func:`vehicle_samples` runs the per-sample kernel over a
-block with an explicit state record (a stream passes the state from block to block; a recording
-passes a fresh one), and :func:`vehicle_window_features` sums the per-sample outputs over windows.
-Both are pure functions of arrays (numba); the window sums decompose over any split of time, as
-the pipeline's hop ring needs.
+One implementation, per sample and per window: :func:`vehicle_step` advances a stream's state
+(:data:`STATE`) by one sample and writes its outputs (:data:`OUTPUT`); the vehicle channel
+(:mod:`distractd.pipeline.channels._vehicle`) calls it inside the processor's compiled pass and adds
+the outputs to the sample's hop (:func:`add_to_hop`), and :func:`window_features` turns a window's
+hop sums into :data:`~distractd.pipeline.VEHICLE_FEATURES`. The sums decompose over any split of
+time, so a stream fed in blocks and a whole recording (``extract_features``) give the same bits.
 """
 
-import functools
 import math
 
 import numpy as np
 from numba import njit
 
 from ._config import _record
+from ._feature_names import NAIVE_VEHICLE_FEATURES, VEHICLE_FEATURES
 from .formats import FIELD_INDEX
 
-__all__ = [
-    "VEHICLE_FEATURES", "NAIVE_VEHICLE_FEATURES", "VehicleSettings", "vehicle_samples", "vehicle_window_features",
-    "new_vehicle_state", "vehicle_features_of",
-]
+__all__ = ["VEHICLE_FEATURES", "NAIVE_VEHICLE_FEATURES", "VehicleSettings", "STATE", "OUTPUT",
+           "HOP_SUMS", "vehicle_step", "add_to_hop", "window_features"]
 
-VEHICLE_FEATURES = (
-    "mean_lane_offset", "sd_lane_offset", "lane_offset_speed_m_s", "lane_tlc_min_s",
-    "mean_steering", "sd_steering", "steering_speed_rad_s", "steering_reversals_small_per_min",
-    "steering_reversals_large_per_min", "steering_entropy", "steering_hf_ratio",
-    "mean_speed", "sd_speed", "speed_change_m_s2",
-    "pedal_change_per_s", "mean_accelerator", "sd_accelerator", "mean_brake", "sd_brake",
+_SIGNALS = ("lane_offset", "steering", "speed", "accelerator", "brake")
+"""The fields the measures read, in the order of the moments' sums."""
+_LANE, _STEER, _SPEED, _ACCEL, _BRAKE = (FIELD_INDEX[name] for name in _SIGNALS)
+N_SIGNALS = len(_SIGNALS)
+N_BINS = 9   # Nakayama et al.'s entropy bins
+
+OUTPUT = _record(
+    "lane_offset", "steering", "speed", "accelerator", "brake",   # the sample's values (NaN: none)
+    "lane_abs", "lane_dt",          # |Δ offset| and Δt of a valid step (0 otherwise)
+    "steer_abs", "steer_sq", "steer_dt",
+    "speed_abs", "speed_dt",
+    "pedal_abs", "pedal_dt",
+    "reversal_small", "reversal_large",   # 1 at the sample that completes a reversal
+    "entropy_bin",                  # entropy bin 0-8 of the sample's prediction error, -1 none
+    "tlc_s",                        # time to line crossing, s (NaN: no lane step)
 )
-"""The window's vehicle features (units in the names where not the field's own):
-
-- ``mean_lane_offset`` (m) and ``sd_lane_offset`` (SDLP, m, ddof=1);
-- ``lane_offset_speed_m_s``: mean absolute lateral speed in the lane, m/s;
-- ``lane_tlc_min_s``: shortest time to line crossing in the window, s, capped at
-  ``tlc_cap_s`` (the cap when the car never heads for an edge);
-- ``mean_steering``, ``sd_steering`` (rad), ``steering_speed_rad_s`` (mean absolute steering speed, rad/s);
-- ``steering_reversals_small_per_min``, ``steering_reversals_large_per_min``: reversals of the
-  filtered steering angle by at least the small and the large gap, per minute of steering data;
-- ``steering_entropy``: Nakayama et al.'s entropy (0-1, base 9) of the window's prediction errors;
-- ``steering_hf_ratio``: ``mean((Δθ)²) / (2 var θ)``;
-- ``mean_speed``, ``sd_speed`` (m/s), ``speed_change_m_s2`` (mean absolute speed change per s);
-- ``pedal_change_per_s``: mean absolute change of accelerator plus brake per second;
-- ``mean_accelerator``, ``sd_accelerator``, ``mean_brake``, ``sd_brake`` (0-1).
-
-NaN where the window has no data for the measure (no lane offset, no steering, ...)."""
-
-NAIVE_VEHICLE_FEATURES = tuple(f"{stat}_{field}" for field in (
-    "lane_offset", "steering", "speed", "accelerator", "brake") for stat in ("mean", "sd"))
-"""The naive floor's vehicle features: its own recipe (the mean and SD of each field) applied to
-the vehicle's signals, so that the floor rises with the signals a stream has."""
-
-_LANE, _STEER, _SPEED, _ACCEL, _BRAKE = (FIELD_INDEX[name] for name in (
-    "lane_offset", "steering", "speed", "accelerator", "brake"))
-_TIME = FIELD_INDEX["t"]
-
-# Per-sample outputs of the kernel (columns of the array vehicle_samples returns).
-(S_LANE, S_STEER, S_SPEED, S_ACCEL, S_BRAKE,   # the sample's values (NaN missing)
- S_LANE_ABS, S_LANE_DT,          # |Δ offset| and Δt of a valid step (0 otherwise)
- S_STEER_ABS, S_STEER_SQ, S_STEER_DT,
- S_SPEED_ABS, S_SPEED_DT,
- S_PEDAL_ABS, S_PEDAL_DT,
- S_REV_SMALL, S_REV_LARGE,       # 1 at the sample that completes a reversal
- S_BIN,                          # entropy bin 0-8 of the sample's prediction error, -1 none
- S_TLC,                          # time to line crossing, s (NaN: no lane data or not moving)
- N_SAMPLE_COLUMNS) = range(19)
+"""One sample's vehicle outputs (the vehicle channel's per-sample output record)."""
 
 STATE = _record(
     "lane_t", "lane_v", "steer_t", "steer_v", "speed_t", "speed_v",
@@ -101,15 +74,30 @@ STATE = _record(
     ("rev_dir", (2,)), ("rev_ext", (2,)),  # per gap: direction (+1, -1, 0 unset), extremum
     ("ent_t", (3,)), ("ent_v", (3,)),    # the last three steering samples taken for entropy
     "ent_n", "alpha",                    # samples taken (capped at 3); running 90th percentile
+    ("ref", (N_SIGNALS,)),               # each signal's first value on this clock (NaN: none)
+    "quiet",                             # 1 while samples come without a signal (the channel's)
 )
+"""A stream's vehicle state (the vehicle channel's state record)."""
+
+HOP_SUMS = (
+    "v_samples",                  # samples with a value of any signal
+    ("v_count", (N_SIGNALS,)),    # per signal: values, sum and sum of squares of (value - ref)
+    ("v_sum", (N_SIGNALS,)),
+    ("v_squares", (N_SIGNALS,)),
+    ("v_ref", (N_SIGNALS,)),      # not a sum: the stream's reference (the same in every hop)
+    "v_lane_abs", "v_lane_dt", "v_steer_abs", "v_steer_dt", "v_steer_sq", "v_steer_steps",
+    "v_speed_abs", "v_speed_dt", "v_pedal_abs", "v_pedal_dt", "v_reversal_small",
+    "v_reversal_large", ("v_bins", (N_BINS,)),
+    "v_tlc_n", "v_tlc_min",       # times to line crossing seen, and the shortest (not a sum)
+)
+"""The vehicle fields of a hop of the window ring (``_windows.HOP``): what a window's
+:func:`window_features` need, summed per hop by :func:`add_to_hop`."""
 
 PARAMS = _record(
     "max_step_s", "lane_width_m", "car_width_m", "tlc_cap_s",
     "reversal_cutoff_hz", ("reversal_gap_rad", (2,)),
     "entropy_step_s", "entropy_rate",
 )
-
-
 class VehicleSettings:
     """Settings of the vehicle measures.
 
@@ -147,46 +135,13 @@ class VehicleSettings:
         self.entropy_step_s = entropy_step_s
         self.entropy_rate = entropy_rate
 
-    @functools.cached_property
     def params(self):
-        """The settings as the kernel's parameter record (built once)."""
-        p = np.zeros(1, PARAMS)[0]
+        """The settings as the kernel's parameter record, in a one-record array."""
+        params = np.zeros(1, PARAMS)
         for name in PARAMS.names:   # each setting under its own name, the gaps in radians
-            p[name] = (np.radians(self.reversal_gaps_deg) if name == "reversal_gap_rad"
-                       else getattr(self, name))
-        return p
-
-
-def new_vehicle_state():
-    """A fresh per-stream state record (no sample seen)."""
-    state = np.zeros(1, STATE)
-    for name in ("lane_t", "steer_t", "speed_t", "accel_t", "brake_t", "filter_t"):
-        state[name] = np.nan
-    state["alpha"] = np.nan
-    return state
-
-
-def vehicle_samples(block, settings=None, state=None):
-    """The per-sample vehicle outputs of a canonical block, in time order.
-
-    Parameters
-    ----------
-    block : ndarray of shape (n_samples, N_FIELDS)
-        Validated canonical samples (``t`` increasing).
-    settings : VehicleSettings or None, default=None
-    state : ndarray of STATE or None, default=None
-        The stream's state, updated in place (None: a fresh one, for a whole recording).
-
-    Returns
-    -------
-    ndarray of shape (n_samples, N_SAMPLE_COLUMNS)
-    """
-    params = (settings or VehicleSettings()).params
-    state = new_vehicle_state() if state is None else state
-    block = np.ascontiguousarray(block, dtype=np.float64)
-    out = np.empty((len(block), N_SAMPLE_COLUMNS))
-    _samples(block, params, state, out)
-    return out
+            params[name] = (np.radians(self.reversal_gaps_deg) if name == "reversal_gap_rad"
+                            else getattr(self, name))
+        return params
 
 
 @njit(cache=True, inline="always")
@@ -200,75 +155,88 @@ def _step(state_t, state_v, t, v, max_step_s):
     return abs(v - state_v), t - state_t, True
 
 
+_ZEROS = np.zeros(1, STATE)   # copied to clear a state (a global array: numba never frees it)
+
+
 @njit(cache=True)
-def _samples(block, p, state_array, out):
-    s = state_array[0]
-    half_room = 0.5 * (p.lane_width_m - p.car_width_m)
-    tau = 1.0 / (2.0 * np.pi * p.reversal_cutoff_hz)
-    for i in range(block.shape[0]):
-        x = block[i]
-        t = x[_TIME]
-        lane, steer, speed, accel, brake = x[_LANE], x[_STEER], x[_SPEED], x[_ACCEL], x[_BRAKE]
-        row = out[i]
-        row[S_LANE] = lane
-        row[S_STEER] = steer
-        row[S_SPEED] = speed
-        row[S_ACCEL] = accel
-        row[S_BRAKE] = brake
-        row[S_TLC] = np.nan
-        row[S_REV_SMALL] = 0.0
-        row[S_REV_LARGE] = 0.0
-        row[S_BIN] = -1.0
-        # lane: lateral speed and time to line crossing (a jump of half a lane is a lane change)
-        d, dt, seen = _step(s.lane_t, s.lane_v, t, lane, p.max_step_s)
-        if dt > 0.0 and d > 0.5 * p.lane_width_m:
-            d, dt = 0.0, 0.0
-        row[S_LANE_ABS] = d
-        row[S_LANE_DT] = dt
-        if dt > 0.0:
-            velocity = (lane - s.lane_v) / dt
-            room = half_room - lane if velocity > 0.0 else half_room + lane
-            if velocity == 0.0:
-                row[S_TLC] = p.tlc_cap_s
-            else:
-                row[S_TLC] = min(p.tlc_cap_s, max(room, 0.0) / abs(velocity))
-        if seen:
-            s.lane_t, s.lane_v = t, lane
-        # steering: speed, squared change, reversals, entropy
-        d, dt, seen = _step(s.steer_t, s.steer_v, t, steer, p.max_step_s)
-        row[S_STEER_ABS] = d
-        row[S_STEER_SQ] = d * d
-        row[S_STEER_DT] = dt
-        if seen:
-            if dt > 0.0:
-                _reversals(s, p, t, steer, tau, row)
-            else:   # the first sample, or one after a gap: the signal's history starts again
-                s.filter_t, s.filter_v = t, steer
-                s.rev_dir[0] = s.rev_dir[1] = 0.0
-                s.rev_ext[0] = s.rev_ext[1] = steer
-                s.ent_n = 0.0
-            _entropy(s, p, t, steer, row)
-            s.steer_t, s.steer_v = t, steer
-        # speed and pedals
-        d, dt, seen = _step(s.speed_t, s.speed_v, t, speed, p.max_step_s)
-        row[S_SPEED_ABS] = d
-        row[S_SPEED_DT] = dt
-        if seen:
-            s.speed_t, s.speed_v = t, speed
-        da, dta, seen_a = _step(s.accel_t, s.accel_v, t, accel, p.max_step_s)
-        db, dtb, seen_b = _step(s.brake_t, s.brake_v, t, brake, p.max_step_s)
-        row[S_PEDAL_ABS] = da + db
-        row[S_PEDAL_DT] = max(dta, dtb)
-        if seen_a:
-            s.accel_t, s.accel_v = t, accel
-        if seen_b:
-            s.brake_t, s.brake_v = t, brake
+def new_state(states):
+    """Set the one-record array ``states`` to a fresh state: no sample seen."""
+    states[0] = _ZEROS[0]
+    s = states[0]
+    s.lane_t = s.steer_t = s.speed_t = s.accel_t = s.brake_t = s.filter_t = np.nan
+    s.alpha = np.nan
+    for j in range(N_SIGNALS):
+        s.ref[j] = np.nan
 
 
 @njit(cache=True, inline="always")
-def _reversals(s, p, t, steer, tau, row):
+def vehicle_step(s, p, t, x, row):
+    """Advance the state ``s`` (:data:`STATE`) by the sample ``x`` (canonical fields, accepted,
+    after the previous one in time) and write its outputs to ``row`` (:data:`OUTPUT`); ``p`` is
+    :meth:`VehicleSettings.params`' record and ``t`` the sample's time. A sample without any of
+    the five signals changes nothing."""
+    lane, steer, speed, accel, brake = x[_LANE], x[_STEER], x[_SPEED], x[_ACCEL], x[_BRAKE]
+    row.lane_offset = lane
+    row.steering = steer
+    row.speed = speed
+    row.accelerator = accel
+    row.brake = brake
+    row.tlc_s = np.nan
+    row.reversal_small = 0.0
+    row.reversal_large = 0.0
+    row.entropy_bin = -1.0
+    # lane: lateral speed and time to line crossing (a jump of half a lane is a lane change)
+    d, dt, seen = _step(s.lane_t, s.lane_v, t, lane, p.max_step_s)
+    if dt > 0.0 and d > 0.5 * p.lane_width_m:
+        d, dt = 0.0, 0.0
+    row.lane_abs = d
+    row.lane_dt = dt
+    if dt > 0.0:
+        velocity = (lane - s.lane_v) / dt
+        half_room = 0.5 * (p.lane_width_m - p.car_width_m)
+        room = half_room - lane if velocity > 0.0 else half_room + lane
+        if velocity == 0.0:
+            row.tlc_s = p.tlc_cap_s
+        else:
+            row.tlc_s = min(p.tlc_cap_s, max(room, 0.0) / abs(velocity))
+    if seen:
+        s.lane_t, s.lane_v = t, lane
+    # steering: speed, squared change, reversals, entropy
+    d, dt, seen = _step(s.steer_t, s.steer_v, t, steer, p.max_step_s)
+    row.steer_abs = d
+    row.steer_sq = d * d
+    row.steer_dt = dt
+    if seen:
+        if dt > 0.0:
+            _reversals(s, p, t, steer, row)
+        else:   # the first sample, or one after a gap: the signal's history starts again
+            s.filter_t, s.filter_v = t, steer
+            s.rev_dir[0] = s.rev_dir[1] = 0.0
+            s.rev_ext[0] = s.rev_ext[1] = steer
+            s.ent_n = 0.0
+        _entropy(s, p, t, steer, row)
+        s.steer_t, s.steer_v = t, steer
+    # speed and pedals
+    d, dt, seen = _step(s.speed_t, s.speed_v, t, speed, p.max_step_s)
+    row.speed_abs = d
+    row.speed_dt = dt
+    if seen:
+        s.speed_t, s.speed_v = t, speed
+    da, dta, seen_a = _step(s.accel_t, s.accel_v, t, accel, p.max_step_s)
+    db, dtb, seen_b = _step(s.brake_t, s.brake_v, t, brake, p.max_step_s)
+    row.pedal_abs = da + db
+    row.pedal_dt = max(dta, dtb)
+    if seen_a:
+        s.accel_t, s.accel_v = t, accel
+    if seen_b:
+        s.brake_t, s.brake_v = t, brake
+
+
+@njit(cache=True, inline="always")
+def _reversals(s, p, t, steer, row):
     """Low-pass the steering angle and count a reversal per gap when the filtered angle turns
     back from its extremum by the gap (the direction is set by the first such move)."""
+    tau = 1.0 / (2.0 * np.pi * p.reversal_cutoff_hz)
     a = 1.0 - math.exp(-(t - s.filter_t) / tau)
     s.filter_v += a * (steer - s.filter_v)
     s.filter_t = t
@@ -285,7 +253,10 @@ def _reversals(s, p, t, steer, tau, row):
         elif abs(v - s.rev_ext[g]) >= gap:
             s.rev_dir[g] = -direction             # turned back by the gap: a reversal
             s.rev_ext[g] = v
-            row[S_REV_SMALL + g] = 1.0
+            if g == 0:
+                row.reversal_small = 1.0
+            else:
+                row.reversal_large = 1.0
 
 
 @njit(cache=True, inline="always")
@@ -306,7 +277,7 @@ def _entropy(s, p, t, steer, row):
         else:
             s.alpha *= math.exp(p.entropy_rate * ((1.0 if size > s.alpha else 0.0) - 0.1))
         if not np.isnan(s.alpha):
-            row[S_BIN] = _bin(error, s.alpha)
+            row.entropy_bin = _bin(error, s.alpha)
         s.ent_t[0], s.ent_t[1] = s.ent_t[1], s.ent_t[2]
         s.ent_v[0], s.ent_v[1] = s.ent_v[1], s.ent_v[2]
         n = 2
@@ -326,109 +297,118 @@ def _bin(error, alpha):
     return float(k)
 
 
-def vehicle_window_features(t, samples, t_start, t_end, settings=None):
-    """The vehicle features (:data:`VEHICLE_FEATURES`) of each window ``[t_start, t_end)``.
-
-    Parameters
-    ----------
-    t : ndarray of shape (n_samples,)
-        Sample times, s, increasing.
-    samples : ndarray of shape (n_samples, N_SAMPLE_COLUMNS)
-        :func:`vehicle_samples` of the same samples.
-    t_start, t_end : ndarray of shape (n_windows,)
-    settings : VehicleSettings or None, default=None
-
-    Returns
-    -------
-    ndarray of shape (n_windows, len(VEHICLE_FEATURES))
-    """
-    params = (settings or VehicleSettings()).params
-    first = np.searchsorted(t, t_start, side="left")
-    stop = np.searchsorted(t, t_end, side="left")
-    out = np.empty((len(t_start), len(VEHICLE_FEATURES)))
-    _windows(np.ascontiguousarray(samples, dtype=np.float64), first, stop, params, out)
-    return out
-
-
-def vehicle_features_of(recording, t_start, t_end, settings=None):
-    """:func:`vehicle_window_features` of a whole recording (samples in time order)."""
-    samples = vehicle_samples(recording.samples, settings)
-    return vehicle_window_features(recording.samples[:, _TIME], samples, t_start, t_end,
-                                   settings)
+@njit(cache=True, inline="always")
+def add_to_hop(s, row, slot):
+    """Add a sample's outputs ``row`` (a sample with a value of some signal) to its hop ``slot``
+    (:data:`HOP_SUMS` fields), the moments relative to each signal's first value on this clock
+    (kept in ``s.ref``)."""
+    slot.v_samples += 1.0
+    values = (row.lane_offset, row.steering, row.speed, row.accelerator, row.brake)
+    for j in range(N_SIGNALS):
+        v = values[j]
+        if v == v:
+            if s.ref[j] != s.ref[j]:
+                s.ref[j] = v
+            d = v - s.ref[j]
+            slot.v_count[j] += 1.0
+            slot.v_sum[j] += d
+            slot.v_squares[j] += d * d
+            slot.v_ref[j] = s.ref[j]
+    slot.v_lane_abs += row.lane_abs
+    slot.v_lane_dt += row.lane_dt
+    slot.v_steer_abs += row.steer_abs
+    slot.v_steer_dt += row.steer_dt
+    slot.v_steer_sq += row.steer_sq
+    if row.steer_dt > 0.0:
+        slot.v_steer_steps += 1.0
+    slot.v_speed_abs += row.speed_abs
+    slot.v_speed_dt += row.speed_dt
+    slot.v_pedal_abs += row.pedal_abs
+    slot.v_pedal_dt += row.pedal_dt
+    slot.v_reversal_small += row.reversal_small
+    slot.v_reversal_large += row.reversal_large
+    if row.entropy_bin >= 0.0:
+        slot.v_bins[int(row.entropy_bin)] += 1.0
+    if row.tlc_s == row.tlc_s:
+        slot.v_tlc_min = row.tlc_s if slot.v_tlc_n == 0.0 else min(slot.v_tlc_min, row.tlc_s)
+        slot.v_tlc_n += 1.0
 
 
 @njit(cache=True, inline="always")
-def _moments(samples, first, stop, column):
-    """Mean and SD (ddof=1) of a column's finite values over rows ``first..stop-1``."""
-    n = 0.0
-    ref = np.nan
-    total = 0.0
-    squares = 0.0
-    for i in range(first, stop):
-        v = samples[i, column]
-        if not np.isnan(v):
-            if np.isnan(ref):
-                ref = v
-            d = v - ref
-            n += 1.0
-            total += d
-            squares += d * d
-    mean = ref + total / n if n > 0.0 else np.nan
-    sd = math.sqrt(max((squares - total * total / n) / (n - 1.0), 0.0)) if n > 1.0 else np.nan
+def add_hop_sums(sums, hop):
+    """Add a hop's vehicle sums to a window's ``sums`` (both ``_windows.HOP`` records)."""
+    sums.v_samples += hop.v_samples
+    for j in range(N_SIGNALS):
+        if hop.v_count[j] > 0.0:
+            sums.v_count[j] += hop.v_count[j]
+            sums.v_sum[j] += hop.v_sum[j]
+            sums.v_squares[j] += hop.v_squares[j]
+            sums.v_ref[j] = hop.v_ref[j]
+    sums.v_lane_abs += hop.v_lane_abs
+    sums.v_lane_dt += hop.v_lane_dt
+    sums.v_steer_abs += hop.v_steer_abs
+    sums.v_steer_dt += hop.v_steer_dt
+    sums.v_steer_sq += hop.v_steer_sq
+    sums.v_steer_steps += hop.v_steer_steps
+    sums.v_speed_abs += hop.v_speed_abs
+    sums.v_speed_dt += hop.v_speed_dt
+    sums.v_pedal_abs += hop.v_pedal_abs
+    sums.v_pedal_dt += hop.v_pedal_dt
+    sums.v_reversal_small += hop.v_reversal_small
+    sums.v_reversal_large += hop.v_reversal_large
+    for k in range(N_BINS):
+        sums.v_bins[k] += hop.v_bins[k]
+    if hop.v_tlc_n > 0.0:
+        sums.v_tlc_min = hop.v_tlc_min if sums.v_tlc_n == 0.0 else min(sums.v_tlc_min,
+                                                                       hop.v_tlc_min)
+        sums.v_tlc_n += hop.v_tlc_n
+
+
+@njit(cache=True, inline="always")
+def _moments(sums, j):
+    """Mean and SD (ddof=1) of signal ``j`` from a window's sums (NaN without data)."""
+    n = sums.v_count[j]
+    total = sums.v_sum[j]
+    mean = sums.v_ref[j] + total / n if n > 0.0 else np.nan
+    sd = (math.sqrt(max((sums.v_squares[j] - total * total / n) / (n - 1.0), 0.0)) if n > 1.0
+          else np.nan)
     return mean, sd
 
 
 @njit(cache=True, inline="always")
-def _rate(samples, first, stop, value, time):
-    """Sum of a column over the sum of its step times (NaN with none)."""
-    total = 0.0
-    seconds = 0.0
-    for i in range(first, stop):
-        total += samples[i, value]
-        seconds += samples[i, time]
+def _rate(total, seconds):
+    """A sum over the seconds it was seen in (NaN with none)."""
     return total / seconds if seconds > 0.0 else np.nan
 
 
-@njit(cache=True)
-def _windows(samples, first, stop, p, out):
-    for w in range(out.shape[0]):
-        a, b = first[w], stop[w]
-        o = out[w]
-        o[0], o[1] = _moments(samples, a, b, S_LANE)
-        o[2] = _rate(samples, a, b, S_LANE_ABS, S_LANE_DT)
-        tlc = np.inf
-        for i in range(a, b):
-            if not np.isnan(samples[i, S_TLC]):
-                tlc = min(tlc, samples[i, S_TLC])
-        o[3] = tlc if tlc < np.inf else np.nan
-        o[4], o[5] = _moments(samples, a, b, S_STEER)
-        o[6] = _rate(samples, a, b, S_STEER_ABS, S_STEER_DT)
-        o[7] = 60.0 * _rate(samples, a, b, S_REV_SMALL, S_STEER_DT)
-        o[8] = 60.0 * _rate(samples, a, b, S_REV_LARGE, S_STEER_DT)
-        counts = np.zeros(9)
-        for i in range(a, b):
-            k = samples[i, S_BIN]
-            if k >= 0.0:
-                counts[int(k)] += 1.0
-        n = counts.sum()
-        entropy = np.nan
-        if n > 0.0:
-            entropy = 0.0
-            for k in range(9):
-                if counts[k] > 0.0:
-                    share = counts[k] / n
-                    entropy -= share * math.log(share) / math.log(9.0)
-        o[9] = entropy
-        steps = 0.0
-        squares = 0.0
-        for i in range(a, b):
-            if samples[i, S_STEER_DT] > 0.0:
-                steps += 1.0
-                squares += samples[i, S_STEER_SQ]
-        variance = o[5] * o[5]
-        o[10] = squares / steps / (2.0 * variance) if steps > 0.0 and variance > 0.0 else np.nan
-        o[11], o[12] = _moments(samples, a, b, S_SPEED)
-        o[13] = _rate(samples, a, b, S_SPEED_ABS, S_SPEED_DT)
-        o[14] = _rate(samples, a, b, S_PEDAL_ABS, S_PEDAL_DT)
-        o[15], o[16] = _moments(samples, a, b, S_ACCEL)
-        o[17], o[18] = _moments(samples, a, b, S_BRAKE)
+@njit(cache=True, inline="always")
+def window_features(sums, x, first):
+    """Write a window's :data:`VEHICLE_FEATURES` from its hop sums ``sums`` into ``x`` from
+    column ``first``."""
+    x[first], x[first + 1] = _moments(sums, 0)
+    x[first + 2] = _rate(sums.v_lane_abs, sums.v_lane_dt)
+    x[first + 3] = sums.v_tlc_min if sums.v_tlc_n > 0.0 else np.nan
+    x[first + 4], x[first + 5] = _moments(sums, 1)
+    x[first + 6] = _rate(sums.v_steer_abs, sums.v_steer_dt)
+    x[first + 7] = 60.0 * _rate(sums.v_reversal_small, sums.v_steer_dt)
+    x[first + 8] = 60.0 * _rate(sums.v_reversal_large, sums.v_steer_dt)
+    n = 0.0
+    for k in range(N_BINS):
+        n += sums.v_bins[k]
+    entropy = np.nan
+    if n > 0.0:
+        entropy = 0.0
+        for k in range(N_BINS):
+            if sums.v_bins[k] > 0.0:
+                share = sums.v_bins[k] / n
+                entropy -= share * math.log(share) / math.log(9.0)
+    x[first + 9] = entropy
+    variance = x[first + 5] * x[first + 5]
+    steps = sums.v_steer_steps
+    x[first + 10] = (sums.v_steer_sq / steps / (2.0 * variance) if steps > 0.0 and variance > 0.0
+                     else np.nan)
+    x[first + 11], x[first + 12] = _moments(sums, 2)
+    x[first + 13] = _rate(sums.v_speed_abs, sums.v_speed_dt)
+    x[first + 14] = _rate(sums.v_pedal_abs, sums.v_pedal_dt)
+    x[first + 15], x[first + 16] = _moments(sums, 3)
+    x[first + 17], x[first + 18] = _moments(sums, 4)

@@ -17,16 +17,19 @@ import numpy as np
 from numba import njit
 
 from ._config import _SPATIAL, _record
-from ._feature_names import FEATURE_NAMES, GLANCE_FEATURES, MEASURES
+from ._feature_names import FEATURE_NAMES, GLANCE_FEATURES, MEASURES, VEHICLE_FEATURES
+from ._vehicle_measures import HOP_SUMS, add_hop_sums, window_features
 from .formats import FIELDS, SPATIAL_FIELDS
 
 __all__ = ["Windows", "feature_fields", "feature_min_rate_hz", "gaze_only_features"]
 
 _SOURCES = {"saccade": ("gaze",), "blink": ("eyelid", "gaze"), "perclos": ("eyelid",),
-            "glance": ("gaze",)}
+            "glance": ("gaze",), "lane": ("lane_offset",), "steering": ("steering",),
+            "speed": ("speed",), "pedal": ("accelerator", "brake")}
 """Field groups each derived measure (a feature name's first word after ``mean_``/``sd_``) is
 computed from, any one sufficing: saccades from gaze velocity; blinks from the eyelid or, without
-one, from track loss of the gaze; PERCLOS from the eyelid only; glances from gaze."""
+one, from track loss of the gaze; PERCLOS from the eyelid only; glances from gaze; the vehicle
+measures from their signal (lane offset, steering, speed; the pedal change from either pedal)."""
 
 _FLAG_SOURCES = {"saccade": ("saccade",), "blink": ("blink",)}
 """With ``use_tracker_flags`` the tracker's own event flags replace the detectors."""
@@ -102,6 +105,7 @@ N_SPATIAL = len(SPATIAL_FIELDS)
 N_TEMPORAL = len(MEASURES) - N_SPATIAL
 N_FEATURES = len(FEATURE_NAMES)
 N_GLANCE_FEATURES = len(GLANCE_FEATURES)
+N_VEHICLE_FEATURES = len(VEHICLE_FEATURES)
 SACCADE, BLINK, BLINK_FREQUENCY, BLINK_DURATION, PERCLOS = range(N_TEMPORAL)
 
 # A hop of the hop ring: its hop number (-1: none held), then its partial sums.
@@ -127,6 +131,8 @@ HOP = _record(
     "g_longest", "g_set", "g_on_road", "g_off_s", "g_buffer", "g_ready",
     # The fatigue state after the hop's last sample.
     "f_set", "f_available", "f_closed_s", "f_perclos", "f_blink_s", "f_drowsy",
+    # The vehicle channel's sums (_vehicle_measures.HOP_SUMS).
+    *HOP_SUMS,
 )
 _EMPTY_HOP = np.zeros(1, HOP)   # copied to clear a hop (a global array: numba never frees it)
 
@@ -147,7 +153,8 @@ WINDOW = _record(
     "on_road", "off_road_s", "buffer_s", "road_ready",
     "fatigue_available", "eyes_closed_s", "perclos", "blink_duration_s", "drowsy",
 )
-_GLANCE_X = N_FEATURES - N_GLANCE_FEATURES   # the glance features' first column in X
+_GLANCE_X = len(MEASURES) + N_SPATIAL   # the glance features' first column in X
+_VEHICLE_X = _GLANCE_X + N_GLANCE_FEATURES   # the vehicle features' first column
 _FLAGS = ("road_ready", "fatigue_available", "drowsy")   # 1.0 / 0.0 in a row, bool in Windows
 _COLUMN = {name: WINDOW.fields[name][1] // 8 for name in WINDOW.names}   # first float of each
 _FEATURES_FIRST = _COLUMN["X"]
@@ -170,9 +177,9 @@ class Windows:
         clipped to [0, 1].
     label : ndarray of shape (n_windows,), dtype int8
         1 distracted, 0 attentive, -1 unknown or mixed (see ``PipelineConfig.label_purity``).
-    X : ndarray of shape (n_windows, 30)
-        Features in :data:`FEATURE_NAMES` order (the 25 of S0 §5.3.5, then the 5 glance
-        features); NaN where a measure had no data in the window.
+    X : ndarray of shape (n_windows, 49)
+        Features in :data:`FEATURE_NAMES` order (the 25 of S0 §5.3.5, the 5 glance features,
+        then the 19 vehicle features); NaN where a measure had no data in the window.
     on_road : ndarray of shape (n_windows,)
         Glance state after the window's last sample: 1.0 on road, 0.0 away, NaN unknown (track
         loss, road centre warming up, glances off).
@@ -397,12 +404,14 @@ def _emit(ring, state, params, period, total, out):
         x[N_SPATIAL + m] = sums.t_sum[m] / n if n > 0.0 else np.nan
     _emit_glances(ring, end, n_hops, params, sums, out)
     _emit_fatigue(ring, end, n_hops, out)
+    window_features(sums, x, _VEHICLE_X)
     return True
 
 
 @njit(cache=True, inline="always")
 def _add_hop(sums, hop):
-    """Add a hop's partial sums (not its pending samples, maxima or glance state) to ``sums``."""
+    """Add a hop's partial sums (not its pending samples, maxima or glance state) to ``sums``,
+    its vehicle sums included."""
     sums.accepted += hop.accepted
     sums.valid += hop.valid
     sums.label1 += hop.label1
@@ -421,6 +430,8 @@ def _add_hop(sums, hop):
     sums.g_time_s += hop.g_time_s
     sums.g_away_s += hop.g_away_s
     sums.g_count += hop.g_count
+    if hop.v_samples > 0.0:
+        add_hop_sums(sums, hop)
 
 
 @njit(cache=True, inline="always")

@@ -2,16 +2,17 @@ import numpy as np
 import pytest
 
 from distractd.pipeline import (
-    FEATURE_NAMES, FIELD_INDEX, GLANCE_FEATURES, SPATIAL_FIELDS, PipelineConfig, Recording,
-    StreamProcessor, Windows, empty_block, extract_features,
+    FEATURE_NAMES, FIELD_INDEX, GLANCE_FEATURES, SPATIAL_FIELDS, VEHICLE_FEATURES, PipelineConfig,
+    Recording, StreamProcessor, Windows, empty_block, extract_features,
 )
 
 
-def test_feature_names_are_25_then_the_glance_features_in_fixed_order():
-    assert len(FEATURE_NAMES) == 30
+def test_feature_names_are_25_then_the_glance_then_the_vehicle_features_in_fixed_order():
+    assert len(FEATURE_NAMES) == 49
     assert FEATURE_NAMES[0] == "mean_head_x" and FEATURE_NAMES[14] == "mean_perclos"
     assert FEATURE_NAMES[15:25] == tuple(f"sd_{name}" for name in SPATIAL_FIELDS)
-    assert FEATURE_NAMES[25:] == GLANCE_FEATURES
+    assert FEATURE_NAMES[25:30] == GLANCE_FEATURES
+    assert FEATURE_NAMES[30:] == VEHICLE_FEATURES
 
 
 @pytest.mark.parametrize("split", ["one", "random", "whole"])

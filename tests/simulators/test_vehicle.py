@@ -4,10 +4,10 @@ and normal drives, the cognitive task's narrower lane, physical consistency of t
 import numpy as np
 import pytest
 
-from distractd.pipeline import FIELD_INDEX, VEHICLE_FEATURES, vehicle_features_of
+from distractd.pipeline import FEATURE_NAMES, FIELD_INDEX, extract_features
 from distractd.simulators import simulate_drive
 
-SDLP = VEHICLE_FEATURES.index("sd_lane_offset")
+SDLP = FEATURE_NAMES.index("sd_lane_offset")
 
 
 def per_second(recording, field):
@@ -50,8 +50,9 @@ def test_normal_drive_lane_speed_and_pedals_are_the_real_drives(blocks):
 def test_cognitive_load_narrows_the_lane(seed):
     # Taamneh question seconds: SDLP 0.12 m against 0.29 m off task; seeds 6-8 give 0.49-0.66
     recording = simulate_drive(seed, duration_s=900.0, protocol="cognitive")
-    ends = np.arange(recording.t[0] + 10.0, recording.t[-1], 5.0)
-    sdlp = vehicle_features_of(recording, ends - 10.0, ends)[:, SDLP]
+    windows = extract_features(recording)
+    windows = windows[windows.t_end % 5.0 == 0.0]   # 10 s windows, every 5 s
+    sdlp = windows.X[:, SDLP]
     share = np.array([recording.labels[(recording.t >= e - 10) & (recording.t < e)].mean()
-                      for e in ends])
+                      for e in windows.t_end])
     assert np.median(sdlp[share > 0.9]) < 0.9 * np.median(sdlp[share < 0.1])

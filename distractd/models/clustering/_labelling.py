@@ -62,7 +62,7 @@ from sklearn.linear_model import LogisticRegression
 
 from ..._errors import ConfigError, SchemaError
 from ..._validation import Interval, Options, check_params
-from ...pipeline import PipelineConfig
+from ...pipeline import VEHICLE_FEATURES, PipelineConfig
 from ..detectors import g_mean
 from ..segmentation import drift_features, drift_free_windows
 from ._elmclr import ELMCLR
@@ -256,7 +256,8 @@ def label_windows(windows, feature_names, method="elm-jec", *, representation="b
         Raw feature windows of one drive (:func:`distractd.pipeline.extract_features` without the
         per-stream baseline).
     feature_names : sequence of str
-        Names of the columns of ``windows.X``.
+        Names of the columns of ``windows.X``; the car's (``VEHICLE_FEATURES``) are left out:
+        labelling clusters the eyes.
     method : {"kmeans", "uselm", "elm-jec", "elm-clr"}, default="elm-jec"
     representation : {"baseline", "drive"}, default="baseline"
         Drift-free running baseline, or the whole drive z-scored (see the module notes).
@@ -305,7 +306,8 @@ def label_windows(windows, feature_names, method="elm-jec", *, representation="b
         X = drift_free_windows(windows.t_end, X, **(baseline or {}))
         if not np.isfinite(X[used]).any():  # shorter than the baseline's warm-up
             X, representation = windows.X, "drive"
-    Z, names = _standardize(X[used], feature_names)
+    eyes = [i for i, name in enumerate(feature_names) if name not in VEHICLE_FEATURES]
+    Z, names = _standardize(X[used][:, eyes], [feature_names[i] for i in eyes])   # the eyes'
     if features == "auto":
         hop_s = float(np.median(np.diff(windows.t_end))) if n > 1 else 0.5
         clustered = list(np.flatnonzero(drift_features(X[used], hop_s=hop_s)[

@@ -7,7 +7,9 @@ same windows and truth, as the models it judges:
 - features: the window's track-loss fraction
   (:data:`~distractd.models.detectors.LOSS_FEATURE`) and the mean and SD of every spatial field
   (gaze angles, head pose) the stream has data for — for a 1 Hz gaze-only tracker the valid-gaze
-  fraction and the mean and SD of gaze x and y;
+  fraction and the mean and SD of gaze x and y — and, the same recipe on the car's signals, the
+  mean and SD of each vehicle signal it has (:data:`~distractd.pipeline.NAIVE_VEHICLE_FEATURES`),
+  so that the floor rises with the signals a stream has;
 - a missing value in a window the representation knows something of is the centre (0 after
   standardisation): a window whose gaze was lost throughout still gets scored, by its loss;
 - an RBF SVM with ``class_weight="balanced"``, C = 1 and scikit-learn's ``gamma="scale"``
@@ -23,36 +25,42 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ...pipeline import FEATURE_NAMES, Windows
+from ...pipeline import FEATURE_NAMES, NAIVE_VEHICLE_FEATURES, Windows
 from ...pipeline.formats import SPATIAL_FIELDS
 from ._decision import LOSS_FEATURE
 
 __all__ = ["NaiveRepresentation", "naive_feature_names", "scale_width"]
 
 _CANDIDATES = (LOSS_FEATURE,) + tuple(f"{stat}_{field}" for field in SPATIAL_FIELDS
-                                      for stat in ("mean", "sd"))
+                                      for stat in ("mean", "sd")) + NAIVE_VEHICLE_FEATURES
 """The recipe's features before the data decides which exist: loss, then per spatial field its
-mean and SD."""
+mean and SD, then per vehicle signal its mean and SD."""
 
 
-def naive_feature_names(windows, min_fraction=0.5):
+def naive_feature_names(windows, min_fraction=0.5, vehicle=False):
     """The naive recipe's features that have data in at least ``min_fraction`` of the windows.
 
     Parameters
     ----------
     windows : Windows or sequence of Windows
     min_fraction : float, default=0.5
+    vehicle : bool, default=False
+        Also the car's (:data:`~distractd.pipeline.NAIVE_VEHICLE_FEATURES`): set when the models
+        compared read the car (``usable_features(..., vehicle=True)``), so that the floor has the
+        same signals.
 
     Returns
     -------
     list of str
-        The track-loss fraction, then the mean and SD of each spatial field with data.
+        The track-loss fraction, then the mean and SD of each spatial field and each vehicle
+        signal with data.
     """
     parts = [windows] if isinstance(windows, Windows) else list(windows)
     X = np.vstack([w.X for w in parts]) if parts else np.empty((0, len(FEATURE_NAMES)))
     finite = dict(zip(FEATURE_NAMES, np.isfinite(X).mean(axis=0) if len(X) else
                       np.zeros(len(FEATURE_NAMES))))
-    return [name for name in _CANDIDATES if finite[name] >= min_fraction]
+    return [name for name in _CANDIDATES if finite[name] >= min_fraction
+            and (vehicle or name not in NAIVE_VEHICLE_FEATURES)]
 
 
 @dataclass(frozen=True)
@@ -64,13 +72,16 @@ class NaiveRepresentation:
     normalisation : {"running", "driver"}
         The running per-stream baseline (causal) or the per-driver z-score over all of the
         driver's drives (offline).
+    vehicle : bool, default=False
+        With the car's signals (:func:`naive_feature_names`).
     """
 
     normalisation: str
+    vehicle: bool = False
 
     def feature_names(self, windows):
         """:func:`naive_feature_names` of ``windows``."""
-        return naive_feature_names(windows)
+        return naive_feature_names(windows, vehicle=self.vehicle)
 
     def impute(self, X):
         """``X`` with a missing value set to the centre (0) in rows with any value; a row with

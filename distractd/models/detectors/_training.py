@@ -24,8 +24,8 @@ from ..._errors import ConfigError, SchemaError, unreadable
 from ..._json import json_ready
 from ..._validation import Interval, check_params
 from ...pipeline import (
-    FEATURE_NAMES, PipelineConfig, Recording, Windows, extract_features, labels_from_intervals,
-    read_intervals,
+    FEATURE_NAMES, VEHICLE_FEATURES, PipelineConfig, Recording, Windows, extract_features,
+    labels_from_intervals, read_intervals,
 )
 from ..segmentation import fit_segment_prototypes
 from ._artifact import save_model
@@ -50,7 +50,7 @@ _LOST_MIN_FRACTION = 0.9
 """Fraction of those windows a feature must have data in (:func:`usable_features`)."""
 
 
-def usable_features(windows, min_fraction=0.5):
+def usable_features(windows, min_fraction=0.5, vehicle=False):
     """Names of the features that have data in at least ``min_fraction`` of the windows, and of
     the windows where the tracker lost most samples.
 
@@ -68,6 +68,10 @@ def usable_features(windows, min_fraction=0.5):
     ----------
     windows : Windows or sequence of Windows
     min_fraction : float, default=0.5
+    vehicle : bool, default=False
+        Also the car's features (:data:`~distractd.pipeline.VEHICLE_FEATURES`) with data. A
+        model reads the car only when its recipe asks (the vehicle sub-models, ``--vehicle``):
+        simulated drives carry the car, and a model of the eyes stays one of the eyes.
 
     Returns
     -------
@@ -77,7 +81,8 @@ def usable_features(windows, min_fraction=0.5):
     finite, finite_lost = _data_fractions(windows)
     if finite_lost is not None:
         finite = np.where(finite_lost < _LOST_MIN_FRACTION, 0.0, finite)
-    return [name for name, fraction in zip(FEATURE_NAMES, finite) if fraction >= min_fraction]
+    return [name for name, fraction in zip(FEATURE_NAMES, finite) if fraction >= min_fraction
+            and (vehicle or name not in VEHICLE_FEATURES)]
 
 
 def _data_fractions(windows):

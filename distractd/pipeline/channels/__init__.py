@@ -9,10 +9,13 @@ its own module plus its entry here (docs/pipeline.md "Channels" lists what it pr
 
 from ._fatigue import FATIGUE_ALERT_KINDS, FatigueAlert, FatigueChannel, FatigueTrace
 from ._glance import ALERT_KINDS, GLANCE_CLASSES, Alert, GlanceChannel, GlanceTrace
+from ._vehicle import VehicleChannel, VehicleTrace
 
-__all__ = ["CHANNELS", "GlanceChannel", "FatigueChannel", "Alert", "FatigueAlert", "GlanceTrace",
-           "FatigueTrace", "ALERT_KINDS", "FATIGUE_ALERT_KINDS", "GLANCE_CLASSES"]
+__all__ = ["CHANNELS", "GlanceChannel", "FatigueChannel", "VehicleChannel", "Alert",
+           "FatigueAlert", "GlanceTrace", "FatigueTrace", "VehicleTrace", "ALERT_KINDS",
+           "FATIGUE_ALERT_KINDS", "GLANCE_CLASSES"]
 
-CHANNELS = (GlanceChannel, FatigueChannel)
+CHANNELS = (GlanceChannel, FatigueChannel, VehicleChannel)
 """The channels of every stream, stepped in this order per sample (the glance channel first: the
-fatigue channel reads the on-road head pose it learns at the same sample)."""
+fatigue channel reads the on-road head pose it learns at the same sample; the vehicle channel
+reads nothing of theirs)."""

@@ -8,9 +8,12 @@ from distractd.models.detectors import (
     training_windows, usable_features,
 )
 from distractd.pipeline import (
-    FEATURE_NAMES, PipelineConfig, extract_features, label_intervals, write_intervals,
+    FEATURE_NAMES, VEHICLE_FEATURES, PipelineConfig, extract_features, label_intervals,
+    write_intervals,
 )
 from distractd.simulators import simulate_drive
+
+EYE_FEATURES = [name for name in FEATURE_NAMES if name not in VEHICLE_FEATURES]
 
 
 @pytest.fixture(scope="module")
@@ -31,22 +34,23 @@ def test_trained_artifact_reproduces_the_estimator(drive, windows, tmp_path):
                            segment_frames=120)
     detector = load_model(path)
     assert detector.model_id == model_id and detector.kind == "ELMClassifier"
-    assert detector.feature_names == list(FEATURE_NAMES)
+    assert detector.feature_names == EYE_FEATURES   # the simulated car is read only when asked
     assert PipelineConfig.from_dict(detector.pipeline_config) == PipelineConfig()
     summary = detector.summary
     assert summary["n_labelled"] == 40 and summary["params"] == parts["summary"]["params"]
     assert summary["known_truth"]["distracted"] == int((windows.label == 1).sum())
     assert "segmenter" in detector.extras
-    finite = np.isfinite(windows.X).all(axis=1)
-    Z = (windows.X[finite] - parts["normalizer_mean"]) / parts["normalizer_scale"]
-    np.testing.assert_allclose(detector.decision_function(windows.X[finite]),
+    X = windows.X[:, :len(EYE_FEATURES)]
+    finite = np.isfinite(X).all(axis=1)
+    Z = (X[finite] - parts["normalizer_mean"]) / parts["normalizer_scale"]
+    np.testing.assert_allclose(detector.decision_function(X[finite]),
                                estimator.decision_function(Z), rtol=1e-12, atol=1e-12)
     _, scores, states = predict_windows(
         detector, drive, DecisionRule(min_quality=0.0, mode="hysteresis", on=0.0, off=0.0))
     np.testing.assert_allclose(scores[finite] * detector.score_scale,
                                estimator.decision_function(Z), atol=1e-12)
     assert detector.score_scale == pytest.approx(np.std(estimator.decision_function(
-        (windows.X[finite] - parts["normalizer_mean"]) / parts["normalizer_scale"])), rel=0.5)
+        (X[finite] - parts["normalizer_mean"]) / parts["normalizer_scale"])), rel=0.5)
     np.testing.assert_array_equal(states[finite], (scores[finite] > 0).astype(np.int8))
 
 
@@ -90,7 +94,8 @@ def test_label_files_and_sizes_are_checked(drive, windows, tmp_path):
 
 
 def test_chosen_features_follow_the_data_and_name_what_is_wrong(windows):
-    assert chosen_features(windows) == usable_features(windows) == list(FEATURE_NAMES)
+    assert chosen_features(windows) == usable_features(windows) == EYE_FEATURES
+    assert usable_features(windows, vehicle=True) == list(FEATURE_NAMES)   # the simulated car
     assert chosen_features(windows, ["mean_gaze_r_yaw"]) == ["mean_gaze_r_yaw"]
     with pytest.raises(ConfigError, match=r"features \['mean_nothing'\] are not window features"):
         chosen_features(windows, ["mean_nothing"])
