@@ -888,7 +888,12 @@ def _declare_train(parser):
     parser.add_argument("--sparse-model", metavar="MODEL",
                         help="--cohort: a model needing only gaze at any rate (e.g. trained on "
                              "real 1 Hz drives) to hold as the sparse_gaze sub-model, instead of "
-                             "one fitted on IN")
+                             "one fitted on IN (and its sparse_gaze_vehicle and vehicle "
+                             "sub-models, if it has them)")
+    parser.add_argument("--vehicle", action="store_true",
+                        help="--cohort: also fit the sub-models that read the car's signals "
+                             "(eyes_vehicle, sparse_gaze_vehicle, vehicle) on the vehicle "
+                             "features with data in half of the windows")
     parser.add_argument("--labels", nargs="+", metavar="CSV",
                         help="corrected labels, each of its recording (named in its "
                              "<file>.recording.json): per-driver, one file per IN, interval CSV "
@@ -926,6 +931,7 @@ def _train(args):
                                             config=config, seed=args.seed, runner=runner,
                                             sparse_model=sparse, protocols=args.only,
                                             operating_point=_operating_point(args),
+                                            vehicle=args.vehicle,
                                             progress=sys.stderr.isatty() and not args.quiet)
         model_id = save_model(args.out, estimator, **parts)
         drives, drivers = parts["summary"]["n_recordings"], len(parts["summary"]["drivers"])
@@ -942,10 +948,10 @@ def _train(args):
                                + ("" if point is None else "\n" + _operating_line(
                                    point, load_model("default").summary.get("operating_point"))))
         return 0
-    if args.jobs != 1 or args.scheduler or args.only or args.sparse_model \
+    if args.jobs != 1 or args.scheduler or args.only or args.sparse_model or args.vehicle \
             or args.operating_point is not None:
-        raise ConfigError("train: --jobs, --scheduler, --only, --operating-point and "
-                          "--sparse-model apply to train --cohort")
+        raise ConfigError("train: --jobs, --scheduler, --only, --operating-point, "
+                          "--sparse-model and --vehicle apply to train --cohort")
     model = args.model
     recordings = [read_recording(path) for path in args.inputs]
     for path, recording, labels in zip(args.inputs, recordings, args.labels or ()):

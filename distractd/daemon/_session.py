@@ -264,7 +264,8 @@ class Session:
         levels, unresponsive = decision.escalate(
             windows.t_end, decided, windows.on_road, windows.off_road_s, windows.eyes_closed_s,
             windows.drowsy, [[(alert.t, alert.kind) for alert in group]
-                             for group in windows.alerts] if raised else _NO_ALERTS * len(windows))
+                             for group in windows.alerts] if raised else _NO_ALERTS * len(windows),
+            windows.input_age_s)
         events += [alert_event(self.stream, "unresponsive", t, since=since, cause=cause)
                    for t, since, cause in unresponsive]
         baseline = self.processor.baseline

@@ -76,6 +76,7 @@ STATE = _record(
     "ent_n", "alpha",                    # samples taken (capped at 3); running 90th percentile
     ("ref", (N_SIGNALS,)),               # each signal's first value on this clock (NaN: none)
     "quiet",                             # 1 while samples come without a signal (the channel's)
+    "input_t",                           # the driver's last steering or pedal input, s (NaN)
 )
 """A stream's vehicle state (the vehicle channel's state record)."""
 
@@ -89,6 +90,7 @@ HOP_SUMS = (
     "v_speed_abs", "v_speed_dt", "v_pedal_abs", "v_pedal_dt", "v_reversal_small",
     "v_reversal_large", ("v_bins", (N_BINS,)),
     "v_tlc_n", "v_tlc_min",       # times to line crossing seen, and the shortest (not a sum)
+    "v_input_t",                  # not a sum: the last steering or pedal input at the hop's end
 )
 """The vehicle fields of a hop of the window ring (``_windows.HOP``): what a window's
 :func:`window_features` need, summed per hop by :func:`add_to_hop`."""
@@ -96,7 +98,7 @@ HOP_SUMS = (
 PARAMS = _record(
     "max_step_s", "lane_width_m", "car_width_m", "tlc_cap_s",
     "reversal_cutoff_hz", ("reversal_gap_rad", (2,)),
-    "entropy_step_s", "entropy_rate",
+    "entropy_step_s", "entropy_rate", "input_steering_rad_s", "input_pedal_per_s",
 )
 class VehicleSettings:
     """Settings of the vehicle measures.
@@ -121,11 +123,18 @@ class VehicleSettings:
         Least spacing of the steering samples the entropy predicts (Nakayama et al. 1999), s.
     entropy_rate : float, default=0.02
         Step of the running 90th percentile of the prediction error (log scale, per sample).
+    input_steering_deg_s : float, default=10.0
+        Steering-wheel speed at or above which a step is the driver's input, deg/s: well above
+        lane keeping's corrections (Taamneh et al.'s normal drives: 0.7 deg/s on average from
+        second to second), as a hand turning the wheel gives.
+    input_pedal_per_s : float, default=0.2
+        Pedal travel per second (accelerator plus brake, of the full range) at or above which a
+        step is the driver's input.
     """
 
     def __init__(self, max_step_s=2.0, lane_width_m=3.65, car_width_m=1.8, tlc_cap_s=20.0,
                  reversal_cutoff_hz=0.6, reversal_gaps_deg=(0.1, 2.0), entropy_step_s=0.15,
-                 entropy_rate=0.02):
+                 entropy_rate=0.02, input_steering_deg_s=10.0, input_pedal_per_s=0.2):
         self.max_step_s = max_step_s
         self.lane_width_m = lane_width_m
         self.car_width_m = car_width_m
@@ -134,13 +143,16 @@ class VehicleSettings:
         self.reversal_gaps_deg = reversal_gaps_deg
         self.entropy_step_s = entropy_step_s
         self.entropy_rate = entropy_rate
+        self.input_steering_deg_s = input_steering_deg_s
+        self.input_pedal_per_s = input_pedal_per_s
 
     def params(self):
         """The settings as the kernel's parameter record, in a one-record array."""
         params = np.zeros(1, PARAMS)
-        for name in PARAMS.names:   # each setting under its own name, the gaps in radians
+        for name in PARAMS.names:   # each setting under its own name, angles in radians
             params[name] = (np.radians(self.reversal_gaps_deg) if name == "reversal_gap_rad"
-                            else getattr(self, name))
+                            else np.radians(self.input_steering_deg_s)
+                            if name == "input_steering_rad_s" else getattr(self, name))
         return params
 
 
@@ -164,7 +176,7 @@ def new_state(states):
     states[0] = _ZEROS[0]
     s = states[0]
     s.lane_t = s.steer_t = s.speed_t = s.accel_t = s.brake_t = s.filter_t = np.nan
-    s.alpha = np.nan
+    s.alpha = s.input_t = np.nan
     for j in range(N_SIGNALS):
         s.ref[j] = np.nan
 
@@ -230,6 +242,9 @@ def vehicle_step(s, p, t, x, row):
         s.accel_t, s.accel_v = t, accel
     if seen_b:
         s.brake_t, s.brake_v = t, brake
+    if (row.steer_dt > 0.0 and row.steer_abs >= p.input_steering_rad_s * row.steer_dt
+            or row.pedal_dt > 0.0 and row.pedal_abs >= p.input_pedal_per_s * row.pedal_dt):
+        s.input_t = t   # the driver's hand or foot
 
 
 @njit(cache=True, inline="always")
@@ -332,6 +347,7 @@ def add_to_hop(s, row, slot):
     if row.tlc_s == row.tlc_s:
         slot.v_tlc_min = row.tlc_s if slot.v_tlc_n == 0.0 else min(slot.v_tlc_min, row.tlc_s)
         slot.v_tlc_n += 1.0
+    slot.v_input_t = s.input_t
 
 
 @njit(cache=True, inline="always")

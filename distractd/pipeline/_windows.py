@@ -152,6 +152,7 @@ WINDOW = _record(
     "t_start", "t_end", "quality", "label", ("X", (N_FEATURES,)),
     "on_road", "off_road_s", "buffer_s", "road_ready",
     "fatigue_available", "eyes_closed_s", "perclos", "blink_duration_s", "drowsy",
+    "input_age_s",
 )
 _GLANCE_X = len(MEASURES) + N_SPATIAL   # the glance features' first column in X
 _VEHICLE_X = _GLANCE_X + N_GLANCE_FEATURES   # the vehicle features' first column
@@ -202,6 +203,10 @@ class Windows:
         Mean blink duration over the same span, seconds (NaN: no blink).
     drowsy : ndarray of shape (n_windows,), dtype bool
         A drowsiness alert was raised and PERCLOS has not recovered since.
+    input_age_s : ndarray of shape (n_windows,)
+        Seconds from the driver's last steering or pedal input (the vehicle channel:
+        ``VehicleSettings.input_*``) to the window's end; NaN without one on this clock, or
+        without the car in the window's hops.
     alerts : ndarray of shape (n_windows,), dtype object
         Per window, the tuple of glance :class:`~distractd.pipeline.Alert` and
         :class:`~distractd.pipeline.FatigueAlert` raised since the previous window was emitted
@@ -223,11 +228,12 @@ class Windows:
     perclos: np.ndarray
     blink_duration_s: np.ndarray
     drowsy: np.ndarray
+    input_age_s: np.ndarray
     alerts: np.ndarray
 
     _COLUMNS = ("t_start", "t_end", "quality", "label", "X", "on_road", "off_road_s", "buffer_s",
                 "road_ready", "fatigue_available", "eyes_closed_s", "perclos", "blink_duration_s",
-                "drowsy", "alerts")
+                "drowsy", "input_age_s", "alerts")
 
     def __len__(self):
         return len(self.t_end)
@@ -405,6 +411,12 @@ def _emit(ring, state, params, period, total, out):
     _emit_glances(ring, end, n_hops, params, sums, out)
     _emit_fatigue(ring, end, n_hops, out)
     window_features(sums, x, _VEHICLE_X)
+    out.input_age_s = np.nan
+    for i in range(n_hops):   # the driver's last input, from the latest hop with the car
+        row = _slot(ring, end - 1 - i)
+        if row >= 0 and ring[row].v_samples > 0.0:
+            out.input_age_s = out.t_end - ring[row].v_input_t
+            break
     return True
 
 

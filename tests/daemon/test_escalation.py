@@ -14,9 +14,10 @@ HOP_S = 0.5
 
 
 def _run(rule, t, on_road, off_road_s, eyes_closed_s, states=None, drowsy=None, alerts=(),
-         split=1):
+         split=1, input_age_s=None):
     """Levels and unresponsive climbs of windows fed ``split`` at a time."""
     n = len(t)
+    input_age_s = np.full(n, NAN) if input_age_s is None else np.asarray(input_age_s)
     states = np.zeros(n, dtype=np.int8) if states is None else np.asarray(states)
     drowsy = np.zeros(n, dtype=bool) if drowsy is None else np.asarray(drowsy)
     carried = [[] for _ in range(n)]   # each alert rides with the first window ending after it
@@ -26,7 +27,8 @@ def _run(rule, t, on_road, off_road_s, eyes_closed_s, states=None, drowsy=None, 
     for lo in range(0, n, split):
         part = slice(lo, lo + split)
         got, up = rule.escalate(t[part], states[part], on_road[part], off_road_s[part],
-                                eyes_closed_s[part], drowsy[part], carried[part])
+                                eyes_closed_s[part], drowsy[part], carried[part],
+                                input_age_s[part])
         levels += got
         climbs += up
     return levels, climbs
@@ -104,6 +106,34 @@ def test_floors_from_the_window_state_drowsiness_and_alerts():
     assert level[(t >= 15.0) & (t <= 17.0)].tolist() == [1] * 5
     assert level[(t > 12.0) & (t < 15.0)].max() == 0 and level[t > 17.0].max() == 0
     assert climbs == []
+
+
+def test_steering_proves_engagement_to_the_window_state_never_to_a_long_glance():
+    # the window state says distracted over 2-12 s while the driver steers (input 0.4 s before
+    # each window's end) and, from 8 s, looks away for 4 s; drowsy at 14-15 s
+    t = np.arange(1, 41) * HOP_S
+    n = len(t)
+    states = ((t >= 2.0) & (t < 12.0)).astype(np.int8)
+    drowsy = (t >= 14.0) & (t < 15.0)
+    on_road, off_road_s, closed = _away(t, 8.0, 12.0)
+    steering = np.full(n, 0.4)
+    plain, _ = _run(DecisionRule(), t, on_road, off_road_s, closed, states, drowsy,
+                    input_age_s=steering)
+    engaged, _ = _run(DecisionRule(engagement_s=1.0), t, on_road, off_road_s, closed, states,
+                      drowsy, input_age_s=steering)
+    plain = np.array([row[0] for row in plain])
+    engaged = np.array([row[0] for row in engaged])
+    assert (plain[states == 1] >= 1).all()
+    glance = off_road_s >= 3.0
+    assert glance.sum() == 2 and (engaged[glance] == 1).all()     # 3 s away: never hidden
+    assert engaged[(states == 1) & ~glance].max() == 0           # the state's pre-alert spared
+    assert (engaged[drowsy] == 1).all()                           # drowsiness is not engagement
+    # input longer ago than engagement_s, or no car: the state escalates as before
+    stale, _ = _run(DecisionRule(engagement_s=1.0), t, on_road, off_road_s, closed, states,
+                    drowsy, input_age_s=np.full(n, 1.5))
+    no_car, _ = _run(DecisionRule(engagement_s=1.0), t, on_road, off_road_s, closed, states,
+                     drowsy)
+    assert [row[0] for row in stale] == [row[0] for row in no_car] == plain.tolist()
 
 
 @pytest.mark.parametrize("split", [1, 2, 7])

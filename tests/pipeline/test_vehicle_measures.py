@@ -115,3 +115,20 @@ def test_stream_in_blocks_equals_batch_and_the_switch_turns_the_channel_off():
     assert np.isnan(off.X[:, [F[name] for name in VEHICLE_FEATURES]]).all()
     np.testing.assert_array_equal(off.X[:, :F[VEHICLE_FEATURES[0]]],
                                   batch.X[:, :F[VEHICLE_FEATURES[0]]])
+
+
+def test_the_drivers_last_steering_or_pedal_input_is_aged_at_each_window_end():
+    # lane keeping's slow steering (1 deg/s) is no input; a turn of the wheel at 20 deg/s over
+    # 20-21 s is, and so is pressing the brake at 40 s
+    def steering(t):
+        turn = np.clip(t - 20.0, 0.0, 1.0) * math.radians(20.0)
+        return math.radians(1.0) * np.sin(t) + turn
+    recording = drive(60.0, 10.0, steering=steering, brake=lambda t: np.where(t >= 40.0, 0.5, 0.0))
+    windows = extract_features(recording)
+    age = dict(zip(windows.t_end, windows.input_age_s))
+    assert np.isnan(age[15.0])                           # no input yet on this clock
+    assert age[25.0] == pytest.approx(25.0 - 21.0)       # the last step of the turn: t = 21.0
+    assert age[39.5] == pytest.approx(39.5 - 21.0)
+    assert age[45.0] == pytest.approx(45.0 - 40.0)       # the brake's step
+    eyes_only = drive(30.0, 10.0, gaze_r_yaw=lambda t: 0.0 * t, gaze_r_pitch=lambda t: 0.0 * t)
+    assert np.isnan(extract_features(eyes_only).input_age_s).all()

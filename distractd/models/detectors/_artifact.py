@@ -13,7 +13,9 @@ Layout: a zip archive written by :func:`numpy.savez` with
 
 Sub-models: the model itself needs every field its features are computed from; ``gaze_only``
 needs gaze and confidence at a rate that resolves saccades and blinks (a 30-250 Hz gaze tracker,
-Pupil Core); ``sparse_gaze`` needs only gaze and confidence, at any rate (a 1 Hz tracker). Per
+Pupil Core); ``sparse_gaze`` needs only gaze and confidence, at any rate (a 1 Hz tracker);
+``eyes_vehicle``, ``sparse_gaze_vehicle`` need the same and the car's signals, ``vehicle`` the
+car's signals alone (:data:`SUBMODELS` gives the order they are tried in). Per
 stream, :meth:`Detector.choose` takes the most complete one whose features the stream can give,
 judged by the fields it carries (:func:`~distractd.pipeline.feature_fields`) and its measured
 rate (:func:`~distractd.pipeline.feature_min_rate_hz`); the choice is published as the state's
@@ -71,9 +73,11 @@ MIN_SCALE = 1e-9
 """Smallest normaliser or score scale: a scale of 5e-324 divides every feature or score to inf."""
 INTEGER_ARRAYS = ("classes", "y", "starts", "clusters", "cluster_labels")
 """Arrays (by the last part of their names) that hold integers; every other is float64."""
-SUBMODELS = ("gaze_only", "sparse_gaze")
+SUBMODELS = ("eyes_vehicle", "gaze_only", "sparse_gaze_vehicle", "sparse_gaze", "vehicle")
 """The ``extras`` keys of sub-models, from the most complete to the least: after the model itself,
-:meth:`Detector.choose` tries them in this order."""
+:meth:`Detector.choose` tries them in this order: the gaze-only features at their rates with the
+car's (``VEHICLE_FEATURES``), the gaze-only features, the gaze features any rate gives with the
+car's, those alone, the car's alone (a stream of the car without eyes)."""
 
 _GAZE = np.array([name.startswith("gaze_") for name in FIELDS])
 

@@ -35,17 +35,18 @@ from ..._json import json_ready
 from ..._parallel import recording_windows
 from ..._validation import Interval, check_params
 from ...pipeline import (
-    FEATURE_NAMES, PipelineConfig, extract_features, feature_min_rate_hz, gaze_only_features,
+    FEATURE_NAMES, VEHICLE_FEATURES, PipelineConfig, extract_features, feature_min_rate_hz,
+    gaze_only_features,
 )
 from ..segmentation import fit_segment_prototypes
 from ._adaptable import adaptation_obstacle
-from ._artifact import fallback_extra
+from ._artifact import SUBMODELS, fallback_extra
 from ._decision import decision_options
 from ._scores import binary_scores, g_mean
 from ._selection import UNLABELLED, select_params
 from ._specs import model_specs
 from ._sselm import SSELMClassifier
-from ._training import chosen_features
+from ._training import chosen_features, usable_features
 
 OPERATING_SCORE = decision_options()["on"]
 """The published score the decision rule's threshold sits at by default (``smoothing.on``):
@@ -212,7 +213,8 @@ def fit_cohort(spec, X, y, groups, *, X_unlabelled=None, n_train=2000, n_folds=3
 
 def train_cohort(recordings, model="svm", *, features=None, grid="small", n_train=2000,
                  stride_s=5.0, config=None, seed=0, segment_frames=400, runner=None,
-                 sparse_model=None, protocols=None, operating_point=None, progress=False):
+                 sparse_model=None, protocols=None, operating_point=None, vehicle=False,
+                 progress=False):
     """Train one driver-independent detector on many drivers' labelled recordings.
 
     Parameters
@@ -243,7 +245,9 @@ def train_cohort(recordings, model="svm", *, features=None, grid="small", n_trai
     sparse_model : Detector or None, default=None
         A model whose features a sparse gaze-only tracker gives (e.g. one trained on real 1 Hz
         drives): it becomes the ``sparse_gaze`` sub-model instead of one fitted on
-        ``recordings``; its id, seed and training data are recorded in the sub-model's summary.
+        ``recordings``, and its own ``sparse_gaze_vehicle`` and ``vehicle`` sub-models, if it
+        has them, become this model's; their id, seed and training data are recorded in the
+        sub-models' summaries.
     protocols : sequence of str or None, default=None
         Keep only the recordings of these protocols (``meta["protocol"]``, e.g. ``normal`` and
         ``texting`` of Taamneh et al.); None keeps all.
@@ -256,6 +260,12 @@ def train_cohort(recordings, model="svm", *, features=None, grid="small", n_trai
         values over the spread alone, which puts the default rule's threshold one spread
         above the boundary: too high for classes that overlap (a cognitive task, a 1 Hz
         gaze-only tracker).
+    vehicle : bool, default=False
+        Also fit the sub-models that read the car (:data:`~distractd.pipeline.VEHICLE_FEATURES`
+        with data in half of the windows): ``eyes_vehicle`` (the gaze-only features and the
+        car's), ``sparse_gaze_vehicle`` (the gaze features any rate gives and the car's) and
+        ``vehicle`` (the car's alone), each fitted like the others; the model itself keeps to
+        its ``features``.
     progress : bool, default=False
         Show a progress bar of the recordings' features on standard error (tqdm).
 
@@ -272,12 +282,15 @@ def train_cohort(recordings, model="svm", *, features=None, grid="small", n_trai
         those need a sample rate (saccades, blinks: :func:`~distractd.pipeline.
         feature_min_rate_hz`), a third, on the gaze-only features any rate gives, is kept as
         ``extras["sparse_gaze"]`` (or ``sparse_model``'s): it scores a 1 Hz gaze-only tracker.
+        With ``vehicle``, the car's sub-models beside them (a set equal to a larger one's is
+        not fitted twice: with the gaze features needing no rate, ``sparse_gaze_vehicle``
+        serves for ``eyes_vehicle``).
     """
     check_params({"n_train": n_train, "stride_s": stride_s}, _CONSTRAINTS, owner="cohort")
     (spec,) = model_specs([model], grid)
     config = PipelineConfig.from_dict({**(config or PipelineConfig()).to_dict(),
                                        "baseline": True})
-    imported = None if sparse_model is None else _imported_submodel(sparse_model, config)
+    imported = {} if sparse_model is None else _imported_submodels(sparse_model, config)
     featured = recording_windows(recordings, config, runner, progress=progress)
     if protocols is not None:
         featured = [item for item in featured if item.meta.get("protocol") in protocols]
@@ -286,11 +299,15 @@ def train_cohort(recordings, model="svm", *, features=None, grid="small", n_trai
     metas = [item.meta for item in featured]
     windows = [item.windows for item in featured]
     names = chosen_features(windows, features)
+    car = [name for name in usable_features(windows, vehicle=True)
+           if vehicle and name in VEHICLE_FEATURES and name not in names]
     columns = [FEATURE_NAMES.index(name) for name in names]
+    with_car = columns + [FEATURE_NAMES.index(name) for name in car]
     kept = [thin_windows(w.t_end, stride_s) for w in windows]
     drivers = [str(meta.get("driver_id", meta.get("recording_id", i)))
                for i, meta in enumerate(metas)]
-    X = np.vstack([w.X[k][:, columns] for w, k in zip(windows, kept)])
+    X_all = np.vstack([w.X[k][:, with_car] for w, k in zip(windows, kept)])
+    X = X_all[:, :len(names)]
     y = np.concatenate([w.label[k] for w, k in zip(windows, kept)])
     groups = np.concatenate([np.full(k.sum(), d) for d, k in zip(drivers, kept)])
     fit = fit_cohort(spec, X, y, groups, n_train=n_train, seed=seed)
@@ -316,24 +333,23 @@ def train_cohort(recordings, model="svm", *, features=None, grid="small", n_trai
     gaze_names = gaze_only_features(names, config.use_tracker_flags)
     sparse_names = [name for name, rate in zip(gaze_names, feature_min_rate_hz(gaze_names, config))
                     if rate == 0]
-    larger = names
-    for key, subset in (("gaze_only", gaze_names), ("sparse_gaze", sparse_names)):
-        if not subset or len(subset) == len(larger):
-            continue   # the larger model needs no more than this one would
-        larger = subset
-        if key == "sparse_gaze" and imported is not None:
-            extras[key] = imported
+    all_names = names + car
+    slots = _submodel_sets(names, gaze_names, sparse_names, car)
+    for key, subset in slots:
+        if key in imported:
             continue
-        keep = [names.index(name) for name in subset]
-        part = fit_cohort(spec, X[:, keep], y, groups, n_train=n_train, seed=seed)
+        keep = [all_names.index(name) for name in subset]
+        part = fit_cohort(spec, X_all[:, keep], y, groups, n_train=n_train, seed=seed)
         part_summary = {"params": json_ready(part.params), "score_scale": part.score_scale,
                         "n_labelled": int(len(part.y_labelled))}
         if operating_point is not None:
-            part_summary.update(operating_decision(spec, X[:, keep], y, groups, kinds, part,
+            part_summary.update(operating_decision(spec, X_all[:, keep], y, groups, kinds, part,
                                                    operating_point, n_train=n_train, seed=seed))
         extras[key] = fallback_extra(
             part.estimator, normalizer_mean=part.mean, normalizer_scale=part.scale,
             feature_names=subset, summary=part_summary)
+    extras.update({key: part for key, part in imported.items()   # the car's always: a sparse
+                   if key != "sparse_gaze" or key in dict(slots)})   # one where one would be
     if segment_frames:
         first = windows[0].X[:, columns]
         ready = np.isfinite(first).all(axis=1)
@@ -408,26 +424,53 @@ def best_threshold(scores, y, kinds=None):
                                      for i, kind in enumerate(tasks)}
 
 
-def _imported_submodel(detector, config):
+def _submodel_sets(names, gaze_names, sparse_names, car):
+    """``(key, features)`` of each sub-model to fit, in :data:`SUBMODELS` order. The eyes'
+    chain: ``gaze_only``, then ``sparse_gaze``, each left out when empty or equal to the larger
+    set before it (that one needs no more). With the car's features ``car``: the same sets with
+    them (``eyes_vehicle`` left out when the gaze features need no rate: ``sparse_gaze_vehicle``
+    is the same set) and ``vehicle``, the car's alone."""
+    sets = {}
+    larger = names
+    for key, subset in (("gaze_only", gaze_names), ("sparse_gaze", sparse_names)):
+        if subset and subset != larger:
+            sets[key] = subset
+            larger = subset
+    if car:
+        if gaze_names and gaze_names != sparse_names:
+            sets["eyes_vehicle"] = gaze_names + car
+        if sparse_names:
+            sets["sparse_gaze_vehicle"] = sparse_names + car
+        sets["vehicle"] = car
+    return [(key, sets[key]) for key in SUBMODELS if key in sets]
+
+
+def _imported_submodels(detector, config):
     """The ``sparse_gaze`` extra made of another artifact's model, which must need nothing but
-    gaze at any rate and share this model's pipeline settings."""
-    needs = gaze_only_features(detector.feature_names, config.use_tracker_flags)
-    rated = feature_min_rate_hz(detector.feature_names, config)
-    beyond = [name for name, rate in zip(detector.feature_names, rated)
-              if name not in needs or rate > 0]
-    if beyond:
-        raise ConfigError(f"sparse model {detector.model_id}: features {beyond} need more than "
-                          f"gaze at any rate")
+    gaze at any rate and share this model's pipeline settings, and its ``sparse_gaze_vehicle``
+    and ``vehicle`` sub-models (gaze at any rate and the car; the car) as this model's."""
     theirs = PipelineConfig.from_dict(detector.pipeline_config).to_dict()   # defaults for keys
     differ = sorted(key for key, value in config.to_dict().items()       # an older model lacks
                     if theirs[key] != value)
     if differ:
         raise ConfigError(f"sparse model {detector.model_id}: pipeline settings {differ} differ "
                           f"from this model's")
-    summary = {**detector.summary, "source_model_id": detector.model_id, "seed": detector.seed}
-    return fallback_extra(detector.estimator, normalizer_mean=detector._mean,
-                          normalizer_scale=detector._scale, feature_names=detector.feature_names,
-                          summary=summary)
+    imported = {}
+    for key, part in [("sparse_gaze", detector)] + [(d.name, d) for d in detector.fallbacks
+                                                    if d.name in ("sparse_gaze_vehicle",
+                                                                  "vehicle")]:
+        names = [name for name in part.feature_names if name not in VEHICLE_FEATURES]
+        needs = gaze_only_features(names, config.use_tracker_flags)
+        rated = feature_min_rate_hz(names, config)
+        beyond = [name for name, rate in zip(names, rated) if name not in needs or rate > 0]
+        if beyond or (key == "sparse_gaze" and len(names) < len(part.feature_names)):
+            raise ConfigError(f"sparse model {detector.model_id}: features "
+                              f"{beyond or part.feature_names} need more than gaze at any rate")
+        summary = {**part.summary, "source_model_id": detector.model_id, "seed": detector.seed}
+        imported[key] = fallback_extra(part.estimator, normalizer_mean=part._mean,
+                                       normalizer_scale=part._scale,
+                                       feature_names=part.feature_names, summary=summary)
+    return imported
 
 
 def adapt_detector(detector, recordings, *, n_unlabelled=1000, seed=0, hold_back=0.25):

@@ -63,7 +63,8 @@ microsleep, sleep) is prompted at once."""
 
 _UNKNOWN_ONE = np.full(1, UNKNOWN, dtype=np.int8)
 
-_CONSTRAINTS = {"min_quality": Interval(0, 1), "alert_hold_s": Interval(0, None)}
+_CONSTRAINTS = {"min_quality": Interval(0, 1), "alert_hold_s": Interval(0, None),
+                "engagement_s": Interval(0, 60)}
 
 UNDECIDED_REASONS = {
     "no_gaze": "no gaze delivered",
@@ -129,19 +130,20 @@ def undecided_summary(codes, stream_reason=None):
 
 def decision_options(config=None, feature_names=()):
     """Keyword arguments of :class:`DecisionRule` — the one place the daemon, ``predict``, the
-    benchmarks and the tests take the rule from: ``min_quality`` and the smoothing (``mode``,
-    ``on``, ``off``, ``min_dwell_s``) of the daemon's ``config`` (``sessions.min_quality`` and
-    the ``smoothing`` section), or without one the rule's own defaults (from which the
+    benchmarks and the tests take the rule from: ``min_quality``, ``engagement_s`` and the
+    smoothing (``mode``, ``on``, ``off``, ``min_dwell_s``) of the daemon's ``config``
+    (``sessions.min_quality``, ``sessions.engagement_s`` and the ``smoothing`` section), or without one the rule's own defaults (from which the
     daemon's defaults are taken), and ``loss_evidence`` for a model with ``feature_names``."""
     if config is None:
         defaults = inspect.signature(DecisionRule).parameters
         options = {key: defaults[key].default for key in _CONFIGURED}
     else:
-        options = {"min_quality": config["sessions"]["min_quality"], **config["smoothing"]}
+        options = {"min_quality": config["sessions"]["min_quality"],
+                   "engagement_s": config["sessions"]["engagement_s"], **config["smoothing"]}
     return {**options, "loss_evidence": loss_evidence(feature_names)}
 
 
-_CONFIGURED = ("min_quality", "mode", "on", "off", "min_dwell_s")
+_CONFIGURED = ("min_quality", "engagement_s", "mode", "on", "off", "min_dwell_s")
 """The rule's options the daemon's configuration sets."""
 
 
@@ -165,6 +167,13 @@ class DecisionRule:
         How long, in seconds, a glance alert keeps the state distracted.
     alert_kinds : tuple of str, default=("long_distraction",)
         The glance alert kinds that set the state.
+    engagement_s : float, default=0.0
+        Steering or pedal input (``Windows.input_age_s``) at most this long before a window's end
+        proves the driver engaged, as openpilot takes it: the window state then raises no
+        pre-alert in :meth:`escalate`. The glance and closure clock and every alert escalate as
+        before, so a glance long enough to alert (3 s) is never hidden. 0 turns it off: on the
+        real drives a texting driver steers as much as an attentive one (docs/daemon.md,
+        "Escalation").
     mode, on, off, min_dwell_s : default="dwell", 1.0, 1.0, 3.0
         The :class:`DecisionSmoother`: by default the score must stay above 1.0 (one training
         spread of the model's scores) for 3 s of window ends before the state turns distracted
@@ -180,9 +189,11 @@ class DecisionRule:
     """
 
     def __init__(self, min_quality=0.5, alert_hold_s=2.0, alert_kinds=("long_distraction",),
-                 mode="dwell", on=1.0, off=1.0, min_dwell_s=3.0, loss_evidence=False):
-        check_params({"min_quality": min_quality, "alert_hold_s": alert_hold_s}, _CONSTRAINTS,
-                     owner="decision")
+                 mode="dwell", on=1.0, off=1.0, min_dwell_s=3.0, loss_evidence=False,
+                 engagement_s=0.0):
+        check_params({"min_quality": min_quality, "alert_hold_s": alert_hold_s,
+                      "engagement_s": engagement_s}, _CONSTRAINTS, owner="decision")
+        self.engagement_s = float(engagement_s)
         self.min_quality = float(min_quality)
         self.loss_evidence = bool(loss_evidence)
         self.alert_hold_s = float(alert_hold_s)
@@ -254,7 +265,8 @@ class DecisionRule:
         return states
 
 
-    def escalate(self, t_end, states, on_road, off_road_s, eyes_closed_s, drowsy, alerts):
+    def escalate(self, t_end, states, on_road, off_road_s, eyes_closed_s, drowsy, alerts,
+                 input_age_s=None):
         """Escalation level of each window (docs/daemon.md, "Escalation"); Python scalar work, as
         the daemon calls it with one or two windows.
 
@@ -269,7 +281,8 @@ class DecisionRule:
         the episode's end and is one ``unresponsive`` climb per episode. Window ends further
         apart than the top step, or going back, end the episode (no data to run on).
         The clock's level (:data:`ESCALATION_STEPS_S`) is raised to at least 1 while the window
-        state is distracted or the driver is drowsy, and to :data:`ESCALATION_ALERT_LEVELS` for
+        state is distracted (unless the driver steered or pressed a pedal within
+        ``engagement_s``) or the driver is drowsy, and to :data:`ESCALATION_ALERT_LEVELS` for
         ``alert_hold_s`` after an alert of those kinds. Only the clock reaches the top level.
 
         Parameters
@@ -288,6 +301,9 @@ class DecisionRule:
         alerts : sequence of sequence of (float, str)
             Per window, ``(time_s, kind)`` of the glance and fatigue alerts it carries (they
             count from that window on, so a stream gets the levels of its whole drive).
+        input_age_s : sequence of float or None, default=None
+            Seconds from the driver's last steering or pedal input to each window's end (NaN:
+            no car); None: no car.
 
         Returns
         -------
@@ -319,7 +335,9 @@ class DecisionRule:
             if clock == top and not (away or closed or self.episode_top):
                 clock -= 1   # the top level wants a channel to see the driver away or eyes shut
             level = clock
-            if level < 1 and (states[i] == 1 or drowsy[i]):
+            engaged = (self.engagement_s > 0.0 and input_age_s is not None
+                       and float(input_age_s[i]) <= self.engagement_s)
+            if level < 1 and ((states[i] == 1 and not engaged) or drowsy[i]):
                 level = 1
             for floor in range(len(floors) - 1, level, -1):
                 if floors[floor] >= t:

@@ -79,10 +79,11 @@ def usable_features(windows, min_fraction=0.5, vehicle=False):
         In :data:`~distractd.pipeline.FEATURE_NAMES` order.
     """
     finite, finite_lost = _data_fractions(windows)
-    if finite_lost is not None:
-        finite = np.where(finite_lost < _LOST_MIN_FRACTION, 0.0, finite)
-    return [name for name, fraction in zip(FEATURE_NAMES, finite) if fraction >= min_fraction
-            and (vehicle or name not in VEHICLE_FEATURES)]
+    car = np.isin(FEATURE_NAMES, VEHICLE_FEATURES)
+    if finite_lost is not None:   # the car's signals do not vanish with the eyes
+        finite = np.where((finite_lost < _LOST_MIN_FRACTION) & ~car, 0.0, finite)
+    return [name for name, fraction, its in zip(FEATURE_NAMES, finite, car)
+            if fraction >= min_fraction and (vehicle or not its)]
 
 
 def _data_fractions(windows):

@@ -13,7 +13,7 @@ Taamneh et al. 2017, doi:10.1038/sdata.2017.110).
 
 import numpy as np
 
-from ...pipeline import PipelineConfig, read_recordings
+from ...pipeline import PipelineConfig, Recording, read_recordings
 from ..detectors import (
     DecisionRule, false_alarms_per_hour, g_mean, load_model, loss_evidence, predict_recording,
 )
@@ -29,9 +29,9 @@ def score_shipped(paths, model, decision, *, protocols=("normal", "texting"),
 
     Parameters
     ----------
-    paths : sequence of str or Path
-        Labelled recordings or Taamneh et al. subject files (one driver each, ``meta
-        driver_id``), or folders of them.
+    paths : sequence of str, Path or Recording
+        Labelled recordings (read or as files) or Taamneh et al. subject files (one driver
+        each, ``meta driver_id``), or folders of them.
     model : str or Path
         The artifact (e.g. ``distractd/data/default_model.npz``).
     decision : dict
@@ -56,7 +56,7 @@ def score_shipped(paths, model, decision, *, protocols=("normal", "texting"),
     grace_s = PipelineConfig.from_dict(detector.pipeline_config).window_s / 2
     drives = {}
     for path in paths:
-        for recording in read_recordings(path):
+        for recording in [path] if isinstance(path, Recording) else read_recordings(path):
             if protocols is None or recording.meta.get("protocol") in protocols:
                 drives.setdefault(str(recording.meta["driver_id"]), []).append(recording)
     rows = []

@@ -70,6 +70,7 @@ def test_the_daemons_defaults_are_the_rules():
     from distractd.daemon import DEFAULTS, decision_options
 
     defaults = {name: p.default for name, p in inspect.signature(DecisionRule).parameters.items()
-                if name in ("min_quality", "mode", "on", "off", "min_dwell_s", "loss_evidence")}
+                if name in ("min_quality", "engagement_s", "mode", "on", "off", "min_dwell_s",
+                            "loss_evidence")}
     assert decision_options(DEFAULTS) == defaults
     assert decision_options(DEFAULTS, ["glance_track_loss_fraction"])["loss_evidence"] is True

@@ -7,7 +7,7 @@ from distractd.models import load_model
 from distractd.models.detectors import (
     UNDECIDED_REASONS, DecisionRule, predict_recording, undecided_reasons, undecided_summary,
 )
-from distractd.pipeline import read_recordings
+from distractd.pipeline import FIELD_INDEX, VEHICLE_FIELDS, Recording, read_recordings
 
 
 def test_each_undecided_window_gets_its_reason():
@@ -32,14 +32,20 @@ def test_each_undecided_window_gets_its_reason():
                                       "quality"}
 
 
-def test_real_drive_without_gaze_is_undecided_for_want_of_gaze(shared_data):
+def test_real_drive_without_gaze_is_scored_by_the_car_or_undecided_for_want_of_gaze(shared_data):
     """Subject T007 (development half) of Taamneh et al. 2017 (doi:10.1038/sdata.2017.110): the tracker never had
-    the eyes in the normal drive (every gaze cell 0,0 or NA)."""
+    the eyes in the normal drive (every gaze cell 0,0 or NA); the car's signals are there."""
     (normal,) = read_recordings(shared_data / "taamneh" / "T007.csv", (4,))
     detector = load_model(default_model_path())
-    prediction = predict_recording(detector, normal,
-                                   DecisionRule(**decision_options(DEFAULTS,
-                                                                   detector.feature_names)))
+    rule = decision_options(DEFAULTS, detector.feature_names)
+    by_car = predict_recording(detector, normal, DecisionRule(**rule))
+    assert by_car.model_id == f"{detector.model_id}/vehicle"
+    ready = by_car.windows.t_end > by_car.windows.t_end[0] + 60.0   # the baseline's warm-up
+    assert (by_car.states[ready] >= 0).all()
+    samples = normal.samples.copy()
+    samples[:, [FIELD_INDEX[name] for name in VEHICLE_FIELDS]] = np.nan
+    prediction = predict_recording(detector, Recording(samples, normal.labels, normal.meta),
+                                   DecisionRule(**rule))
     assert prediction.choice.detector is None and prediction.model_id is None
     assert prediction.choice.reason == "no gaze delivered"
     n = len(prediction.windows)

@@ -8,7 +8,8 @@ from distractd.daemon import default_model_path
 from distractd.models import load_model, save_model
 from distractd.models.detectors import DecisionRule, predict_recording, train_cohort
 from distractd.pipeline import (
-    FIELDS, PipelineConfig, Recording, feature_min_rate_hz, gaze_only_features,
+    FIELDS, VEHICLE_FEATURES, VEHICLE_FIELDS, PipelineConfig, Recording, feature_min_rate_hz,
+    gaze_only_features,
 )
 from distractd.simulators import simulate_drive
 
@@ -78,3 +79,49 @@ def test_an_imported_sparse_model_must_need_only_gaze_and_share_the_settings(coh
                                           r"differ from this model's"):
         train_cohort(drives, "svm", n_train=300, config=relative, seed=1, segment_frames=0,
                      sparse_model=real)
+
+
+@pytest.fixture(scope="module")
+def cohort_with_car(drives, tmp_path_factory):
+    estimator, parts = train_cohort(drives, "svm", n_train=300, config=CONFIG, seed=1,
+                                    segment_frames=0, vehicle=True)
+    path = tmp_path_factory.mktemp("cohort") / "svm-car.npz"
+    save_model(path, estimator, **parts)
+    return load_model(path)
+
+
+def without(recording, every, fields):
+    """The recording one sample in ``every``, the canonical fields ``fields`` blanked."""
+    samples = recording.samples[::every].copy()
+    samples[:, [i for i, field in enumerate(FIELDS) if field in fields]] = np.nan
+    return Recording(samples, recording.labels[::every])
+
+
+EYES_BEYOND_GAZE = [f for f in FIELDS if f.startswith(("head_", "eyelid_", "pupil_"))]
+
+
+def test_the_car_gives_its_own_sub_models_tried_after_the_model_from_most_to_least_complete(
+        cohort_with_car, drives):
+    main, *subs = cohort_with_car.submodels
+    assert [d.name for d in subs] == ["eyes_vehicle", "gaze_only", "sparse_gaze_vehicle",
+                                      "sparse_gaze", "vehicle"]
+    named = {d.name: d.feature_names for d in subs}
+    car = named["vehicle"]
+    assert set(car) <= set(VEHICLE_FEATURES) and "sd_lane_offset" in car and not (
+        set(car) & set(main.feature_names))   # the model itself keeps to the eyes
+    assert named["eyes_vehicle"] == named["gaze_only"] + car
+    assert named["sparse_gaze_vehicle"] == named["sparse_gaze"] + car
+    rule = {"loss_evidence": True}   # the main model scores track loss: as the daemon's rule
+    cases = [(without(drives[0], 1, ()), "main"),
+             (without(drives[0], 1, EYES_BEYOND_GAZE), "eyes_vehicle"),
+             (without(drives[0], 1, EYES_BEYOND_GAZE + list(VEHICLE_FIELDS)), "gaze_only"),
+             (without(drives[0], 60, EYES_BEYOND_GAZE), "sparse_gaze_vehicle"),
+             (without(drives[0], 6, [f for f in FIELDS if f not in VEHICLE_FIELDS
+                                     and f != "t"]), "vehicle")]
+    for recording, expected in cases:
+        prediction = predict_recording(cohort_with_car, recording, DecisionRule(**rule))
+        assert prediction.choice.detector.name == expected
+        ready = prediction.windows.t_end > 75.0
+        assert (prediction.states[ready] >= 0).mean() > 0.9, expected
+    nothing = without(drives[0], 6, [f for f in FIELDS if f != "t"])
+    assert predict_recording(cohort_with_car, nothing, DecisionRule()).choice.code == "no_gaze"
