@@ -410,14 +410,25 @@ def _emit(ring, state, params, period, total, out):
         x[N_SPATIAL + m] = sums.t_sum[m] / n if n > 0.0 else np.nan
     _emit_glances(ring, end, n_hops, params, sums, out)
     _emit_fatigue(ring, end, n_hops, out)
-    window_features(sums, x, _VEHICLE_X)
+    _emit_vehicle(ring, end, n_hops, sums, out)
+    return True
+
+
+@njit(cache=True, inline="always")
+def _emit_vehicle(ring, end, n_hops, sums, out):
+    """The vehicle features and the driver's last input of the window ending at hop ``end``
+    (NaN, quickly, in a window without the car)."""
     out.input_age_s = np.nan
+    if sums.v_samples == 0.0:
+        for f in range(N_VEHICLE_FEATURES):
+            out.X[_VEHICLE_X + f] = np.nan
+        return
+    window_features(sums, out.X, _VEHICLE_X)
     for i in range(n_hops):   # the driver's last input, from the latest hop with the car
         row = _slot(ring, end - 1 - i)
         if row >= 0 and ring[row].v_samples > 0.0:
             out.input_age_s = out.t_end - ring[row].v_input_t
             break
-    return True
 
 
 @njit(cache=True, inline="always")
