@@ -36,7 +36,13 @@ Three parts, each printing one JSON line per measurement (and appending it to ``
    daemon overrides, so a setting is compared with the default in the same run.
 3. ``channels``: CPU per sample of the per-stream work (session: pipeline, decision rule) with the
    shipped model's pipeline settings and with its per-stream baselines and glance channel turned
-   off, in-process over the same streams (issue 13: the channels may cost <= 25 %).
+   off, in-process over the same streams (issue 13: the channels may cost <= 25 %); and with the
+   vehicle channel off, and on a stream whose car's fields are blanked (issue 33: the car may cost
+   <= 15 %).
+
+The simulated drive carries the car's signals in every sample (the vehicle channel runs on them):
+the load runs send them inside the eye messages. A car on its own topic (``vehicle.<stream>``) is
+joined as tests/daemon/test_vehicle_join.py checks; it is not loaded here.
 
 Run: ``.venv/bin/python benchmarks/daemon_load.py [--block-streams 300 1000] [--map-streams 300]
 [--segmentation on off] [--duration 140] [--window 60] [--senders 1] [--out results.jsonl]
@@ -63,7 +69,9 @@ from threadpoolctl import threadpool_limits
 
 from distractd.daemon import Model, Session, decision_options, default_model_path, load_config
 from distractd.pipeline import PipelineConfig
-from distractd.pipeline.formats import FIELDS, decode_output, encode_block, encode_map
+from distractd.pipeline.formats import (
+    FIELD_INDEX, FIELDS, VEHICLE_FIELDS, decode_output, encode_block, encode_map,
+)
 from distractd.simulators import NotifyReceiver, free_port, simulate_drive
 
 BLOCK_SAMPLES = 10
@@ -164,11 +172,17 @@ def channels(recording, n_streams=50):
     BLAS thread, as in the daemon)."""
     model = Model(default_model_path())
     decision = decision_options(load_config(), model.detector.feature_names)
-    samples = recording.samples
-    out = {"bench": "channels", "streams": n_streams, "samples": n_streams * len(samples)}
-    for name, changes in (("on", {}), ("off", {"baseline": False, "glances": False}),
-                          ("baseline_only", {"glances": False}),
-                          ("glances_only", {"baseline": False})):
+    eyes_only = recording.samples.copy()
+    eyes_only[:, [FIELD_INDEX[name] for name in VEHICLE_FIELDS]] = np.nan
+    out = {"bench": "channels", "streams": n_streams,
+           "samples": n_streams * len(recording.samples)}
+    for name, changes, samples in (
+            ("on", {}, recording.samples),
+            ("off", {"baseline": False, "glances": False}, recording.samples),
+            ("baseline_only", {"glances": False}, recording.samples),
+            ("glances_only", {"baseline": False}, recording.samples),
+            ("vehicle_off", {"vehicle": False}, recording.samples),
+            ("eyes_only", {}, eyes_only)):
         config = dataclasses.replace(model.pipeline_config, **changes)
         sessions = [Session(f"s{k}", config, decision, None, 0.0) for k in range(n_streams)]
         start = time.process_time()
@@ -188,6 +202,8 @@ def channels(recording, n_streams=50):
                                                  / out["samples"], 3)
     out["growth_on_vs_off"] = round(out["cpu_us_per_sample_on"]
                                     / out["cpu_us_per_sample_off"] - 1, 3)
+    out["car_vs_eyes_only"] = round(out["cpu_us_per_sample_on"]
+                                    / out["cpu_us_per_sample_eyes_only"] - 1, 3)
     return out
 
 
