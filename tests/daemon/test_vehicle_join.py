@@ -6,11 +6,13 @@ import time
 import numpy as np
 import zmq
 
-from distractd.daemon import DEFAULTS
+from distractd.daemon import DEFAULTS, decision_options, default_model_path
+from distractd.models import load_model
+from distractd.models.detectors import DecisionRule, predict_recording
 from distractd.daemon._vehicle import VehicleJoin
-from distractd.pipeline import PipelineConfig, StreamProcessor
+from distractd.pipeline import PipelineConfig, Recording, StreamProcessor
 from distractd.pipeline.formats import FIELD_INDEX, VEHICLE_FIELDS, encode_block
-from distractd.simulators import simulate_drive
+from distractd.simulators import replay, simulate_drive
 
 from ._published import states_of
 
@@ -169,10 +171,42 @@ def test_the_daemon_joins_counts_and_processes_a_car_alone(start_daemon):
         == [(m["t"], m["state"], m["quality"]) for m in eye_only]
     assert [m["t"] for m in joined] == np.arange(9.5, 19.01, 0.5).tolist()
     # The car alone: its windows over the whole drive (its first sample is 5 ms after the eyes'
-    # first, too late for the 9.5 s window), undecided (the shipped model reads the eyes).
+    # first, too late for the 9.5 s window), scored by the shipped model's car sub-model and
+    # undecided while its baseline warms up (the 60 s warm-up outlasts the 20 s drive).
     alone = states_of(messages, "alone")
     assert [m["t"] for m in alone] == np.arange(10.0, 19.01, 0.5).tolist()
     assert {m["state"] for m in alone} == {"unknown"}
+    assert {m["model"] for m in alone} == {f"{load_model(default_model_path()).model_id}/vehicle"}
     assert "processed as vehicle samples alone" in daemon.stderr()
     assert f"rejected stream joined: {n_late} vehicle sample(s) dropped" in daemon.stderr()
     assert daemon.stop() == 0
+
+
+def test_a_car_alone_is_decided_by_the_car_sub_model_as_predict_decides_it(start_daemon):
+    """A stream of the car's samples alone (10 Hz, past the baseline's warm-up) through the real
+    daemon: scored by the shipped model's ``vehicle`` sub-model, every window after the warm-up
+    decided, each published state and score those of ``predict_recording`` on the same samples."""
+    drive = simulate_drive(5, duration_s=100.0, protocol="visual-manual")
+    samples = np.full_like(drive.samples[::6], np.nan)
+    samples[:, 0] = drive.samples[::6, 0]
+    samples[:, COLUMNS] = drive.samples[::6][:, COLUMNS]
+    car = Recording(samples, drive.labels[::6])
+    detector = load_model(default_model_path())
+    expected = predict_recording(detector, car, DecisionRule(**decision_options(
+        DEFAULTS, detector.feature_names)))
+    assert expected.model_id == f"{detector.model_id}/vehicle"
+    daemon = start_daemon()
+    replay([car], daemon.input, speed=20, prefix="car")
+    last = float(expected.windows.t_end[-5])   # the stream's last windows wait for its end
+    published = states_of(daemon.collect(lambda m: last_t(m, "car") >= last, 60), "car")
+    assert daemon.stop() == 0
+    at = {float(t): i for i, t in enumerate(expected.windows.t_end)}
+    rows = [(m, at[m["t"]]) for m in published]
+    assert len(rows) >= len(expected.windows) - 5
+    names = {1: "distracted", 0: "attentive", -1: "unknown"}
+    assert [m["state"] for m, i in rows] == [names[int(expected.states[i])] for _, i in rows]
+    decided = [(m, i) for m, i in rows if m["state"] != "unknown"]
+    assert len(decided) >= 0.9 * sum(m["t"] > 70.0 for m, _ in rows)   # after the warm-up
+    np.testing.assert_allclose([m["score"] for m, _ in decided],
+                               [expected.scores[i] for _, i in decided], rtol=1e-9, atol=1e-12)
+    assert {m["model"] for m, _ in rows} == {expected.model_id}
