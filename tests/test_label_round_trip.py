@@ -1,6 +1,7 @@
 """The expert workflow end to end: ``distractd label`` -> edit -> ``distractd train --labels``."""
 
 import csv
+import shutil
 
 import numpy as np
 import pytest
@@ -9,6 +10,7 @@ from distractd.cli import main
 from distractd.models import load_model
 from distractd.models.detectors import read_labels, training_windows
 from distractd.pipeline import read_intervals, read_recording, write_intervals, write_recording
+from distractd.pipeline.formats import label_sidecar
 from distractd.simulators import simulate_drive
 
 
@@ -39,9 +41,12 @@ def test_edited_intervals_train_the_detector(labelled, tmp_path):
     intervals = read_intervals(interval_csv)
     assert len(intervals) >= 4
     # The expert swaps every label (the cluster map was the wrong way round) and deletes the last
-    # interval (not sure about it): its windows become unlabelled.
+    # interval (not sure about it): its windows become unlabelled. The edited file keeps the
+    # recording its original names (as an edit in place does), so the labels no longer cover the
+    # whole drive and still train.
     edited = [(start, end, 1 - label) for start, end, label in intervals[:-1]]
     write_intervals(edited, tmp_path / "edited.csv")
+    shutil.copyfile(label_sidecar(interval_csv), label_sidecar(tmp_path / "edited.csv"))
 
     recording = read_recording(drive)
     windows = training_windows([recording], labels=[tmp_path / "edited.csv"])
