@@ -292,12 +292,12 @@ def _run(block, labels, start, base, final, state, lanes, out, out_f):
     ``base`` is the stream index of the block's first row; ``state`` the stream's
     :data:`_StreamState` as a plain tuple; ``lanes`` the channel slots' kernels and per-sample
     output buffers; ``out`` the output buffers ``(out_w, out_e, out_a, rows)``. Per-sample outputs
-    and events are written only when ``rows`` is not empty (an empty ``out_e`` drops events). Fixations go to ``out_f`` (``out_e`` itself) or, with ``out_f=None``, are not looked
-    for: numba then compiles a separate feature-path kernel without the fixation step, whose mere
-    presence in the loop made every sample about 50 % slower even where it never ran. Alert rows
-    go to ``out_a`` with their channel and the count of windows written before them. Returns
-    ``(next row, windows written, events written, alert rows written, done)``.
-    """
+    and events are written only when ``rows`` is not empty (an empty ``out_e`` drops events).
+    Fixations go to ``out_f`` (``out_e`` itself) or, with ``out_f=None``, are not looked for: numba
+    then compiles a separate feature-path kernel without the fixation step, whose mere presence in
+    the loop made every sample about 50 % slower even where it never ran. Alert rows go to
+    ``out_a`` with their channel and the count of windows before them. Returns ``(next row,
+    windows, events and alert rows written, done)``."""
     (param_array, v_array, held, e_array, w_array, ring, hop_sums, m_array, mring, face_array,
      sample_array) = state
     out_w, out_e, out_a, rows = out
