@@ -7,6 +7,7 @@ and a few metric values, then stops the daemon with SIGTERM and checks that it e
 """
 
 import os
+import random
 import signal
 import socket
 import subprocess
@@ -31,11 +32,43 @@ from ._simulate import simulate_drive
 __all__ = ["demo", "free_port", "NotifyReceiver", "DaemonProcess", "running_daemon"]
 
 
+EPHEMERAL_RANGE = Path("/proc/sys/net/ipv4/ip_local_port_range")
+"""The kernel's ephemeral port range, where every outgoing connection takes its source port."""
+
+_LOWEST_LISTENER_PORT = 10000
+_given_ports = set()
+
+
 def free_port():
-    """A TCP port on 127.0.0.1 that was free a moment ago."""
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
+    """A TCP port on 127.0.0.1 that is free now and that no outgoing connection will take.
+
+    The kernel's port 0 comes from the ephemeral range, from which every outgoing connection (a
+    subscriber's connect, a scrape) also draws its source port, so another process could hold such a
+    port by the time a daemon binds it. This port lies below that range, and is handed out once per
+    process.
+    """
+    try:
+        first_ephemeral = int(EPHEMERAL_RANGE.read_text().split()[0])
+    except (OSError, ValueError, IndexError):
+        first_ephemeral = 32768  # Linux's default
+    if first_ephemeral <= _LOWEST_LISTENER_PORT:  # no room below the range: the kernel's choice
+        with socket.socket() as sock:
+            sock.bind(("127.0.0.1", 0))
+            return sock.getsockname()[1]
+    draw = random.SystemRandom()
+    for _ in range(1000):
+        port = draw.randrange(_LOWEST_LISTENER_PORT, first_ephemeral)
+        if port in _given_ports:
+            continue
+        with socket.socket() as sock:
+            try:
+                sock.bind(("127.0.0.1", port))
+            except OSError:
+                continue
+        _given_ports.add(port)
+        return port
+    raise DistractdError(f"no free TCP port on 127.0.0.1 between {_LOWEST_LISTENER_PORT} and "
+                         f"{first_ephemeral}")
 
 
 class NotifyReceiver:

@@ -8,7 +8,6 @@ import json
 import logging
 import os
 import signal
-import socket
 import subprocess
 import sys
 import time
@@ -30,7 +29,7 @@ from distractd.models import ELMClassifier, SSELMClassifier, load_model
 from distractd.models.detectors import ModelSpec, sselm_grid_search, train_cohort
 from distractd.models.evaluation import SCHEMES, evaluate_cohort, evaluate_scheme, scheme_drives
 from distractd.pipeline import PipelineConfig, write_recording
-from distractd.simulators import simulate_cohort
+from distractd.simulators import free_port, simulate_cohort
 
 CONFIG = PipelineConfig.from_dict({"drive_side": "right"})
 # small randomised models: the tests are about seeds and scheduling, not about accuracy
@@ -218,9 +217,7 @@ def _dask_processes(n_workers=1):
     """A scheduler and a worker started with Dask's own commands, as on a multi-machine cluster
     (docs/evaluation.md), each in its own process group so that a test can kill it; yields
     ``(address, scheduler, worker)`` once the workers have joined."""
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port = probe.getsockname()[1]
+    port = free_port()
     address = f"tcp://127.0.0.1:{port}"
     dask_command = str(Path(sys.executable).parent / "dask")
     quiet = {"stdout": subprocess.DEVNULL, "stderr": subprocess.DEVNULL,

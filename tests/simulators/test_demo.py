@@ -1,11 +1,13 @@
 """`distractd demo`: daemon child on the shipped model, replayed drive, live states, clean stop."""
 
 import io
+import socket
 
 from distractd.daemon import default_model_path
 from distractd.models import load_model
 from distractd.pipeline import PipelineConfig, Recording, extract_features
-from distractd.simulators import demo, simulate_drive
+from distractd.simulators import demo, free_port, simulate_drive
+from distractd.simulators._demo import EPHEMERAL_RANGE
 
 
 def test_shipped_default_model_is_a_cohort_model_the_demo_driver_never_met():
@@ -35,3 +37,14 @@ def test_demo_runs_end_to_end_and_stops_cleanly():
     first = drive.t < drive.t[0] + 90.0
     windows = extract_features(Recording(drive.samples[first], drive.labels[first]))
     assert received == len(windows)
+
+
+def test_free_ports_are_bindable_distinct_and_never_an_outgoing_connections_source_port():
+    first_ephemeral = int(EPHEMERAL_RANGE.read_text().split()[0])
+    ports = [free_port() for _ in range(50)]
+    assert len(set(ports)) == 50 and max(ports) < first_ephemeral
+    with socket.socket() as listener, socket.socket() as client:
+        listener.bind(("127.0.0.1", ports[0]))
+        listener.listen()
+        client.connect(("127.0.0.1", ports[0]))
+        assert client.getsockname()[1] >= first_ephemeral  # the kernel's source port
