@@ -11,7 +11,8 @@ measured and appending it to ``--out``/results.jsonl, then a Markdown table:
   the decision rule, the fraction of windows decided, and paired t-tests over drivers of each
   model against the offline naive floor. Design choices were made on the **development half**
   (drivers at odd positions of the sorted list: T003, T007, ...); every figure is printed for the
-  **held-out half**, the development half and all drivers.
+  **held-out half**, the development half and all drivers (``--subset`` reads development-half
+  drivers only: its held-out figures are empty).
 - ``shipped`` — (b) the shipped model as deployed, through the ``predict`` path with no
   retraining, on the same drives: decided fraction of the windows that hold gaze, G-mean, false
   alarms per attentive hour.
@@ -29,9 +30,10 @@ measured and appending it to ``--out``/results.jsonl, then a Markdown table:
 - ``sim-to-real`` — a model trained only on simulated drives of the Taamneh-like protocol, scored
   on the real drives, beside the naive floor trained the same way.
 
-``--subset`` runs a small part of every section (a few drivers, two recordings per coded set) in
-about a minute: the suite runs it (``tests/test_real_benchmark.py``). The whole benchmark takes
-about 20 minutes on 2 shared cores:
+``--subset`` runs a small part of every section (the first 7 development-half drivers with gaze
+while texting, :func:`subset_files`; two recordings per coded set) in about half a minute once
+numba's cache is built: the suite runs it (``tests/test_real_benchmark.py``). The whole benchmark
+takes about 20 minutes on 2 shared cores:
 ``OPENBLAS_NUM_THREADS=1 .venv/bin/python benchmarks/real.py --out real-results``.
 """
 
@@ -70,28 +72,46 @@ MODELS = ("svm", "elm", "sselm")
 SHIPPED_PIPELINE = ROOT / "config" / "shipped-pipeline.json"
 REAL_PROTOCOLS = ("normal", "texting", "cognitive")
 """The drives ``make real-model`` trains on."""
-SUBSET_FILES = 8
-"""``--subset``: the first 8 subject files in name order (4 of each half)."""
+SUBSET_DRIVERS = 7
+"""``--subset``: the first 7 development-half drivers in name order with gaze while texting
+(:func:`subset_files`): T011, T019, T034, T039, T043, T062, T073 of ``../shared/data/taamneh``."""
 
 
-def subject_files(data, subset):
+def subject_files(data):
     """The Taamneh et al. subject files (``T*.csv``) of ``data``, in name order."""
-    files = sorted(Path(data).glob("T*.csv"))[:SUBSET_FILES if subset else None]
+    files = sorted(Path(data).glob("T*.csv"))
     if not files:
         raise SystemExit(f"--data {data}: no Taamneh et al. subject files (T*.csv)")
     return files
 
 
-def run_taamneh(emit, files, models=MODELS, seed=0):
+def subset_files(files, development):
+    """``--subset``'s files: the first :data:`SUBSET_DRIVERS` of ``files`` whose driver is in the
+    ``development`` half and has gaze while texting (a sample of the texting drive labelled
+    texting with a gaze angle): held-out drivers are never test fixtures, and the first
+    development drivers have no gaze on the texting drive, which the sections score."""
+    return [path for path in files if path.stem in development
+            and _gaze_while_texting(path)][:SUBSET_DRIVERS]
+
+
+def _gaze_while_texting(path):
+    """Whether the texting drive (7) of subject file ``path`` has a gaze angle while texting."""
+    gaze = FIELD_INDEX["gaze_l_yaw"]
+    return any(np.isfinite(r.samples[r.labels == 1, gaze]).any()
+               for r in read_taamneh(path, drives=(7,)))
+
+
+def run_taamneh(emit, files, halves, models=MODELS, seed=0):
     """(a) Every model and both naive variants on the real drives, scheme new-driver, the
-    product's own representation (``PipelineConfig()`` defaults)."""
+    product's own representation (``PipelineConfig()`` defaults); figures per half of
+    ``halves`` (``(development, held_out)`` driver ids)."""
     recordings = [r for path in files for r in read_taamneh(path, drives=(4, 7))]
     specs = model_specs(list(models) + list(NAIVE_MODELS), "small")
     start = time.perf_counter()
     drives, names, own = model_drives(recordings, specs, PipelineConfig())
     results = evaluate_models(drives, own, "new-driver", specs,
                               decision={"loss_evidence": loss_evidence(names)}, seed=seed)
-    development, held_out = driver_halves({d.driver_id for d in drives})
+    development, held_out = halves
     g_means = {}
     for model, per in results.items():
         g_means[model] = per_driver_means(per, "g_mean")
@@ -136,7 +156,7 @@ SHIPPED_SIGNALS = ("gaze+car", "gaze")
 gaze alone (the car's fields blanked: ``sparse_gaze``)."""
 
 
-def run_shipped(emit, files, model=DEFAULT_MODEL_PATH, deployment=True):
+def run_shipped(emit, files, halves, model=DEFAULT_MODEL_PATH, deployment=True):
     """(b) Saved models as deployed, through the predict path with the daemon's rule:
 
     - ``deployment`` (unless ``deployment=False``): the shipped artifact on the **held-out half**,
@@ -150,9 +170,8 @@ def run_shipped(emit, files, model=DEFAULT_MODEL_PATH, deployment=True):
     """
     decision = decision_options(DEFAULTS)
     if deployment:
-        in_development = driver_halves(path.stem for path in files)[0]
-        development = [path for path in files if path.stem in in_development]
-        held_out = [path for path in files if path.stem not in in_development]
+        development = [path for path in files if path.stem in halves[0]]
+        held_out = [path for path in files if path.stem in halves[1]]
         with tempfile.TemporaryDirectory() as folder:
             for signals in SHIPPED_SIGNALS:
                 floor = _naive_floor(development, signals, Path(folder) / f"naive-{signals}.npz")
@@ -217,8 +236,11 @@ def markdown(records):
                   "|---|---|---|---|---|---|---|"]
         for r in taamneh:
             g, test = r["g_mean"], tests.get(r["model"], {}).get("held_out")
-            versus = (f"{test['mean_difference']:+.3f}, {test['wins']}/{test['losses']}, "
-                      f"p={test['p']:.2g}") if test else "floor"
+            if test:
+                versus = (f"{test['mean_difference']:+.3f}, {test['wins']}/{test['losses']}, "
+                          f"p={test['p']:.2g}")
+            else:                                   # the floor, or no held-out driver (--subset)
+                versus = "floor" if r["model"] == NAIVE_FLOOR else "—"
             lines.append(f"| {r['model']} | {cell(g['held_out']['mean'])} (n={g['held_out']['n']}) | "
                          f"{cell(g['development']['mean'])} | {cell(g['all']['mean'])} | "
                          f"{cell(r['false_alarms_per_hour']['held_out']['mean'], 1)} | "
@@ -292,7 +314,7 @@ def main(argv=None):
     parser.add_argument("--data", default=str(TAAMNEH), help="Taamneh et al. subject files")
     parser.add_argument("--sections", nargs="+", choices=SECTIONS, default=list(SECTIONS))
     parser.add_argument("--subset", action="store_true",
-                        help="a small part of every section (about a minute)")
+                        help="a small part of every section (about half a minute)")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--out", default="real-results", help="folder of results.jsonl")
     args = parser.parse_args(argv)
@@ -307,20 +329,23 @@ def main(argv=None):
             file.write(line + "\n")
         records.append(record)
 
-    files = subject_files(args.data, args.subset)
+    files = subject_files(args.data)
+    halves = driver_halves(path.stem for path in files)
+    if args.subset:
+        files = subset_files(files, halves[0])
     if "taamneh" in args.sections:
-        run_taamneh(emit, files, seed=args.seed)
+        run_taamneh(emit, files, halves, seed=args.seed)
     if "shipped" in args.sections:
-        run_shipped(emit, files, deployment=not args.subset)
+        run_shipped(emit, files, halves, deployment=not args.subset)
     if "events" in args.sections:
         run_events(emit, subset=args.subset, **({"rates": (60,)} if args.subset else {}))
     if "vehicle" in args.sections:
-        run_vehicle(emit, files, seed=args.seed,
+        run_vehicle(emit, files, halves, seed=args.seed,
                     **({"tasks": ("texting",), "controls": ("same-road",)} if args.subset else {}))
-        run_vehicle_sim_to_real(emit, files, **({"n_drivers": 4} if args.subset else {}))
+        run_vehicle_sim_to_real(emit, files, halves, **({"n_drivers": 4} if args.subset else {}))
     if "sim-to-real" in args.sections:
-        run_sim_to_real(emit, data=args.data,
-                        **({"n_drivers": 4, "subset": SUBSET_FILES} if args.subset else {}))
+        run_sim_to_real(emit, data=args.data, subjects=[path.stem for path in files],
+                        **({"n_drivers": 4} if args.subset else {}))
     print(markdown(records))
     return 0
 

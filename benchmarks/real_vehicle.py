@@ -39,8 +39,8 @@ from distractd.models.detectors import (
     thin_windows,
 )
 from distractd.models.evaluation import (
-    NAIVE_FLOOR, Drive, drive_record, driver_halves, drives_of, evaluate_scheme,
-    featured_drives, half_figures, normalise_drives, versus_floor,
+    NAIVE_FLOOR, Drive, drive_record, drives_of, evaluate_scheme, featured_drives, half_figures,
+    normalise_drives, versus_floor,
 )
 from distractd.pipeline import (
     FEATURE_NAMES, FIELD_INDEX, NAIVE_VEHICLE_FEATURES, VEHICLE_FEATURES, PipelineConfig,
@@ -60,18 +60,19 @@ NORMAL = ("normal", "normal-blocks")
 VEHICLE_MODELS = ("svm",)
 
 
-def run_vehicle(emit, files, tasks=tuple(TASK_DRIVES), models=VEHICLE_MODELS,
+def run_vehicle(emit, files, halves, tasks=tuple(TASK_DRIVES), models=VEHICLE_MODELS,
                 controls=None, seed=0):
     """Every control × task × signal set × model (with the running baseline, and offline with
     per-driver z-scores as the floor has them) and the floor of the same signals; one record
-    each; ``controls`` are names of :data:`CONTROLS` (None: all)."""
+    each, with figures per half of ``halves`` (``(development, held_out)`` driver ids);
+    ``controls`` are names of :data:`CONTROLS` (None: all)."""
     config = PipelineConfig()
     for control, task in ((c, t) for c in controls or CONTROLS for t in tasks):
         start = time.perf_counter()
         recordings = [r for path in files
                       for r in read_taamneh(path, drives=(4, TASK_DRIVES[task]))]
         sets = signal_sets(recordings, config, control=control)
-        development, held_out = driver_halves({d.driver_id for d in sets["eyes"]["floor"][0]})
+        development, held_out = halves
         for signals in SIGNALS:
             g_means = {}
             runs = [(model, model + ("" if form == "running" else "-offline"), form)
@@ -99,10 +100,12 @@ def run_vehicle(emit, files, tasks=tuple(TASK_DRIVES), models=VEHICLE_MODELS,
                   "tests": versus_floor(g_means, NAIVE_FLOOR, development, held_out)})
 
 
-def run_vehicle_sim_to_real(emit, files, n_drivers=12, seed=SIM_SEED, forms=("driver", "floor")):
+def run_vehicle_sim_to_real(emit, files, halves, n_drivers=12, seed=SIM_SEED,
+                            forms=("driver", "floor")):
     """Sim-to-real with the car: models trained only on simulated texting-study drives (the
     simulator's vehicle, ``simulate_texting_study``), scored on the real texting drives with the
-    same-road labels, per signal set; the floor trained the same way beside each."""
+    same-road labels, per signal set, figures per half of ``halves``; the floor trained the same
+    way beside each."""
     config = PipelineConfig()
     simulated = simulate_texting_study(n_drivers, seed)
     train_sets = signal_sets(simulated, config)
@@ -110,7 +113,7 @@ def run_vehicle_sim_to_real(emit, files, n_drivers=12, seed=SIM_SEED, forms=("dr
     floor_eye_names = train_sets["eyes"]["floor"][1]
     real = [r for path in files for r in read_taamneh(path, drives=(4, TASK_DRIVES["texting"]))]
     test_sets = signal_sets(real, config, eye_names, floor_eye_names)
-    development, held_out = driver_halves({d.driver_id for d in test_sets["eyes"]["floor"][0]})
+    development, held_out = halves
     for signals in SIGNALS:
         g_means = {}
         for form in forms:
