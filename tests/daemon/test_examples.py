@@ -102,7 +102,7 @@ def test_publishers_to_the_states_the_subscriber_prints(start_daemon, drive_csv,
     daemon = start_daemon(["sessions.idle_timeout_s=2"])
     subscriber = _subscriber(daemon, stream)
     publisher = _start(example, str(drive_csv), "--to", daemon.input, "--stream", stream,
-                       "--speed", "5")
+                       "--speed", "20")
     out, err = publisher.communicate(timeout=120)
     assert publisher.returncode == 0, err
     assert out.startswith(f"sent {recording.n_samples} samples")
@@ -126,7 +126,7 @@ def test_lsl_outlet_to_the_daemons_inlet(start_daemon, drive_csv):
     stream = f"lsl.{name}.tracker-1"
     daemon = start_daemon([f"lsl.inlets=[\"name='{name}'\"]", "sessions.idle_timeout_s=3"])
     subscriber = _subscriber(daemon, stream)
-    outlet = _start("lsl_outlet.py", str(drive_csv), "--name", name, "--speed", "5")
+    outlet = _start("lsl_outlet.py", str(drive_csv), "--name", name, "--speed", "20")
     out, err = outlet.communicate(timeout=180)
     assert outlet.returncode == 0, err
     assert out == f"sent {recording.n_samples} samples on LSL stream {name} (tracker-1)\n"
@@ -151,7 +151,7 @@ def test_pupil_relay_from_capture_to_the_daemon(start_daemon, run_emulator):
     the batch pipeline's on the samples the mapping makes of the same datums (read here with
     Pupil Labs' own client), and none arrive out of order."""
     drive = simulate_drive(7, duration_s=40.0)
-    running = run_emulator(drive, speed=5.0,  # the relay's subscriptions and ours
+    running = run_emulator(drive, speed=20.0,  # the relay's subscriptions and ours
                            wait_subscriptions=2 * len(PupilAdapter.TOPICS))
     daemon = start_daemon(["sessions.idle_timeout_s=2"])
     try:
