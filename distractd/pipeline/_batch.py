@@ -11,7 +11,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ._events import _EV_EPOCH, EVENT_KINDS
+from ._events import EVENT_KINDS
 from ._processor import StreamProcessor
 from ._validate import REJECTED, SAMPLE_REJECT_REASONS, TRACK_LOSS
 from .channels import CHANNELS, FatigueChannel, GlanceChannel
@@ -56,8 +56,9 @@ class Events:
     rejected : ndarray of shape (n_samples,), dtype object
         The reason a sample was dropped (see :data:`SAMPLE_REJECT_REASONS`), or ``""``.
     events : ndarray of shape (n_events, 6)
-        One row per event: kind (index into :data:`EVENT_KINDS`), first and last sample time (s),
-        duration (s), amplitude (deg) and peak speed (deg/s), NaN where not applicable.
+        One row per event, columns :attr:`EVENT_COLUMNS`: kind (index into :data:`EVENT_KINDS`),
+        first and last sample time (s), duration (s), amplitude (deg) and peak speed (deg/s), NaN
+        where not applicable.
     """
 
     t: np.ndarray
@@ -71,6 +72,8 @@ class Events:
 
     COLUMNS = ("t", "saccade", "blink", "fixation", "track_loss", "gaze_velocity_deg_s",
                "rejected")
+    EVENT_COLUMNS = ("kind", "t_first", "t_last", "duration", "amplitude", "peak")
+    """The columns of :attr:`events`: fields of the detectors' rows (``_events.EVENT_ROW``)."""
 
     def write_csv(self, path):
         """Write one row per sample: :attr:`COLUMNS`, empty cells for NaN."""
@@ -115,10 +118,10 @@ def detect_events(recording, config=None):
         flag[~accepted] = np.nan
         for epoch in np.unique(epochs[accepted]):   # times increase strictly within a clock
             kept = np.flatnonzero(accepted & (epochs == epoch))
-            spans = events[(events[:, 0] == kind) & (events[:, _EV_EPOCH] == epoch)]
+            spans = events[(events["kind"] == kind) & (events["epoch"] == epoch)]
             inside = np.zeros(len(kept) + 1, dtype=np.int64)
-            np.add.at(inside, np.searchsorted(t[kept], spans[:, 1], side="left"), 1)
-            np.add.at(inside, np.searchsorted(t[kept], spans[:, 2], side="right"), -1)
+            np.add.at(inside, np.searchsorted(t[kept], spans["t_first"], side="left"), 1)
+            np.add.at(inside, np.searchsorted(t[kept], spans["t_last"], side="right"), -1)
             flag[kept[np.cumsum(inside[:-1]) > 0]] = 1.0
         flags[EVENT_KINDS[kind]] = flag
     lost = np.where(rows["status"] == TRACK_LOSS, 1.0, 0.0)
@@ -126,7 +129,8 @@ def detect_events(recording, config=None):
     reasons = np.array([""] + list(SAMPLE_REJECT_REASONS), dtype=object)
     code = np.where(accepted, 0, rows["status"].astype(np.int64) - REJECTED + 1)
     return Events(t.copy(), flags["saccade"], flags["blink"], flags["fixation"], lost,
-                  np.degrees(rows["velocity"]), reasons[code], events[:, :_EV_EPOCH])
+                  np.degrees(rows["velocity"]), reasons[code],
+                  np.column_stack([events[name] for name in Events.EVENT_COLUMNS]))
 
 
 def detect_channel(channel, recording, config=None):

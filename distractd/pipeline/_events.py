@@ -52,20 +52,21 @@ from ._config import _BLINK_FLAG, _EYELID, _GAZE, _GAZE_PITCH, _GAZE_YAW, _SACCA
 from .channels._face import cyclopean as _cyclopean
 from ._windows import BLINK, SACCADE, _settle, _slot
 
-__all__ = ["EVENT_KINDS"]
+__all__ = ["EVENT_KINDS", "EVENT_ROW"]
 
 EVENT_KINDS = ("saccade", "blink", "fixation")
-"""Event kinds, indexed by the ``kind`` column of an event row."""
+"""Event kinds, indexed by the ``kind`` field of an event row."""
 
-# Event row layout: kind, first and last sample time, duration, amplitude, peak speed.
-_EV_KIND = 0
-_EV_T_FIRST = 1
-_EV_T_LAST = 2
-_EV_DURATION = 3
-_EV_AMPLITUDE = 4   # degrees (saccades)
-_EV_PEAK = 5        # degrees per second (saccades)
-_EV_EPOCH = 6       # the stream's clock epoch (clock resets before the event)
-_EV_SIZE = 7
+EVENT_ROW = _record(
+    "kind",        # index into EVENT_KINDS
+    "t_first",     # first and last sample time, s
+    "t_last",
+    "duration",    # s
+    "amplitude",   # degrees (saccades; NaN otherwise)
+    "peak",        # peak speed, degrees per second (saccades; NaN otherwise)
+    "epoch",       # the stream's clock epoch: clock resets before the event (set by the processor)
+)
+"""One eye event as the detectors write it (:class:`~distractd.pipeline.Events` tabulates them)."""
 
 _IDLE, _OPEN, _DEAD = 0.0, 1.0, 2.0
 
@@ -223,15 +224,10 @@ def _saccade_step(x, t, dt, gap, period, hop, last_hop, params, state, ring, eve
             _settle(ring, state.s_hop0, last_hop, SACCADE, accept)
             if accept:
                 state.s_break = 1.0
-            if accept and n_events < events.shape[0]:
-                row = events[n_events]
-                row[_EV_KIND] = 0.0
-                row[_EV_T_FIRST] = state.s_t_first
-                row[_EV_T_LAST] = state.s_t_last
-                row[_EV_DURATION] = duration
-                row[_EV_AMPLITUDE] = np.degrees(amplitude) if not flags else np.nan
-                row[_EV_PEAK] = np.degrees(state.s_peak) if not flags else np.nan
-                n_events += 1
+            if accept:
+                n_events = _write_event(events, n_events, 0.0, state.s_t_first, state.s_t_last,
+                                        duration, np.degrees(amplitude) if not flags else np.nan,
+                                        np.degrees(state.s_peak) if not flags else np.nan)
             state.s_state = _IDLE
     elif state.s_state == _DEAD and not fast:
         state.s_state = _IDLE
@@ -397,15 +393,8 @@ def _blink_step(x, t, gap, lost, period, hop, last_hop, params, state, ring, eve
             _settle(ring, state.b_hop0, last_hop, BLINK, accept)
             if accept:
                 duration = length
-                if n_events < events.shape[0]:
-                    row = events[n_events]
-                    row[_EV_KIND] = 1.0
-                    row[_EV_T_FIRST] = state.b_t_first
-                    row[_EV_T_LAST] = state.b_t_last
-                    row[_EV_DURATION] = length
-                    row[_EV_AMPLITUDE] = np.nan
-                    row[_EV_PEAK] = np.nan
-                    n_events += 1
+                n_events = _write_event(events, n_events, 1.0, state.b_t_first, state.b_t_last,
+                                        length, np.nan, np.nan)
             state.b_state = _IDLE
     if state.b_state == _DEAD and not closed:
         state.b_state = _IDLE
@@ -469,13 +458,23 @@ def _end_fixation(period, params, state, events, n_events):
         return n_events
     state.f_state = _IDLE
     duration = state.f_t_last - state.f_t_first + period
-    if duration >= params.fixation_min_s and n_events < events.shape[0]:
-        row = events[n_events]
-        row[_EV_KIND] = 2.0
-        row[_EV_T_FIRST] = state.f_t_first
-        row[_EV_T_LAST] = state.f_t_last
-        row[_EV_DURATION] = duration
-        row[_EV_AMPLITUDE] = np.nan
-        row[_EV_PEAK] = np.nan
-        n_events += 1
+    if duration >= params.fixation_min_s:
+        n_events = _write_event(events, n_events, 2.0, state.f_t_first, state.f_t_last, duration,
+                                np.nan, np.nan)
     return n_events
+
+
+@njit(cache=True)
+def _write_event(events, n_events, kind, t_first, t_last, duration, amplitude, peak):
+    """Write one event (``kind`` an index into :data:`EVENT_KINDS`) at row ``n_events`` of the
+    :data:`EVENT_ROW` array ``events`` when it has room; return the new row count."""
+    if n_events >= events.shape[0]:
+        return n_events
+    row = events[n_events]
+    row.kind = kind
+    row.t_first = t_first
+    row.t_last = t_last
+    row.duration = duration
+    row.amplitude = amplitude
+    row.peak = peak
+    return n_events + 1

@@ -15,7 +15,7 @@ from .._errors import SchemaError
 from . import _events, _measures, _validate, _windows
 from ._baseline import RunningBaseline
 from ._config import _TIME, PipelineConfig, _params, _record
-from ._events import _EV_EPOCH, _blink_step, _end_fixation, _fixation_step, _saccade_step
+from ._events import EVENT_ROW, _blink_step, _end_fixation, _fixation_step, _saccade_step
 from ._feature_names import FEATURE_NAMES
 from .channels import CHANNELS, _protocol
 from .channels._alerts import ALERT_ROW, alerts_from_rows
@@ -50,7 +50,7 @@ _UNLABELLED = np.empty(0, dtype=np.int8)
 _EMPTY_BLOCK = np.empty((0, N_FIELDS))
 _FLOAT64 = np.dtype(np.float64)
 _EMPTY_ROWS = np.empty(0, ROW)   # no per-sample outputs wanted: the kernel skips them ...
-_EMPTY_EVENTS = np.empty((0, _events._EV_SIZE))   # ... and the events
+_EMPTY_EVENTS = np.empty(0, EVENT_ROW)   # ... and the events
 _EMPTY_WINDOWS = Windows.empty()   # shared: arrays of size 0 cannot be changed
 
 _StreamState = namedtuple("_StreamState", (
@@ -204,9 +204,9 @@ class StreamProcessor:
         return self._feed(_EMPTY_BLOCK, None, with_events=False, final=True)[0]
 
     def _feed(self, block, labels, with_events, final):
-        """Run the kernel over ``block``; return the windows, the events, the per-sample
-        outputs (:data:`ROW` records) and the channels' (only ``with_events``), and the alerts
-        it raised, in time order."""
+        """Run the kernel over ``block``; return the windows, the events (``_events.EVENT_ROW``
+        records), the per-sample outputs (:data:`ROW` records) and the channels' (these three
+        only ``with_events``), and the alerts it raised, in time order."""
         block = _as_block(block)
         n = len(block)
         labels = _UNLABELLED if labels is None else _as_labels(labels, n)
@@ -214,7 +214,7 @@ class StreamProcessor:
         out_w = np.empty(chunk + self._margin, WINDOW)
         if with_events:
             rows = np.empty(n, ROW)
-            out_e = np.empty((chunk + 4, _events._EV_SIZE))
+            out_e = np.empty(chunk + 4, EVENT_ROW)
             lanes = self._with_traces(n)
         else:
             rows, out_e = _EMPTY_ROWS, _EMPTY_EVENTS
@@ -259,7 +259,7 @@ class StreamProcessor:
             windows = Windows._from_rows(rows_w, attached)
             if self.baseline is not None:
                 windows.X = self.baseline.update(windows.t_end, windows.X)
-        events = np.concatenate(found_e) if found_e else np.empty((0, _events._EV_SIZE))
+        events = np.concatenate(found_e) if found_e else _EMPTY_EVENTS
         return windows, events, rows, list(lanes[1][:len(self._channels)]), alerts
 
 
@@ -366,7 +366,7 @@ def _run(block, labels, start, base, final, state, lanes, out, out_f):
                 n_e = _fixation_step(t, gap, period, s_status, b_status, params, estate, out_f,
                                      n_e)
         for e in range(first_event, n_e):
-            out_e[e, _EV_EPOCH] = vstate.epoch
+            out_e[e].epoch = vstate.epoch
         n_w = _turn_hop(t, hop, period, params, wstate, ring, hop_sums, mring, mstate, out_w, n_w)
         slot = ring[_slot(ring, hop)]
         _count_events(slot, s_status, b_status)
@@ -499,7 +499,7 @@ def _close_fixation(vstate, params, estate, out_e, n_e):
     first = n_e
     n_e = _end_fixation(vstate.period, params, estate, out_e, n_e)
     if n_e > first:
-        out_e[first, _EV_EPOCH] = vstate.epoch
+        out_e[first].epoch = vstate.epoch
     return n_e
 
 
