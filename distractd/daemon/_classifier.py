@@ -114,9 +114,7 @@ class Classifier:
                         self.adaptation.collect(session, windows)
                     except Exception as exc:
                         fault(session.stream, "adaptation", exc, now, session)
-        send = self.output.send
-        for frames in outgoing:
-            send(frames)
+        # counted before sending, so that whoever has received a state scrapes it counted
         published_s = time.monotonic()
         for state, n in n_states.items():
             if n:
@@ -125,6 +123,9 @@ class Classifier:
         for arrival, n in decided:
             for _ in range(n):
                 metrics.latency.observe(published_s - arrival)
+        send = self.output.send
+        for frames in outgoing:
+            send(frames)
 
     def end(self, inboxes):
         """Publish what the end of streams completes: held samples, last windows (classified in
