@@ -24,9 +24,11 @@ demo: $(STAMP)
 	@echo "make demo: the daemon, a 600 s drive replayed at 20x, its live states (about 40 s)"
 	$(BIN)/distractd demo
 
+# Two worker processes: most tests spend their time waiting on a daemon, a replay or a browser,
+# so two halve the wall time on 2 cores; each test owns its ports (simulators.free_port).
 test: $(STAMP)
-	@echo "make test: the whole suite, slow tests included"
-	$(BIN)/python -m pytest -q distractd tests
+	@echo "make test: the whole suite, slow tests included, in two processes (usually 7-12 min)"
+	$(BIN)/python -m pytest -q -n 2 --dist worksteal distractd tests
 
 # The model for sparse gaze-only trackers and the car, rebuilt by the public commands from real
 # drives: a cohort SS-ELM over the normal, texting and cognitive (question) drives of the

@@ -36,36 +36,36 @@ EPHEMERAL_RANGE = Path("/proc/sys/net/ipv4/ip_local_port_range")
 """The kernel's ephemeral port range, where every outgoing connection takes its source port."""
 
 _LOWEST_LISTENER_PORT = 10000
-_given_ports = set()
+_held_ports = {}
+"""Port -> the socket holding it for this process's life (bound, never listening)."""
 
 
 def free_port():
-    """A TCP port on 127.0.0.1 that is free now and that no outgoing connection will take.
+    """A TCP port on 127.0.0.1 for a listener: free, outside the ephemeral range, and held.
 
     The kernel's port 0 comes from the ephemeral range, from which every outgoing connection (a
-    subscriber's connect, a scrape) also draws its source port, so another process could hold such a
-    port by the time a daemon binds it. This port lies below that range, and is handed out once per
-    process.
+    subscriber's connect, a scrape) also draws its source port, so another process could take it
+    before a daemon binds it; this port lies below that range. It stays bound here for this
+    process's life with ``SO_REUSEADDR`` set after the bind: no other process's ``free_port`` can
+    take it, while a listener that sets ``SO_REUSEADDR`` (ZeroMQ, the metrics server) binds it.
     """
     try:
         first_ephemeral = int(EPHEMERAL_RANGE.read_text().split()[0])
     except (OSError, ValueError, IndexError):
         first_ephemeral = 32768  # Linux's default
-    if first_ephemeral <= _LOWEST_LISTENER_PORT:  # no room below the range: the kernel's choice
-        with socket.socket() as sock:
-            sock.bind(("127.0.0.1", 0))
-            return sock.getsockname()[1]
     draw = random.SystemRandom()
     for _ in range(1000):
-        port = draw.randrange(_LOWEST_LISTENER_PORT, first_ephemeral)
-        if port in _given_ports:
+        port = draw.randrange(_LOWEST_LISTENER_PORT, first_ephemeral) \
+            if first_ephemeral > _LOWEST_LISTENER_PORT else 0  # no room below: the kernel's
+        sock = socket.socket()
+        try:
+            sock.bind(("127.0.0.1", port))
+        except OSError:
+            sock.close()
             continue
-        with socket.socket() as sock:
-            try:
-                sock.bind(("127.0.0.1", port))
-            except OSError:
-                continue
-        _given_ports.add(port)
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        port = sock.getsockname()[1]
+        _held_ports[port] = sock
         return port
     raise DistractdError(f"no free TCP port on 127.0.0.1 between {_LOWEST_LISTENER_PORT} and "
                          f"{first_ephemeral}")

@@ -2,6 +2,10 @@
 
 import io
 import socket
+import subprocess
+import sys
+
+import zmq
 
 from distractd.daemon import default_model_path
 from distractd.models import load_model
@@ -39,12 +43,16 @@ def test_demo_runs_end_to_end_and_stops_cleanly():
     assert received == len(windows)
 
 
-def test_free_ports_are_bindable_distinct_and_never_an_outgoing_connections_source_port():
+def test_free_ports_are_held_distinct_and_never_an_outgoing_connections_source_port():
     first_ephemeral = int(EPHEMERAL_RANGE.read_text().split()[0])
     ports = [free_port() for _ in range(50)]
     assert len(set(ports)) == 50 and max(ports) < first_ephemeral
-    with socket.socket() as listener, socket.socket() as client:
-        listener.bind(("127.0.0.1", ports[0]))
-        listener.listen()
-        client.connect(("127.0.0.1", ports[0]))
+    held = ports[0]
+    probe = f"import socket; socket.socket().bind(('127.0.0.1', {held}))"
+    taken = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True)
+    assert taken.returncode == 1 and "Address already in use" in taken.stderr
+    with zmq.Context() as context, context.socket(zmq.PULL) as listener, \
+            socket.socket() as client:
+        listener.bind(f"tcp://127.0.0.1:{held}")          # a daemon's bind takes it
+        client.connect(("127.0.0.1", held))
         assert client.getsockname()[1] >= first_ephemeral  # the kernel's source port
