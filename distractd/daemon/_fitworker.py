@@ -4,9 +4,10 @@ A fit holds the interpreter's lock in the Python parts of scikit-learn and numpy
 milliseconds, which in a thread of the daemon the loop would wait for. In its own process a
 fit shares only the CPU (the loop's lag still rose under a stress of fits:
 docs/results/transduction.md), and the daemon's side of a fit is numpy only. The daemon starts
-the worker (``python -m distractd.daemon._fitworker``) with ``[adaptation]`` on and talks to it
-over its standard input and output: each message is an 8-byte little-endian length and an npz archive — a JSON ``header`` (as bytes)
-and plain arrays, read with ``allow_pickle=False``: nothing is pickled either way.
+the worker (:data:`WORKER_COMMAND`) with ``[adaptation]`` on and talks to it over its standard
+input and output: each message is an 8-byte little-endian length and an npz archive — a JSON
+``header`` (as bytes) and plain arrays, read with ``allow_pickle=False``: nothing is pickled
+either way.
 
 Request: header ``{"model": path, "model_id": ..., "seed": ...}``, array ``rows`` (the stream's
 kept windows). Reply: header ``{"error": None or one line, "check": ..., "spread": [before,
@@ -36,6 +37,12 @@ __all__ = ["refit", "pack", "unpack", "read_message", "write_message", "main", "
 
 MAX_MESSAGE_BYTES = 1 << 28
 """Largest message either side reads (a LapSVM refit's expansion is a few MB)."""
+
+WORKER_COMMAND = (sys.executable, "-c",
+                  "import sys; from distractd.daemon._fitworker import main; "
+                  "sys.exit(main(sys.argv[1:]))")
+"""The worker's command line, before its model path: :func:`main` called, not the module run as
+``__main__`` (``-m`` would run it a second time beside the copy the package has imported)."""
 
 _NICE = 10
 """Niceness the worker asks for where it cannot have the idle scheduling class."""
@@ -144,8 +151,7 @@ class Worker:
         with self.lock:
             if self.process is None or self.process.poll() is not None:
                 self.process = subprocess.Popen(
-                    [sys.executable, "-m", "distractd.daemon._fitworker",
-                     *([str(model_path)] if model_path else [])],
+                    [*WORKER_COMMAND, *([str(model_path)] if model_path else [])],
                     stdin=subprocess.PIPE, stdout=subprocess.PIPE)
             return self.process
 
@@ -181,6 +187,3 @@ class Worker:
             process.wait()
         process.stdout.close()
 
-
-if __name__ == "__main__":
-    sys.exit(main(sys.argv[1:]))

@@ -42,13 +42,12 @@ class Model:
     ``obstacle`` says why it cannot be adapted to a stream's driver (None when it can). The file
     must be a regular file of at most ``max_bytes`` bytes whose arrays expand to at most as many;
     whatever else is wrong with it (missing parts, wrong types) is a
-    :class:`~distractd.ModelError` naming it. With ``adapt`` (``adaptation.enabled``), a model
-    that can adapt also runs one adaptation fit in its warm-up. ``warm_up=False`` leaves the
-    warm-up out (the helper of :meth:`_warm_up` runs its own part).
+    :class:`~distractd.ModelError` naming it. ``warm_up=False`` leaves the warm-up out (the
+    helper of :meth:`_warm_up` runs its own part). Adaptation's fits run in their own process
+    (:mod:`~distractd.daemon._fitworker`), which compiles what they need itself.
     """
 
-    def __init__(self, path, max_bytes=DEFAULTS["model"]["max_bytes"], adapt=False,
-                 warm_up=True):
+    def __init__(self, path, max_bytes=DEFAULTS["model"]["max_bytes"], warm_up=True):
         self.path = str(path or default_model_path())
         self.max_bytes = max_bytes
         check_archive(self.path, max_bytes, "model file", ModelError)
@@ -71,7 +70,7 @@ class Model:
         except (DistractdError, TypeError) as exc:
             raise _naming(self.path, exc) from None
         if warm_up:
-            self._warm_up(adapt and self.obstacle is None)
+            self._warm_up()
 
     def segmenter(self, enabled):
         if not enabled or self.prototypes is None:
@@ -87,10 +86,8 @@ class Model:
         it has (the daemon scores each stream by the sub-model chosen for it); NaN where none."""
         return self.detector.window_scores(X_windows, FEATURE_NAMES)
 
-    def _warm_up(self, adapt):
-        """Compile every kernel and run every part once on a synthetic stream (also a check);
-        with ``adapt``, also the adaptation's fit, on a few synthetic rows (a first fit compiling
-        its kernels would hold the GIL, and the loop, for seconds).
+    def _warm_up(self):
+        """Compile every kernel and run every part once on a synthetic stream (also a check).
 
         When numba's cache does not hold the stream kernel yet (a cold start), a helper process
         (``python -m distractd.daemon._precompile``) compiles the baseline's and the scoring
@@ -99,16 +96,15 @@ class Model:
         READY follows a complete warm-up either way."""
         helper = None
         if not cache_is_fresh(_stream_kernel):
-            helper = start_helper(f"{__package__}._precompile", self.path, str(self.max_bytes),
-                                  "adapt" if adapt else "")
+            helper = start_helper(f"{__package__}._precompile", self.path, str(self.max_bytes))
         start = time.monotonic()
         try:
             windows = self._stream_windows()
         finally:
             finish_helper(helper, timeout_s=time.monotonic() - start)
-        self._score(windows.X, windows.t_end, adapt)
+        self._score(windows.X, windows.t_end)
 
-    def warm_up_scoring(self, adapt):
+    def warm_up_scoring(self):
         """The helper's part of a cold warm-up: the baseline and the scoring kernels, on
         synthetic windows of the same types as the stream kernel's."""
         n = int(round(_EXTRA_S / self.pipeline_config.hop_s)) + 1
@@ -116,7 +112,7 @@ class Model:
         X = 0.01 * np.sin(np.arange(n * len(FEATURE_NAMES)) / 7.0).reshape(n, -1)
         if self.pipeline_config.baseline:
             X = RunningBaseline.from_config(self.pipeline_config, FEATURE_NAMES).update(t_end, X)
-        self._score(X, t_end, adapt)
+        self._score(X, t_end)
 
     def _stream_windows(self):
         """The windows of a synthetic stream, fed as the wire's read-only blocks and as joined
@@ -136,7 +132,7 @@ class Model:
         wire.setflags(write=False)
         return Windows.concat([processor.update(wire), processor.update(block[n // 2:])])
 
-    def _score(self, X, t_end, adapt):
+    def _score(self, X, t_end):
         """Every scoring part once on windows ``X`` ending at ``t_end``; a failure is a
         :class:`~distractd.ModelError` naming the file."""
         try:
@@ -147,9 +143,6 @@ class Model:
             segmenter = self.segmenter(True)
             if segmenter is not None:
                 segmenter.update(X, t_end)
-            if adapt:
-                detectors.adapt_checked(self.detector, np.zeros((10, len(self.columns))),
-                                        n_unlabelled=10)
         except (ValueError, TypeError, IndexError, DistractdError) as exc:
             raise ModelError(f"model file {self.path} fails on synthetic windows: "
                              f"{type(exc).__name__}: {exc}") from None

@@ -1,7 +1,7 @@
 """The helper process of a cold warm-up (:meth:`Model._warm_up`): it compiles the baseline's and
 the scoring kernels into numba's cache while the daemon compiles the stream kernel.
 
-``python -m distractd.daemon._precompile MODEL_PATH MAX_BYTES [adapt]``; the exit status is
+``python -m distractd.daemon._precompile MODEL_PATH MAX_BYTES``; the exit status is
 all it says (the daemon checks the model again and compiles whatever is missing).
 """
 
@@ -11,8 +11,8 @@ from ._model import Model
 
 
 def main(argv):
-    path, max_bytes, adapt = (argv + [""])[:3]
-    Model(path, int(max_bytes), warm_up=False).warm_up_scoring(adapt == "adapt")
+    path, max_bytes = argv[:2]
+    Model(path, int(max_bytes), warm_up=False).warm_up_scoring()
 
 
 if __name__ == "__main__":

@@ -71,8 +71,7 @@ class Reloader:
     def _load(self):
         config = load_config(self.config_path, self.overrides) if self.config_path \
             else load_config(overrides=self.overrides)
-        return config, Model(config["model"]["path"], config["model"]["max_bytes"],
-                             config["adaptation"]["enabled"])
+        return config, Model(config["model"]["path"], config["model"]["max_bytes"])
 
 
 class _Reload(threading.Thread):

@@ -91,8 +91,7 @@ class Service:
         self.metrics = metrics = Metrics(registry or CollectorRegistry(),
                                          per_stream=config["metrics"]["per_stream"])
         self.notifier = notifier or Notifier()
-        self.model = model = Model(config["model"]["path"], config["model"]["max_bytes"],
-                                   config["adaptation"]["enabled"])
+        self.model = model = Model(config["model"]["path"], config["model"]["max_bytes"])
         metrics.set_model(model.detector.model_id, model.detector.kind)
         self.rates = Rates(time.monotonic())
         self.streams = StreamTable(config, model, metrics)

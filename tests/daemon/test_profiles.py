@@ -100,7 +100,7 @@ def test_a_drivers_second_drive_starts_warm_and_erase_removes_the_profile(start_
 
 @pytest.fixture(scope="module")
 def model():
-    return Model("", DEFAULTS["model"]["max_bytes"], adapt=False)
+    return Model("", DEFAULTS["model"]["max_bytes"])
 
 
 def _table(model, folder, **profiles):
