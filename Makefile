@@ -27,7 +27,7 @@ demo: $(STAMP)
 # Two worker processes: most tests spend their time waiting on a daemon, a replay or a browser,
 # so two halve the wall time on 2 cores; each test owns its ports (simulators.free_port).
 test: $(STAMP)
-	@echo "make test: the whole suite, slow tests included, in two processes (usually 7-12 min)"
+	@echo "make test: the whole suite, slow tests included, in two processes (usually 7-15 min on 2 cores)"
 	$(BIN)/python -m pytest -q -n 2 --dist worksteal distractd tests
 
 # The model for sparse gaze-only trackers and the car, rebuilt by the public commands from real
