@@ -146,21 +146,22 @@ STATE = _record(
 )
 _ZEROS = np.zeros(1, STATE)   # copied to clear a state (a global array, so numba never frees it)
 
-# One emitted window: bounds, quality, label, the features, then the glance state and the fatigue
-# state at its end (the :class:`Windows` columns of the same names).
+# One emitted window: bounds, quality, label, the features, then the glance, fatigue and car state
+# at its end (the :class:`Windows` columns of the same names), the three flags last and together
+# (one comparison turns them into booleans).
+_FLAGS = ("road_ready", "fatigue_available", "drowsy")   # 1.0 / 0.0 in a row, bool in Windows
 WINDOW = _record(
     "t_start", "t_end", "quality", "label", ("X", (N_FEATURES,)),
-    "on_road", "off_road_s", "buffer_s", "road_ready",
-    "fatigue_available", "eyes_closed_s", "perclos", "blink_duration_s", "drowsy",
-    "input_age_s",
+    "on_road", "off_road_s", "buffer_s", "eyes_closed_s", "perclos", "blink_duration_s",
+    "input_age_s", *_FLAGS,
 )
 _GLANCE_X = len(MEASURES) + N_SPATIAL   # the glance features' first column in X
 _VEHICLE_X = _GLANCE_X + N_GLANCE_FEATURES   # the vehicle features' first column
-_FLAGS = ("road_ready", "fatigue_available", "drowsy")   # 1.0 / 0.0 in a row, bool in Windows
+_FLAT_WINDOW = np.dtype((np.float64, WINDOW.itemsize // 8))   # a window row as its floats
 _COLUMN = {name: WINDOW.fields[name][1] // 8 for name in WINDOW.names}   # first float of each
 _FEATURES_FIRST = _COLUMN["X"]
 _LABEL_COLUMN = _COLUMN["label"]
-_FLAG_COLUMNS = tuple((name, _COLUMN[name]) for name in _FLAGS)
+_FLAGS_FIRST = _COLUMN[_FLAGS[0]]
 _PLAIN_COLUMNS = tuple((name, first) for name, first in _COLUMN.items()
                        if name not in _FLAGS + ("X", "label"))
 
@@ -259,10 +260,9 @@ class Windows:
             alerts = np.empty(len(rows), dtype=object)
             for i in range(len(rows)):
                 alerts[i] = ()
-        flat = rows.view(np.float64).reshape(len(rows), WINDOW.itemsize // 8)
-        columns = np.ascontiguousarray(flat.T)   # one copy; each column a contiguous row of it
+        columns = np.ascontiguousarray(rows.view(_FLAT_WINDOW).T)   # one copy; a column a row
         named = {name: columns[first] for name, first in _PLAIN_COLUMNS}
-        named.update({name: columns[first] == 1.0 for name, first in _FLAG_COLUMNS})
+        named.update(zip(_FLAGS, columns[_FLAGS_FIRST:_FLAGS_FIRST + len(_FLAGS)] == 1.0))
         return cls(**named, label=columns[_LABEL_COLUMN].astype(np.int8),
                    X=columns[_FEATURES_FIRST:_FEATURES_FIRST + N_FEATURES].T.copy(), alerts=alerts)
 
