@@ -245,22 +245,31 @@ class StreamProcessor:
             windows = _EMPTY_WINDOWS
             self._pending_alerts.extend(alerts)
         else:
-            per_window = [[] for _ in range(n_found)]
-            per_window[0].extend(self._pending_alerts)
-            self._pending_alerts = []
-            for alert, index in zip(alerts, where):
-                if index < n_found:
-                    per_window[index].append(alert)
-                else:
-                    self._pending_alerts.append(alert)
-            attached = np.empty(n_found, dtype=object)
-            attached[:] = [tuple(a) for a in per_window]
-            rows_w = found_w[0] if len(found_w) == 1 else np.concatenate(found_w)
-            windows = Windows._from_rows(rows_w, attached)
+            windows = Windows._from_rows(found_w[0] if len(found_w) == 1
+                                         else np.concatenate(found_w),
+                                         self._attach(alerts, where, n_found))
             if self.baseline is not None:
                 windows.X = self.baseline.update(windows.t_end, windows.X)
         events = np.concatenate(found_e) if found_e else _EMPTY_EVENTS
         return windows, events, rows, list(lanes[1][:len(self._channels)]), alerts
+
+    def _attach(self, alerts, where, n_windows):
+        """Per window of ``n_windows``, the tuple of alerts it carries: those pending and the new
+        ones raised before it (``where``: their window); the later ones wait for the next."""
+        attached = np.empty(n_windows, dtype=object)
+        if not (alerts or self._pending_alerts):   # the common case
+            attached.fill(())
+            return attached
+        per_window = [[] for _ in range(n_windows)]
+        per_window[0].extend(self._pending_alerts)
+        self._pending_alerts = []
+        for alert, index in zip(alerts, where):
+            if index < n_windows:
+                per_window[index].append(alert)
+            else:
+                self._pending_alerts.append(alert)
+        attached[:] = [tuple(a) for a in per_window]
+        return attached
 
 
 def _as_block(block):
