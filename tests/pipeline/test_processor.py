@@ -73,6 +73,29 @@ def test_interleaved_streams_keep_their_own_state(recording):
     assert processors[1].rejected["duplicate_t"] == 1
 
 
+def test_blocks_of_every_memory_layout_give_the_same_windows(recording):
+    """The processor calls its compiled pass for one array type: a block that is read-only,
+    unaligned (a wire buffer at an odd offset) or Fortran-ordered is brought to it."""
+    samples = recording.samples
+    raw = bytearray(samples.nbytes + 1)
+    unaligned = np.frombuffer(raw, np.float64, samples.size, offset=1).reshape(samples.shape)
+    unaligned[:] = samples
+    assert not unaligned.flags.aligned
+    read_only = samples.copy()
+    read_only.flags.writeable = False
+    layouts = (samples, read_only, unaligned, np.asfortranarray(samples))
+    windows = []
+    for block in layouts:
+        processor = StreamProcessor()
+        windows.append([processor.update(block[i:i + 30]) for i in range(0, len(block), 30)]
+                       + [processor.flush()])
+    for other in windows[1:]:
+        for got, want in zip(other, windows[0]):
+            np.testing.assert_array_equal(got.X, want.X)
+            np.testing.assert_array_equal(got.t_end, want.t_end)
+    assert sum(len(w) for w in windows[0]) == 41   # (30 s - 10 s) / 0.5 s + 1
+
+
 def test_wrong_shape_is_a_schema_error():
     from distractd import SchemaError
     with pytest.raises(SchemaError, match=rf"block must have shape \(n_samples, {N_FIELDS}\)"):
