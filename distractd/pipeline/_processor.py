@@ -9,8 +9,7 @@ import math
 from collections import namedtuple
 
 import numpy as np
-from numba import njit, typeof
-from numba._dispatcher import compute_fingerprint
+from numba import njit
 
 from .._errors import SchemaError
 from . import _events, _measures, _validate, _windows
@@ -53,13 +52,6 @@ _FLOAT64 = np.dtype(np.float64)
 _EMPTY_ROWS = np.empty(0, ROW)   # no per-sample outputs wanted: the kernel skips them ...
 _EMPTY_EVENTS = np.empty(0, EVENT_ROW)   # ... and the events
 _EMPTY_WINDOWS = Windows.empty()   # shared: arrays of size 0 cannot be changed
-
-_COMPILED = {}
-"""The compiled :func:`_run` (its entry point) per path (events or not) and per numba fingerprint
-of a processor's kernel state and channel slots: every other argument has one type by
-construction (:func:`_as_block`, :func:`_as_labels`, the buffers of ``_feed``), so a processor
-calls the compiled pass directly. Numba's dispatcher resolved the types of the 31 arrays at every
-call, 1.4 us of a 30-sample block's 24; resolving them in Python costs 1.6 ms, once a process."""
 
 _StreamState = namedtuple("_StreamState", (
     "params", "validation", "held", "events", "windows", "ring", "hop_sums", "measures",
@@ -158,7 +150,6 @@ class StreamProcessor:
         self._kernel_state = tuple(self._state)
         self._lanes = self._with_traces(0)
         self._pending_alerts = []
-        self._types = compute_fingerprint((self._kernel_state, self._lanes))   # see _COMPILED
         self.baseline = (RunningBaseline.from_config(config, FEATURE_NAMES) if config.baseline
                          else None)
 
@@ -234,14 +225,10 @@ class StreamProcessor:
         n_found = 0
         start = 0
         done = False
-        key = (with_events, self._types)
-        run = _COMPILED.get(key)
         while not done:
-            args = (block, labels, start, self.n_samples, final, self._kernel_state, lanes, out,
-                    out_e if with_events else None)
-            if run is None:
-                run = _COMPILED[key] = _run.compile(tuple(map(typeof, args)))
-            start, n_w, n_e, n_a, done = run(*args)
+            start, n_w, n_e, n_a, done = _run(block, labels, start, self.n_samples, final,
+                                              self._kernel_state, lanes, out,
+                                              out_e if with_events else None)
             if n_w:   # the last fill of a buffer made for this call is not copied
                 found_w.append(out_w[:n_w] if done else out_w[:n_w].copy())
             if n_e:
@@ -288,7 +275,7 @@ class StreamProcessor:
 def _as_block(block):
     """``block`` as the one array type the kernel is compiled for: 2-D float64, C-contiguous,
     aligned and read-only (wire blocks are read-only), so one compile serves every input (issue
-    26) and a processor can call its compiled :func:`_run` directly (:data:`_COMPILED`)."""
+    26)."""
     if not (type(block) is np.ndarray and block.dtype is _FLOAT64 and block.ndim == 2
             and block.flags.c_contiguous and block.flags.aligned):
         block = np.ascontiguousarray(block, dtype=np.float64)

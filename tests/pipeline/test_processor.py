@@ -74,8 +74,8 @@ def test_interleaved_streams_keep_their_own_state(recording):
 
 
 def test_blocks_of_every_memory_layout_give_the_same_windows(recording):
-    """The processor calls its compiled pass for one array type: a block that is read-only,
-    unaligned (a wire buffer at an odd offset) or Fortran-ordered is brought to it."""
+    """The compiled pass takes one array type (one compile serves every input): a block that is
+    read-only, unaligned (a wire buffer at an odd offset) or Fortran-ordered is brought to it."""
     samples = recording.samples
     raw = bytearray(samples.nbytes + 1)
     unaligned = np.frombuffer(raw, np.float64, samples.size, offset=1).reshape(samples.shape)
