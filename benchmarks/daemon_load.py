@@ -41,12 +41,18 @@ Three parts, each printing one JSON line per measurement (and appending it to ``
    <= 15 %).
 
 The simulated drive carries the car's signals in every sample (the vehicle channel runs on them):
-the load runs send them inside the eye messages. A car on its own topic (``vehicle.<stream>``) is
-joined as tests/daemon/test_vehicle_join.py checks; it is not loaded here.
+the load runs send them inside the eye messages. With ``--vehicle-rate HZ ...`` each run is also
+done with each stream's car on its own topic (``vehicle.<stream>``, the form the daemon joins by
+stream and time): the eye messages without the car's fields, and the car's samples at HZ on their
+own clock (the drive's latest values at each tick, ``t`` on the eyes' time base), ``--vehicle-block``
+of them per block message, sent when the last is taken, to the daemon and the lean receiver alike;
+0 is the car inside the eye messages. CPU per sample stays per eye sample; the record names the rate
+and gives the car's samples sent, those the daemon counted and those its join dropped, by reason.
 
 Run: ``.venv/bin/python benchmarks/daemon_load.py [--block-streams 300 1000] [--map-streams 300]
 [--segmentation on off] [--duration 140] [--window 60] [--senders 1] [--out results.jsonl]
-[--quick] [--parts single load channels] [--set section.key=value ...]``.
+[--quick] [--parts single load channels] [--set section.key=value ...] [--vehicle-rate 0 10 50]
+[--vehicle-block 1]``.
 Timings depend on the machine's load: each line carries the 1-minute load average; compare the
 daemon with the lean receiver of the same line, not absolute times across runs.
 """
@@ -68,6 +74,7 @@ import zmq
 from threadpoolctl import threadpool_limits
 
 from distractd.daemon import Model, Session, decision_options, default_model_path, load_config
+from distractd.daemon._vehicle import VEHICLE_REJECT_REASONS
 from distractd.pipeline import PipelineConfig
 from distractd.pipeline.formats import (
     FIELD_INDEX, FIELDS, VEHICLE_FIELDS, decode_output, encode_block, encode_map,
@@ -75,6 +82,8 @@ from distractd.pipeline.formats import (
 from distractd.simulators import NotifyReceiver, free_port, simulate_drive
 
 BLOCK_SAMPLES = 10
+CAR_FIELDS = ("t", *VEHICLE_FIELDS)
+"""The columns of a car's own messages: its clock and its signals."""
 
 SCRAPER = """
 import sys, threading, urllib.request
@@ -217,10 +226,21 @@ due = np.asarray(due)
 streams = range(spec["first"], spec["last"])
 offsets = np.asarray([spec["stagger_s"] * k / spec["n_streams"] for k in streams])
 shifts = np.asarray(spec["shifts"])                # each stream's first message in the drive
-topics = [b"samples.s-%d" % k for k in streams]
-n = spec["n_messages"]
-payload_of = (shifts[:, None] + np.arange(n)).ravel()   # stream-major: entry = stream * n + j
-when = (due[payload_of].reshape(len(shifts), n) - due[shifts][:, None] + offsets[:, None]).ravel()
+origin = due[shifts] - offsets                     # each stream's clock: its first message at 0
+n, n_car = spec["n_messages"], spec["vehicle_n_messages"]
+topics = [b"vehicle.s-%d" % k for k in streams] + [b"samples.s-%d" % k for k in streams]
+
+def entries(first, n):   # payload, stream and send time of each stream's n messages, stream-major
+    payload_of = (np.asarray(first)[:, None] + np.arange(n)).ravel()
+    return (payload_of, np.repeat(np.arange(len(shifts)), n),
+            (due[payload_of].reshape(len(shifts), n) - origin[:, None]).ravel())
+
+# The car's messages first (a car sample due with an eye message goes before it), then the eyes'.
+car = entries(spec["vehicle_shifts"], n_car)
+eyes = entries(shifts, n)
+payload_of = np.concatenate([car[0], eyes[0]])
+topic_of = np.concatenate([car[1], eyes[1] + len(shifts)])
+when = np.concatenate([car[2], eyes[2]])
 order = np.argsort(when, kind="stable")
 when = when[order]
 context = zmq.Context()
@@ -241,32 +261,37 @@ while i < len(order):
     now = time.monotonic()
     j = max(int(np.searchsorted(when, now - start, side="right")), i + 1)
     for entry in order[i:j].tolist():   # everything due by now, in schedule order
-        sock.send_multipart((topics[entry // n], payloads[payload_of[entry]]))
+        sock.send_multipart((topics[topic_of[entry]], payloads[payload_of[entry]]))
     sent_at[i:j] = time.monotonic()
     i = j
 late = sent_at - (start + when)
+is_car = (topic_of < len(shifts))[order]
 per_sample = np.asarray(spec["samples_per_message"])[payload_of[order]]
+eye_samples, car_samples = np.where(is_car, 0, per_sample), np.where(is_car, per_sample, 0)
 w0, w1 = spec["window_monotonic_s"]
 in_window = (sent_at >= w0) & (sent_at < w1)
 due_in_window = (start + when >= w0) & (start + when < w1)
-print(json.dumps({"messages": int(len(order)), "samples": int(per_sample.sum()),
+print(json.dumps({"messages": int(len(order)), "samples": int(eye_samples.sum()),
+                  "vehicle_samples": int(car_samples.sum()),
                   "window_messages_sent": int(in_window.sum()),
-                  "window_samples_sent": int(per_sample[in_window].sum()),
-                  "window_samples_due": int(per_sample[due_in_window].sum()),
+                  "window_samples_sent": int(eye_samples[in_window].sum()),
+                  "window_vehicle_samples_sent": int(car_samples[in_window].sum()),
+                  "window_samples_due": int(eye_samples[due_in_window].sum()),
                   "late_ms_p50": float(np.percentile(late, 50) * 1e3),
                   "late_ms_p99": float(np.percentile(late, 99) * 1e3),
                   "late_ms_max": float(late.max() * 1e3)}))
 sent_by_entry = np.empty(len(order))
 sent_by_entry[order] = sent_at
-np.save(spec["sent_path"], sent_by_entry)
+np.save(spec["sent_path"], sent_by_entry[len(car[0]):])  # the eye messages'
+
 sock.close(linger=5000)
 context.term()
 """
 """One sender process: publishes streams [first, last) of the pre-encoded message list on its
 schedule (every stream shares the payloads: stream k sends ``n_messages`` of them from its own
-start in the drive, its send times shifted by its stagger), to the daemon and the lean receiver at
-once; prints what it sent and how late, and saves each
-message's send time (stream-major) for the lag."""
+start in the drive, and ``vehicle_n_messages`` of the car's from ``vehicle_shifts[k]``, its send
+times shifted by its stagger), to the daemon and the lean receiver at once; prints what it sent and
+how late, and saves each eye message's send time (stream-major) for the lag."""
 
 LEAN = """
 import signal, sys
@@ -274,7 +299,8 @@ import msgpack, numpy as np, zmq
 context = zmq.Context()
 sub = context.socket(zmq.SUB)
 sub.rcvhwm = 0
-sub.subscribe(b"samples.")
+for topic in sys.argv[2:]:
+    sub.subscribe(topic.encode())
 sub.bind(sys.argv[1])
 signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
 received = []
@@ -292,8 +318,9 @@ try:
 finally:
     print(n_received + len(received), flush=True)
 """
-"""The lean receiver, the ceiling: SUB recv + msgpack decode (+ the block's bytes as an array) +
-append to a list (emptied every 10,000 messages), nothing else; prints the messages received when terminated."""
+"""The lean receiver, the ceiling: SUB recv (of the topics given after the endpoint) + msgpack
+decode (+ the block's bytes as an array) + append to a list (emptied every 10,000 messages),
+nothing else; prints the messages received when terminated."""
 
 
 
@@ -322,20 +349,31 @@ def _thread_split(before, after):
     return split
 
 
-def _payloads(recording, form, per_message):
-    """The drive's messages as (payloads, due_s, samples per message): one pre-encoded payload
-    list that every stream shares (streams differ by topic and by their send schedule)."""
-    t = recording.t
+def _payloads(samples, form, per_message, t0, fields=FIELDS):
+    """Messages of ``samples`` (columns ``fields``, ``t`` first) as (payloads, due_s from ``t0``,
+    samples per message): one pre-encoded payload list that every stream shares (streams differ by
+    topic and by their send schedule)."""
+    t = samples[:, 0]
     ends = np.arange(per_message, len(t) + per_message, per_message).clip(max=len(t))
     starts = np.concatenate([[0], ends[:-1]])
     if form == "map":
-        payloads = [encode_map("s", {name: value for name, value in zip(FIELDS, row.tolist())
+        payloads = [encode_map("s", {name: value for name, value in zip(fields, row.tolist())
                                      if not math.isnan(value)})[1]
-                    for row in recording.samples]
+                    for row in samples]
     else:
-        payloads = [encode_block("s", recording.samples[lo:hi], seq)[1]
+        payloads = [encode_block("s", samples[lo:hi], seq, fields)[1]
                     for seq, (lo, hi) in enumerate(zip(starts, ends))]
-    return payloads, (t[ends - 1] - t[0]).tolist(), (ends - starts).tolist()
+    return payloads, (t[ends - 1] - t0).tolist(), (ends - starts).tolist()
+
+
+def _car(recording, rate_hz):
+    """The car's own samples at ``rate_hz`` (columns :data:`CAR_FIELDS`): a tick every
+    1/``rate_hz`` s from the drive's start, each with the drive's latest values at or before it."""
+    t = recording.t
+    ticks = t[0] + np.arange(int((t[-1] - t[0]) * rate_hz) + 1) / rate_hz
+    latest = np.searchsorted(t, ticks, side="right") - 1
+    columns = [FIELD_INDEX[name] for name in VEHICLE_FIELDS]
+    return np.column_stack([ticks, recording.samples[latest][:, columns]])
 
 
 def _daemon_command(input_ep, output_ep, metrics_port, segmentation, adaptation_after_s,
@@ -354,11 +392,12 @@ def _daemon_command(input_ep, output_ep, metrics_port, segmentation, adaptation_
 
 
 def load(recording, tmp, n_streams, form, segmentation, duration_s, window_s, block_samples=30,
-         senders=1, scrape_storm=0, adaptation_after_s=None, overrides=()):
+         senders=1, scrape_storm=0, adaptation_after_s=None, overrides=(), vehicle_rate_hz=0.0,
+         vehicle_block=1):
     """One steady-state load run of the daemon and the lean receiver side by side; returns the
     JSON-ready result. Each stream sends ``duration_s`` of ``recording`` from its own start, spread
-    evenly over the rest of it; the figures are taken over the last ``window_s`` of the drive (less
-    2 s)."""
+    evenly over the rest of it, with its car on its own topic at ``vehicle_rate_hz`` (0: inside
+    the eye messages); the figures are taken over the last ``window_s`` of the drive (less 2 s)."""
     input_ep = f"tcp://127.0.0.1:{free_port()}"
     lean_ep = f"tcp://127.0.0.1:{free_port()}"
     output_ep = f"tcp://127.0.0.1:{free_port()}"
@@ -366,14 +405,31 @@ def load(recording, tmp, n_streams, form, segmentation, duration_s, window_s, bl
     config = PipelineConfig()
     t = recording.t
     per_message = 1 if form == "map" else block_samples
-    payloads, due, samples_per_message = _payloads(recording, form, per_message)
+    eyes = recording.samples
+    if vehicle_rate_hz:
+        eyes = eyes.copy()
+        eyes[:, [FIELD_INDEX[name] for name in VEHICLE_FIELDS]] = np.nan
+    payloads, due, samples_per_message = _payloads(eyes, form, per_message, t[0])
     n_messages = int(np.searchsorted(due, duration_s, side="left"))
     shifts = np.arange(n_streams) * (len(due) - n_messages) // n_streams
-    payload_path = Path(tmp) / f"{form}-{per_message}.msgpack"
+    car_shifts, n_car = [0] * n_streams, 0
+    if vehicle_rate_hz:  # the car's messages follow the eyes' in the payload list
+        car = _car(recording, vehicle_rate_hz)
+        car_payloads, car_due, car_per_message = _payloads(car, "block", vehicle_block, t[0],
+                                                           CAR_FIELDS)
+        car_shifts = len(payloads) + np.searchsorted(  # from the stream's first eye sample
+            car[::vehicle_block, 0], t[shifts * per_message], side="left")
+        n_car = min(int(duration_s * vehicle_rate_hz) // vehicle_block,
+                    len(payloads) + len(car_payloads) - int(car_shifts.max()))
+        car_shifts = car_shifts.tolist()
+        payloads, due = payloads + car_payloads, due + car_due
+        samples_per_message = samples_per_message + car_per_message
+    payload_path = Path(tmp) / f"{form}-{per_message}-car{vehicle_rate_hz:g}.msgpack"
     payload_path.write_bytes(msgpack.packb([payloads, due]))
     stagger_s = 0.5
-    lean = subprocess.Popen([sys.executable, "-c", LEAN, lean_ep], stdout=subprocess.PIPE,
-                            text=True)
+    lean_topics = ["samples.", "vehicle."] if vehicle_rate_hz else ["samples."]
+    lean = subprocess.Popen([sys.executable, "-c", LEAN, lean_ep, *lean_topics],
+                            stdout=subprocess.PIPE, text=True)
     with NotifyReceiver() as notify:
         daemon = subprocess.Popen(_daemon_command(input_ep, output_ep, metrics_port, segmentation,
                                                   adaptation_after_s, overrides),
@@ -399,6 +455,7 @@ def load(recording, tmp, n_streams, form, segmentation, duration_s, window_s, bl
                 spec = {"payloads": str(payload_path), "first": int(first), "last": int(last),
                         "n_streams": n_streams, "stagger_s": stagger_s, "n_messages": n_messages,
                         "shifts": shifts[first:last].tolist(),
+                        "vehicle_shifts": car_shifts[first:last], "vehicle_n_messages": n_car,
                         "endpoints": [input_ep, lean_ep], "start_monotonic_s": start,
                         "samples_per_message": samples_per_message,
                         "window_monotonic_s": [w0, w1],
@@ -440,6 +497,10 @@ def load(recording, tmp, n_streams, form, segmentation, duration_s, window_s, bl
             received_msgs = _scrape(metrics_port, "distractd_messages_received_total")
             daemon_latency = _histogram_quantiles(metrics_port,
                                                   "distractd_processing_latency_seconds")
+            car_counted = _scrape(metrics_port, "distractd_vehicle_samples_total")
+            car_rejected = {reason: _scrape(metrics_port,
+                                            f'distractd_samples_rejected_total{{reason="{reason}"}}')
+                            for reason in VEHICLE_REJECT_REASONS}
             fits = {name: _scrape(metrics_port, metric) for name, metric in (
                 ("done", 'distractd_adaptation_fits_total{result="done"}'),
                 ("refused", 'distractd_adaptation_fits_total{result="refused"}'),
@@ -486,6 +547,11 @@ def load(recording, tmp, n_streams, form, segmentation, duration_s, window_s, bl
             "streams": n_streams, "segmentation": segmentation,
             "scrape_storm": scrape_storm, "adaptation_after_s": adaptation_after_s,
             "overrides": list(overrides),
+            "vehicle_rate_hz": vehicle_rate_hz,
+            "vehicle": {"samples_per_message": vehicle_block if vehicle_rate_hz else None,
+                        "samples_sent": sum(s["vehicle_samples"] for s in sent),
+                        "window_samples_sent": sum(s["window_vehicle_samples_sent"] for s in sent),
+                        "samples_counted": car_counted, "rejected": car_rejected},
             "adaptation_fits": fits,
             "duration_s": round(duration_s, 1),
             "spread_s": round(float(due[shifts[-1]]), 1),
@@ -560,6 +626,12 @@ def main():
                         help="daemon configuration overrides (section.key=value) of one more "
                              "variant of every load run; repeat for more variants, each run "
                              "beside the default configuration (e.g. --set service.coalesce_s=0)")
+    parser.add_argument("--vehicle-rate", type=float, nargs="+", default=[0.0], metavar="HZ",
+                        help="each load run with each stream's car on its own topic "
+                             "(vehicle.<stream>) at each of these rates, in turn (0: the car "
+                             "inside the eye messages)")
+    parser.add_argument("--vehicle-block", type=int, default=1, metavar="N",
+                        help="the car's samples per vehicle message")
     parser.add_argument("--parts", nargs="+", choices=("single", "load", "channels"),
                         default=["single", "load", "channels"])
     args = parser.parse_args()
@@ -574,6 +646,9 @@ def main():
                      "be at least 1")
     if args.spread < 0:
         parser.error(f"--spread {args.spread:g} must be at least 0")
+    if min(args.vehicle_rate) < 0 or args.vehicle_block < 1:
+        parser.error(f"--vehicle-rate {min(args.vehicle_rate):g} must be at least 0 and "
+                     f"--vehicle-block {args.vehicle_block} at least 1")
     _emit({"bench": "machine", "cpus": os.cpu_count(), "loadavg": os.getloadavg(),
            "argv": sys.argv[1:]}, args.out)
     if "single" in args.parts:
@@ -592,9 +667,11 @@ def main():
                 for storm in storms:
                     for after_s in (None, args.adaptation) if args.adaptation else (None,):
                         for overrides in variants:
-                            _emit(load(recording, tmp, n_streams, form, segmentation == "on",
-                                       args.duration, args.window, args.block_samples,
-                                       args.senders, storm, after_s, overrides), args.out)
+                            for rate in args.vehicle_rate:
+                                _emit(load(recording, tmp, n_streams, form, segmentation == "on",
+                                           args.duration, args.window, args.block_samples,
+                                           args.senders, storm, after_s, overrides, rate,
+                                           args.vehicle_block), args.out)
 
 
 if __name__ == "__main__":
