@@ -302,8 +302,7 @@ def _run(args):
     if not args.check:
         return run(args.config, args.overrides)
     config = load_config(args.config, args.overrides)
-    model = Model(config["model"]["path"], config["model"]["max_bytes"],
-                  config["adaptation"]["enabled"])
+    model = Model(config["model"]["path"], config["model"]["max_bytes"])
     _report(args, {"model": model.path, "model_id": model.detector.model_id},
             f"configuration and model {model.detector.model_id} ({model.path}) checked, kernels "
             f"compiled")

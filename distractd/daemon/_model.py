@@ -47,7 +47,7 @@ class Model:
     (:mod:`~distractd.daemon._fitworker`), which compiles what they need itself.
     """
 
-    def __init__(self, path, max_bytes=DEFAULTS["model"]["max_bytes"], warm_up=True):
+    def __init__(self, path, max_bytes=DEFAULTS["model"]["max_bytes"], *, warm_up=True):
         self.path = str(path or default_model_path())
         self.max_bytes = max_bytes
         check_archive(self.path, max_bytes, "model file", ModelError)
